@@ -1,0 +1,43 @@
+# Helpers shared by every module.
+
+# Warnings for our own targets only.
+function(egca_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter)
+endfunction()
+
+# egca_module(NAME SOURCES ... DEPS ... PRIVATE_DEPS ...)
+# Declares library egca_<NAME> with alias egca::<NAME>, public headers in
+# <module>/include, private sources in <module>/src.
+function(egca_module name)
+  cmake_parse_arguments(M "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(egca_${name} STATIC ${M_SOURCES})
+  add_library(egca::${name} ALIAS egca_${name})
+  target_include_directories(egca_${name}
+    PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
+    PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_link_libraries(egca_${name} PUBLIC ${M_DEPS} PRIVATE ${M_PRIVATE_DEPS})
+  egca_warnings(egca_${name})
+endfunction()
+
+# egca_test(NAME SOURCES ... DEPS ... LABELS ...): one gtest binary, tests discovered,
+# labelled (unit, golden, slow, e2e). Run from the source dir so fixtures resolve.
+function(egca_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_DEPS} GTest::gtest GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    EGCA_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+    EGCA_DATA_DIR="${EGCA_DATA_DIR}"
+    EGCA_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  egca_warnings(${name})
+  if(NOT T_LABELS)
+    set(T_LABELS unit)
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  gtest_discover_tests(${name}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
+    DISCOVERY_TIMEOUT 60)
+endfunction()
