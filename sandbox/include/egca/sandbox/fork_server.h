@@ -1,0 +1,118 @@
+// Fork server: runs untrusted work in isolated child processes forked from a warm process.
+//
+// Start() forks one server process from the caller. The server runs `warm_up` once (for
+// the tracer: initialize the embedded interpreter and import the harness), then serves
+// requests one at a time: for each it forks a child, applies isolation (process group,
+// rlimits, private working directory, seccomp filter, namespaces where permitted), and calls
+// `child_main` in the child. The server enforces the wall-clock limit, output limit and
+// collects resource usage from outside the child, kills the child's whole process group,
+// and returns a ChildOutcome. A run thus costs a fork, not an interpreter start.
+//
+// This module knows nothing about Python: the request payload and the child's result are
+// opaque bytes (the tracer puts serialized protobuf messages in them).
+//
+// Threading: a ForkServer serves one Run() at a time (Run() is internally serialized);
+// use one server per worker for parallelism. Call Start() early, before the calling
+// process starts threads of its own where possible (the server is a fork of the caller).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "egca/core/status.h"
+
+namespace egca::sandbox {
+
+struct Limits {
+  double wall_seconds = 10.0;           // wall clock, enforced by the server (SIGKILL)
+  double cpu_seconds = 10.0;            // RLIMIT_CPU (rounded up to whole seconds)
+  uint64_t memory_bytes = 2ull << 30;   // RLIMIT_AS
+  uint64_t output_bytes = 8ull << 20;   // stdout + stderr captured; more is OUTPUT_LIMIT
+  uint64_t result_bytes = 256ull << 20; // result channel (traces); more is cut and flagged
+  uint64_t file_bytes = 16ull << 20;    // RLIMIT_FSIZE for files in the private directory
+  int max_threads = 32;                 // threads in the child (processes are forbidden)
+  int max_open_files = 256;             // RLIMIT_NOFILE
+};
+
+// How the child ended, as seen from outside it.
+enum class Termination {
+  kExited,       // exited on its own (exit_code valid)
+  kSignaled,     // killed by a signal it did not get from the server (signal valid)
+  kWallTimeout,  // the server killed it at the wall-clock limit
+  kCpuTimeout,   // SIGXCPU / SIGKILL from RLIMIT_CPU
+  kOutputLimit,  // the server killed it for writing more than output_bytes
+  kViolation,    // the seccomp filter stopped a forbidden system call (SIGSYS)
+};
+
+const char* TerminationName(Termination t);
+
+struct ChildRequest {
+  std::string payload;     // given to child_main unchanged
+  std::string stdin_data;  // fed to the child's fd 0, then EOF
+  Limits limits;
+};
+
+struct ChildOutcome {
+  Termination termination = Termination::kExited;
+  int exit_code = 0;
+  int signal = 0;
+  std::string violation;        // kViolation: name of the forbidden system call
+  std::string stdout_data;      // at most limits.output_bytes (combined with stderr)
+  std::string stderr_data;
+  std::string result;           // everything child_main wrote to result_fd
+  bool result_truncated = false;
+  double wall_seconds = 0;
+  double cpu_seconds = 0;       // user + system of the child's process group
+  uint64_t max_rss_bytes = 0;
+};
+
+// Runs in the forked child after isolation is applied. `payload` is ChildRequest::payload;
+// write the result bytes to `result_fd` (blocking writes; the server drains it
+// concurrently). The return value becomes the child's exit code. Must not return into
+// the server's code: the server calls _exit() with it.
+using ChildMain = std::function<int(std::string_view payload, int result_fd)>;
+
+struct ForkServerOptions {
+  std::function<void()> warm_up;  // runs once in the server process; may be empty
+  ChildMain child_main;           // required
+  // Private working directories are created under this directory (made if missing).
+  std::string scratch_root = "/tmp/egca-sandbox";
+  bool install_seccomp = true;    // off only for debugging egca itself
+};
+
+class ForkServer {
+ public:
+  // Forks the server and waits until warm_up has finished. Errors: the fork or the
+  // warm-up failed (the message says which).
+  static StatusOr<std::unique_ptr<ForkServer>> Start(ForkServerOptions options);
+  ~ForkServer();  // stops the server; no process it started outlives it
+  ForkServer(const ForkServer&) = delete;
+  ForkServer& operator=(const ForkServer&) = delete;
+
+  // Runs one request in a fresh child. A candidate misbehaving is an outcome, not an
+  // error; an error means the server itself failed (it is restarted on the next call).
+  StatusOr<ChildOutcome> Run(const ChildRequest& request);
+
+  class Impl;
+
+ private:
+  explicit ForkServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Which protections are active on this machine for this user (for README/--version
+// output and tests that must skip when unprivileged).
+struct Capabilities {
+  bool seccomp = false;
+  bool network_namespace = false;  // no network at all (else: seccomp blocks sockets)
+  bool mount_namespace = false;    // private /tmp and read-only view of the rest
+  bool pid_namespace = false;
+  bool uid_drop = false;           // children run as an unprivileged uid
+  std::string ToString() const;
+};
+Capabilities ProbeCapabilities();
+
+}  // namespace egca::sandbox
