@@ -42,7 +42,6 @@ fi
 
 [ "${1:-}" = "--no-build" ] && exit 0
 
-export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/egca-ccache}"
-export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+ccache --max-size=8G >/dev/null 2>&1 || true
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j "${EGCA_JOBS:-2}"
