@@ -41,3 +41,25 @@ function(egca_test name)
     PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
     DISCOVERY_TIMEOUT 60)
 endfunction()
+
+# egca_test_dir(PREFIX p DEPS ...): every `<unit>_test.cpp` in the current folder becomes
+# test binary `<p>_<unit>_test`. The label comes from the name: `*_golden_test.cpp` ->
+# golden, `*_e2e_test.cpp` -> e2e, `*_slow_test.cpp` -> slow, otherwise unit. Lets several
+# people add tests to one module folder without editing a shared list.
+function(egca_test_dir)
+  cmake_parse_arguments(D "" "PREFIX" "DEPS;EXTRA_SOURCES" ${ARGN})
+  file(GLOB tests CONFIGURE_DEPENDS RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}
+       ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp)
+  foreach(t ${tests})
+    get_filename_component(stem ${t} NAME_WE)
+    set(label unit)
+    if(stem MATCHES "_golden_test$")
+      set(label golden)
+    elseif(stem MATCHES "_e2e_test$")
+      set(label e2e)
+    elseif(stem MATCHES "_slow_test$")
+      set(label slow)
+    endif()
+    egca_test(${D_PREFIX}_${stem} SOURCES ${t} ${D_EXTRA_SOURCES} DEPS ${D_DEPS} LABELS ${label})
+  endforeach()
+endfunction()
