@@ -1,0 +1,125 @@
+// Executor: runs an untrusted Python program on tests, one sandboxed child per test.
+//
+// Create() starts a sandbox::ForkServer whose server process initializes an embedded,
+// isolated CPython 3.11 (Debian's stdlib only, fixed hash seed), imports egca's harness
+// and pre-imports the modules solutions commonly use. Each test then costs one fork of
+// that warm interpreter: the child compiles the program (filename "<candidate>"), runs it
+// on the test, and writes a completion record back only after the test finished, so a
+// program that exits or dies early never passes a test it did not run.
+//
+//   auto executor = Executor::Create({});
+//   TestResult r = executor.value()->Run(source, TestCase::Call("add", "[1, 2]", "3"), {});
+//   if (r.verdict.passed()) ...
+//
+// A candidate failing (syntax error, exception, timeout, crash, forbidden system call) is a
+// verdict in the result; a Status error means egca itself failed (bad test JSON, the fork
+// server could not be started or died twice in a row).
+//
+// Threading: one Executor serves one call at a time; use one Executor per thread (each
+// owns its own fork server), or ExecutorPool.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "egca/core/status.h"
+#include "egca/sandbox/fork_server.h"
+#include "egca/sandbox/verdict.h"
+#include "egca/tracer/test_case.h"
+#include "egca/tracer/trace_options.h"
+
+namespace egca::tracer {
+
+namespace proto {
+class Trace;  // egca/tracer/trace.pb.h
+}  // namespace proto
+
+// How the candidate's execution is recorded while it runs its test.
+enum class TraceMode {
+  kNone,            // no tracing (fastest; verdicts only)
+  kNative,          // egca's C-level trace function (_egca_trace); TestResult::trace
+  kPythonSettrace,  // baseline for overhead benchmarks: a pure-Python sys.settrace hook
+                    // copying dict(frame.f_locals) of "<candidate>" frames at each line
+};
+
+// "none", "native", "python_settrace".
+const char* TraceModeName(TraceMode mode);
+bool ParseTraceMode(std::string_view name, TraceMode* out);
+
+struct RunOptions {
+  sandbox::Limits limits;  // per test: wall/CPU seconds, address space, output bytes, ...
+  // Execute APPS's standard import header (`import sys, time, itertools, math, ...;
+  // from typing import List ...`) in the program's namespace first. It is compiled
+  // separately, so line numbers in verdicts and traces still refer to the program.
+  bool apps_import_header = false;
+  TraceMode trace_mode = TraceMode::kNone;
+  TraceOptions trace;  // used when trace_mode == kNative
+  // Float comparison of returned values and stdout tokens (numpy.allclose convention, as
+  // APPS uses): |a - b| <= abs_tolerance + rel_tolerance * |b|.
+  double float_rel_tolerance = 1e-5;
+  double float_abs_tolerance = 1e-8;
+  // Bound on Verdict::actual / Verdict::expected / messages (bytes, UTF-8 safe cut).
+  uint32_t max_report_bytes = 2048;
+  // RunAll: stop after the first test that does not pass (the rest count as not passed).
+  bool stop_on_first_failure = false;
+};
+
+struct TestResult {
+  sandbox::Verdict verdict;
+  std::string stdout_data;  // what the program printed (bounded by limits.output_bytes)
+  std::string stderr_data;
+  // kNative: the recorded execution (null otherwise, or when the child produced none).
+  std::shared_ptr<const proto::Trace> trace;
+  // kPythonSettrace: number of f_locals snapshots the baseline hook took.
+  uint64_t settrace_snapshots = 0;
+  // How the child process ended (for diagnostics; the verdict already accounts for it).
+  sandbox::Termination termination = sandbox::Termination::kExited;
+  int exit_code = 0;
+};
+
+struct ProgramResult {
+  std::vector<TestResult> tests;  // in test order; fewer than total when stopped early
+  int passed = 0;
+  int total = 0;  // number of tests given
+  // R_hat: passed / total (0 when there are no tests).
+  double pass_fraction() const { return total == 0 ? 0.0 : double(passed) / total; }
+  bool all_passed() const { return total > 0 && passed == total; }
+};
+
+// Modules imported in the warm interpreter so children do not pay for them.
+std::vector<std::string> DefaultPreloadModules();
+
+struct ExecutorOptions {
+  std::string scratch_root = "/tmp/egca-sandbox";  // children's private directories
+  bool install_seccomp = true;                     // off only to debug egca itself
+  std::vector<std::string> preload_modules = DefaultPreloadModules();
+};
+
+class Executor {
+ public:
+  // Starts the fork server and warms the interpreter (~50 ms). Errors: the server could
+  // not start or the interpreter failed to initialize.
+  static StatusOr<std::unique_ptr<Executor>> Create(const ExecutorOptions& options);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Runs `source` (UTF-8 Python) on one test in a fresh sandboxed child.
+  StatusOr<TestResult> Run(std::string_view source, const TestCase& test,
+                           const RunOptions& options);
+
+  // Runs `source` on every test (one child each). A program that does not compile gets
+  // SYNTAX_ERROR on every test without further runs.
+  StatusOr<ProgramResult> RunAll(std::string_view source, const std::vector<TestCase>& tests,
+                                 const RunOptions& options);
+
+ private:
+  class Impl;
+  explicit Executor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace egca::tracer
