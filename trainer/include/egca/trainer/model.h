@@ -1,0 +1,106 @@
+// DecoderModel: a decoder-only transformer covering the Llama, Qwen2/Qwen2.5 and Qwen3
+// layouts, with Hugging Face parameter names, so `named_parameters()` yields exactly the
+// tensor names of a transformers checkpoint ("model.embed_tokens.weight",
+// "model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.q_norm.weight",
+// "model.norm.weight", "lm_head.weight", ...).
+//
+// Math (as transformers implements it): token embedding; per layer
+//   h += o_proj(Attention(RoPE(q_norm?(q_proj(RMSNorm(h)))), RoPE(k_norm?(k_proj(..))), v_proj(..)))
+//   h += down_proj(silu(gate_proj(RMSNorm(h))) * up_proj(RMSNorm(h)))
+// final RMSNorm and lm_head (tied to the embedding when tie_word_embeddings). Rotary
+// embeddings use the rotate_half convention (first and second halves of each head are
+// paired, not interleaved) with inv_freq = rope_theta^(-2i/head_dim); grouped-query
+// attention maps query head h to kv head h / (num_attention_heads / num_key_value_heads);
+// RMSNorm and softmax run in float32 whatever the parameter dtype.
+//
+// Device-agnostic: the model lives wherever `to(device)` put it; inputs must be on the
+// same device. Nothing here assumes CPU.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <torch/nn/module.h>
+
+#include "egca/trainer/model_config.h"
+
+namespace egca::trainer {
+
+class DecoderBody;  // "model.*" parameters; defined in model.cpp.
+class Projection;   // a linear layer's weight (and bias); defined in model.cpp.
+
+// Keys and values of every layer for the tokens seen so far, so decoding one more token
+// costs one position instead of the whole prefix.
+struct KvCache {
+  std::vector<at::Tensor> keys;    // per layer [B, num_key_value_heads, T_cached, head_dim]
+  std::vector<at::Tensor> values;  // per layer, same shape as keys
+  at::Tensor attention_mask;       // [B, T_cached] int64, 1 = real token, 0 = padding
+
+  int64_t length() const { return attention_mask.defined() ? attention_mask.size(1) : 0; }
+  bool empty() const { return length() == 0; }
+  // Keeps (and reorders/duplicates) batch rows: row i of the result is row rows[i] of this.
+  // `rows` is a 1-D int64 tensor on the cache's device. Used to fan a prompt out to G samples.
+  void SelectRows(const at::Tensor& rows);
+};
+
+// Per-token log-probabilities of completions under the model, batched.
+struct CompletionLogProbs {
+  at::Tensor log_probs;  // [N, L] float32, L = longest completion; log p(c_t | prompt, c_<t)
+  at::Tensor mask;       // [N, L] float32, 1 where a completion token exists, 0 padding
+};
+
+class DecoderModel : public torch::nn::Module {
+ public:
+  // Creates the module tree with parameters of the right shapes (float32 on the CPU, all
+  // zero). Use InitRandom or LoadCheckpoint (checkpoint.h) to fill them, `to()` to move.
+  // `config` must satisfy config.Validate().
+  explicit DecoderModel(const ModelConfig& config);
+  ~DecoderModel() override;
+
+  const ModelConfig& config() const { return config_; }
+  // Device and dtype of the parameters.
+  at::Device device() const;
+  at::ScalarType dtype() const;
+
+  // Fills every parameter deterministically from `seed` (values drawn on the CPU in float32
+  // and copied, so the same seed gives the same model on every device): projections and
+  // embeddings ~ N(0, stddev^2), biases ~ N(0, stddev^2), norm weights 1 + N(0, stddev^2)
+  // (transformers uses exactly 1; the jitter lets tests notice a norm weight being ignored).
+  void InitRandom(uint64_t seed, double stddev = 0.02);
+
+  // Forward pass.
+  //   input_ids       [B, T] int64, on the model's device.
+  //   attention_mask  [B, T_cached + T] (int64/bool, 1 = real token, 0 = padding) or an
+  //                   undefined tensor for "no padding". Left padding (generation) and right
+  //                   padding (training) both work: position ids are the running count of
+  //                   real tokens (cumsum(mask) - 1), as transformers computes them.
+  //   cache           optional; when given, keys/values of these T tokens are appended and
+  //                   attention covers the cached prefix. Start with an empty KvCache.
+  // Returns logits [B, T, vocab_size] float32. Gradients flow unless the caller holds a
+  // torch::NoGradGuard.
+  at::Tensor Forward(const at::Tensor& input_ids, const at::Tensor& attention_mask = {},
+                     KvCache* cache = nullptr);
+
+  // Teacher-forced log-probabilities: out[b, t] = log p(input_ids[b, t] | input_ids[b, <t])
+  // for t >= 1 where attention_mask[b, t] = 1 and some real token precedes it; 0 elsewhere
+  // (t = 0, padding). [B, T] float32 with gradients (wrap in NoGradGuard for a frozen
+  // reference model).
+  at::Tensor TokenLogProbs(const at::Tensor& input_ids, const at::Tensor& attention_mask = {});
+
+  // What GRPO needs: for each (prompt, completion) pair the log-probs of the completion
+  // tokens. Builds one right-padded batch on the model's device. prompts.size() ==
+  // completions.size(); every prompt non-empty. Gradients flow as in TokenLogProbs.
+  CompletionLogProbs ScoreCompletions(const std::vector<std::vector<int32_t>>& prompts,
+                                      const std::vector<std::vector<int32_t>>& completions);
+
+  // The output projection weight [vocab_size, hidden_size] (the embedding when tied).
+  at::Tensor lm_head_weight() const;
+
+ private:
+  ModelConfig config_;
+  std::shared_ptr<DecoderBody> body_;      // "model"
+  std::shared_ptr<Projection> lm_head_;    // "lm_head"; null when tied
+};
+
+}  // namespace egca::trainer

@@ -1,0 +1,360 @@
+#include "egca/trainer/model.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/util/Exception.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "model_layers.h"
+
+namespace egca::trainer {
+
+// ---- Layer math -------------------------------------------------------------------------
+namespace layers {
+
+at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  at::Tensor h = x.to(at::kFloat);
+  at::Tensor variance = h.pow(2).mean(-1, /*keepdim=*/true);
+  h = h * at::rsqrt(variance + eps);
+  return weight * h.to(x.scalar_type());
+}
+
+std::pair<at::Tensor, at::Tensor> RotaryCosSin(const at::Tensor& positions, int64_t head_dim,
+                                               double theta) {
+  auto opts = at::TensorOptions().dtype(at::kFloat).device(positions.device());
+  // Same float32 arithmetic as transformers' default rope init, so long positions round
+  // the same way as in the model the weights were trained with.
+  at::Tensor exponent = at::arange(0, head_dim, 2, opts.dtype(at::kLong)).to(at::kFloat) /
+                        static_cast<double>(head_dim);
+  at::Tensor inv_freq = 1.0 / at::pow(theta, exponent);                // [D/2]
+  at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq;  // [B, T, D/2]
+  at::Tensor emb = at::cat({freqs, freqs}, -1);                          // [B, T, D]
+  return {emb.cos(), emb.sin()};
+}
+
+at::Tensor ApplyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  at::Tensor c = cos.unsqueeze(1).to(x.scalar_type());  // [B, 1, T, D]
+  at::Tensor s = sin.unsqueeze(1).to(x.scalar_type());
+  at::Tensor rotated = at::cat({-x.slice(-1, half), x.slice(-1, 0, half)}, -1);
+  return x * c + rotated * s;
+}
+
+at::Tensor RepeatKv(const at::Tensor& x, int64_t n_rep) {
+  if (n_rep == 1) return x;
+  const int64_t b = x.size(0), hkv = x.size(1), t = x.size(2), d = x.size(3);
+  return x.unsqueeze(2).expand({b, hkv, n_rep, t, d}).reshape({b, hkv * n_rep, t, d});
+}
+
+at::Tensor PositionsFromMask(const at::Tensor& mask, int64_t t_new) {
+  at::Tensor pos = mask.to(at::kLong).cumsum(1) - 1;
+  pos.clamp_min_(0);
+  return pos.slice(1, pos.size(1) - t_new);
+}
+
+at::Tensor AttentionBias(const at::Tensor& mask, int64_t t_new) {
+  const int64_t t_total = mask.size(1);
+  auto long_opts = at::TensorOptions().dtype(at::kLong).device(mask.device());
+  at::Tensor q_pos = at::arange(t_total - t_new, t_total, long_opts).unsqueeze(1);  // [T, 1]
+  at::Tensor k_pos = at::arange(0, t_total, long_opts).unsqueeze(0);                // [1, S]
+  at::Tensor causal = k_pos.le(q_pos);                                              // [T, S]
+  at::Tensor allowed = causal.unsqueeze(0).logical_and(mask.to(at::kBool).unsqueeze(1));
+  at::Tensor bias = at::zeros(allowed.sizes(), long_opts.dtype(at::kFloat));
+  bias.masked_fill_(allowed.logical_not(), std::numeric_limits<float>::lowest());
+  return bias.unsqueeze(1);  // [B, 1, T, S]
+}
+
+at::Tensor Attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                     const at::Tensor& bias) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)).to(at::kFloat) * scale;
+  if (bias.defined()) scores = scores + bias;
+  at::Tensor probs = at::softmax(scores, -1).to(v.scalar_type());
+  return at::matmul(probs, v);
+}
+
+}  // namespace layers
+
+// ---- Modules ----------------------------------------------------------------------------
+// Each class registers parameters under the names transformers uses, so the module tree's
+// named_parameters() is the checkpoint's tensor list.
+
+class Projection : public torch::nn::Module {
+ public:
+  Projection(int64_t in, int64_t out, bool bias) {
+    weight = register_parameter("weight", at::zeros({out, in}));
+    if (bias) this->bias = register_parameter("bias", at::zeros({out}));
+  }
+  at::Tensor operator()(const at::Tensor& x) const { return at::linear(x, weight, bias); }
+  at::Tensor weight;
+  at::Tensor bias;  // undefined when absent
+};
+
+class Norm : public torch::nn::Module {
+ public:
+  Norm(int64_t dim, double eps) : eps_(eps) {
+    weight = register_parameter("weight", at::ones({dim}));
+  }
+  at::Tensor operator()(const at::Tensor& x) const { return layers::RmsNorm(x, weight, eps_); }
+  at::Tensor weight;
+
+ private:
+  double eps_;
+};
+
+class SelfAttention : public torch::nn::Module {
+ public:
+  explicit SelfAttention(const ModelConfig& c) : c_(c) {
+    const int64_t q_dim = c.num_attention_heads * c.head_dim;
+    const int64_t kv_dim = c.num_key_value_heads * c.head_dim;
+    q_proj = register_module("q_proj", std::make_shared<Projection>(c.hidden_size, q_dim,
+                                                                    c.qkv_bias()));
+    k_proj = register_module("k_proj", std::make_shared<Projection>(c.hidden_size, kv_dim,
+                                                                    c.qkv_bias()));
+    v_proj = register_module("v_proj", std::make_shared<Projection>(c.hidden_size, kv_dim,
+                                                                    c.qkv_bias()));
+    o_proj = register_module("o_proj", std::make_shared<Projection>(q_dim, c.hidden_size,
+                                                                    c.o_proj_bias()));
+    if (c.qk_norm()) {
+      q_norm = register_module("q_norm", std::make_shared<Norm>(c.head_dim, c.rms_norm_eps));
+      k_norm = register_module("k_norm", std::make_shared<Norm>(c.head_dim, c.rms_norm_eps));
+    }
+  }
+
+  // x [B, T, hidden]; cos/sin [B, T, D]; bias [B, 1, T, S]. Appends to cache slots when
+  // given (keys/values of the cached prefix come first).
+  at::Tensor operator()(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                        const at::Tensor& bias, at::Tensor* cached_k, at::Tensor* cached_v) {
+    const int64_t b = x.size(0), t = x.size(1), d = c_.head_dim;
+    at::Tensor q = (*q_proj)(x).view({b, t, c_.num_attention_heads, d});
+    at::Tensor k = (*k_proj)(x).view({b, t, c_.num_key_value_heads, d});
+    at::Tensor v = (*v_proj)(x).view({b, t, c_.num_key_value_heads, d});
+    if (q_norm) {  // Qwen3 normalizes each head before the rotation
+      q = (*q_norm)(q);
+      k = (*k_norm)(k);
+    }
+    q = layers::ApplyRotary(q.transpose(1, 2), cos, sin);
+    k = layers::ApplyRotary(k.transpose(1, 2), cos, sin);
+    v = v.transpose(1, 2);
+    if (cached_k != nullptr) {
+      if (cached_k->defined()) {
+        k = at::cat({*cached_k, k}, 2);
+        v = at::cat({*cached_v, v}, 2);
+      }
+      *cached_k = k;
+      *cached_v = v;
+    }
+    const int64_t n_rep = c_.kv_group_size();
+    at::Tensor out = layers::Attention(q, layers::RepeatKv(k, n_rep), layers::RepeatKv(v, n_rep),
+                                       bias);
+    out = out.transpose(1, 2).reshape({b, t, c_.num_attention_heads * d});
+    return (*o_proj)(out);
+  }
+
+  std::shared_ptr<Projection> q_proj, k_proj, v_proj, o_proj;
+  std::shared_ptr<Norm> q_norm, k_norm;  // Qwen3 only
+
+ private:
+  ModelConfig c_;
+};
+
+class Mlp : public torch::nn::Module {
+ public:
+  explicit Mlp(const ModelConfig& c) {
+    gate_proj = register_module(
+        "gate_proj", std::make_shared<Projection>(c.hidden_size, c.intermediate_size, false));
+    up_proj = register_module(
+        "up_proj", std::make_shared<Projection>(c.hidden_size, c.intermediate_size, false));
+    down_proj = register_module(
+        "down_proj", std::make_shared<Projection>(c.intermediate_size, c.hidden_size, false));
+  }
+  at::Tensor operator()(const at::Tensor& x) const {
+    return (*down_proj)(at::silu((*gate_proj)(x)) * (*up_proj)(x));
+  }
+  std::shared_ptr<Projection> gate_proj, up_proj, down_proj;
+};
+
+class DecoderLayer : public torch::nn::Module {
+ public:
+  explicit DecoderLayer(const ModelConfig& c) {
+    self_attn = register_module("self_attn", std::make_shared<SelfAttention>(c));
+    mlp = register_module("mlp", std::make_shared<Mlp>(c));
+    input_layernorm =
+        register_module("input_layernorm", std::make_shared<Norm>(c.hidden_size, c.rms_norm_eps));
+    post_attention_layernorm = register_module(
+        "post_attention_layernorm", std::make_shared<Norm>(c.hidden_size, c.rms_norm_eps));
+  }
+  std::shared_ptr<SelfAttention> self_attn;
+  std::shared_ptr<Mlp> mlp;
+  std::shared_ptr<Norm> input_layernorm, post_attention_layernorm;
+};
+
+class DecoderBody : public torch::nn::Module {
+ public:
+  explicit DecoderBody(const ModelConfig& c) {
+    embed_weight = register_module("embed_tokens", std::make_shared<torch::nn::Module>())
+                       ->register_parameter("weight", at::zeros({c.vocab_size, c.hidden_size}));
+    // A plain container module named "layers" whose children are "0", "1", ... gives the
+    // parameter names "model.layers.N.*".
+    auto container = register_module("layers", std::make_shared<torch::nn::Module>());
+    for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+      layers.push_back(
+          container->register_module(std::to_string(i), std::make_shared<DecoderLayer>(c)));
+    }
+    norm = register_module("norm", std::make_shared<Norm>(c.hidden_size, c.rms_norm_eps));
+  }
+  at::Tensor embed_weight;
+  std::vector<std::shared_ptr<DecoderLayer>> layers;
+  std::shared_ptr<Norm> norm;
+};
+
+// ---- KvCache ----------------------------------------------------------------------------
+
+void KvCache::SelectRows(const at::Tensor& rows) {
+  for (auto& k : keys) {
+    if (k.defined()) k = k.index_select(0, rows);
+  }
+  for (auto& v : values) {
+    if (v.defined()) v = v.index_select(0, rows);
+  }
+  if (attention_mask.defined()) attention_mask = attention_mask.index_select(0, rows);
+}
+
+// ---- DecoderModel -----------------------------------------------------------------------
+
+DecoderModel::DecoderModel(const ModelConfig& config) : config_(config) {
+  TORCH_CHECK(config.Validate().ok(), "DecoderModel: invalid config: ",
+              config.Validate().message());
+  body_ = register_module("model", std::make_shared<DecoderBody>(config));
+  if (!config.tie_word_embeddings) {
+    lm_head_ = register_module(
+        "lm_head", std::make_shared<Projection>(config.hidden_size, config.vocab_size, false));
+  }
+}
+
+DecoderModel::~DecoderModel() = default;
+
+at::Device DecoderModel::device() const { return body_->embed_weight.device(); }
+at::ScalarType DecoderModel::dtype() const { return body_->embed_weight.scalar_type(); }
+
+at::Tensor DecoderModel::lm_head_weight() const {
+  return lm_head_ ? lm_head_->weight : body_->embed_weight;
+}
+
+void DecoderModel::InitRandom(uint64_t seed, double stddev) {
+  at::NoGradGuard no_grad;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  for (auto& item : named_parameters(/*recurse=*/true)) {
+    const std::string& name = item.key();
+    at::Tensor& p = item.value();
+    at::Tensor values = at::empty(p.sizes(), at::TensorOptions().dtype(at::kFloat));
+    values.normal_(0.0, stddev, gen);
+    const bool is_norm = name.size() >= 11 && name.compare(name.size() - 11, 11, "norm.weight") == 0;
+    if (is_norm) values.add_(1.0);
+    p.copy_(values.to(p.device(), p.scalar_type()));
+  }
+}
+
+at::Tensor DecoderModel::Forward(const at::Tensor& input_ids, const at::Tensor& attention_mask,
+                                 KvCache* cache) {
+  TORCH_CHECK(input_ids.dim() == 2, "Forward: input_ids must be [B, T], got ",
+              input_ids.sizes());
+  const int64_t b = input_ids.size(0), t = input_ids.size(1);
+  const int64_t past = cache != nullptr ? cache->length() : 0;
+  at::Tensor mask = attention_mask;
+  if (!mask.defined()) {
+    mask = at::ones({b, past + t}, input_ids.options().dtype(at::kLong));
+    if (past > 0) mask.slice(1, 0, past).copy_(cache->attention_mask);
+  }
+  TORCH_CHECK(mask.dim() == 2 && mask.size(0) == b && mask.size(1) == past + t,
+              "Forward: attention_mask must be [B, T_cached + T] = [", b, ", ", past + t,
+              "], got ", mask.sizes());
+  mask = mask.to(at::kLong);
+
+  at::Tensor positions = layers::PositionsFromMask(mask, t);
+  auto [cos, sin] = layers::RotaryCosSin(positions, config_.head_dim, config_.rope_theta);
+  at::Tensor bias = layers::AttentionBias(mask, t);
+
+  if (cache != nullptr) {
+    cache->keys.resize(config_.num_hidden_layers);
+    cache->values.resize(config_.num_hidden_layers);
+  }
+  at::Tensor h = at::embedding(body_->embed_weight, input_ids);
+  for (int64_t i = 0; i < config_.num_hidden_layers; ++i) {
+    DecoderLayer& layer = *body_->layers[i];
+    at::Tensor attn = (*layer.self_attn)((*layer.input_layernorm)(h), cos, sin, bias,
+                                         cache ? &cache->keys[i] : nullptr,
+                                         cache ? &cache->values[i] : nullptr);
+    h = h + attn;
+    h = h + (*layer.mlp)((*layer.post_attention_layernorm)(h));
+  }
+  if (cache != nullptr) cache->attention_mask = mask;
+  h = (*body_->norm)(h);
+  return at::linear(h, lm_head_weight()).to(at::kFloat);
+}
+
+at::Tensor DecoderModel::TokenLogProbs(const at::Tensor& input_ids,
+                                       const at::Tensor& attention_mask) {
+  const int64_t b = input_ids.size(0), t = input_ids.size(1);
+  at::Tensor out = at::zeros({b, t}, input_ids.options().dtype(at::kFloat));
+  if (t < 2) return out;
+  at::Tensor logits = Forward(input_ids, attention_mask);  // [B, T, V]
+  at::Tensor log_z = at::logsumexp(logits.slice(1, 0, t - 1), -1);  // [B, T-1]
+  at::Tensor targets = input_ids.slice(1, 1).unsqueeze(-1);
+  at::Tensor picked = logits.slice(1, 0, t - 1).gather(-1, targets).squeeze(-1);
+  at::Tensor lp = picked - log_z;
+  if (attention_mask.defined()) {
+    // A token counts when it is real and some real token precedes it.
+    at::Tensor m = attention_mask.to(at::kLong);
+    at::Tensor seen_before = m.cumsum(1).slice(1, 0, t - 1).gt(0);
+    at::Tensor valid = m.slice(1, 1).gt(0).logical_and(seen_before);
+    lp = lp * valid.to(at::kFloat);
+  }
+  return at::cat({out.slice(1, 0, 1), lp}, 1);
+}
+
+CompletionLogProbs DecoderModel::ScoreCompletions(
+    const std::vector<std::vector<int32_t>>& prompts,
+    const std::vector<std::vector<int32_t>>& completions) {
+  TORCH_CHECK(prompts.size() == completions.size(),
+              "ScoreCompletions: ", prompts.size(), " prompts but ", completions.size(),
+              " completions");
+  const int64_t n = static_cast<int64_t>(prompts.size());
+  int64_t max_total = 1, max_completion = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    TORCH_CHECK(!prompts[i].empty(), "ScoreCompletions: prompt ", i, " is empty");
+    max_total = std::max<int64_t>(max_total, prompts[i].size() + completions[i].size());
+    max_completion = std::max<int64_t>(max_completion, completions[i].size());
+  }
+  // Built on the CPU in one go, then moved: one transfer instead of N small ones.
+  at::Tensor ids = at::zeros({n, max_total}, at::kLong);
+  at::Tensor mask = at::zeros({n, max_total}, at::kLong);
+  auto ids_a = ids.accessor<int64_t, 2>();
+  auto mask_a = mask.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t col = 0;
+    for (int32_t tok : prompts[i]) ids_a[i][col] = tok, mask_a[i][col++] = 1;
+    for (int32_t tok : completions[i]) ids_a[i][col] = tok, mask_a[i][col++] = 1;
+  }
+  at::Tensor lp = TokenLogProbs(ids.to(device()), mask.to(device()));  // [N, max_total]
+
+  // Gather completion positions into [N, max_completion].
+  at::Tensor index = at::zeros({n, std::max<int64_t>(max_completion, 1)}, at::kLong);
+  at::Tensor out_mask = at::zeros({n, std::max<int64_t>(max_completion, 1)}, at::kFloat);
+  auto index_a = index.accessor<int64_t, 2>();
+  auto out_mask_a = out_mask.accessor<float, 2>();
+  for (int64_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < completions[i].size(); ++j) {
+      index_a[i][j] = static_cast<int64_t>(prompts[i].size() + j);
+      out_mask_a[i][j] = 1.0f;
+    }
+  }
+  out_mask = out_mask.slice(1, 0, max_completion).to(device());
+  at::Tensor gathered = lp.gather(1, index.to(device())).slice(1, 0, max_completion);
+  return {gathered * out_mask, out_mask};
+}
+
+}  // namespace egca::trainer

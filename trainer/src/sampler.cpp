@@ -1,0 +1,269 @@
+#include "egca/trainer/sampler.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+
+#include <fmt/format.h>
+
+namespace egca::trainer {
+namespace {
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [0, 1) from 53 random bits: identical on every platform, unlike
+// std::uniform_real_distribution.
+double NextUniform(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+Status ValidateOptions(const DecoderModel& model,
+                       const std::vector<std::vector<int32_t>>& prompts,
+                       const SamplingOptions& o) {
+  if (o.num_samples_per_prompt < 1) {
+    return InvalidArgument("SamplingOptions.num_samples_per_prompt must be >= 1");
+  }
+  if (o.max_new_tokens < 0) return InvalidArgument("SamplingOptions.max_new_tokens must be >= 0");
+  if (!(o.temperature >= 0)) return InvalidArgument("SamplingOptions.temperature must be >= 0");
+  if (!(o.top_p > 0 && o.top_p <= 1)) {
+    return InvalidArgument("SamplingOptions.top_p must be in (0, 1]");
+  }
+  if (o.top_k < 0) return InvalidArgument("SamplingOptions.top_k must be >= 0");
+  if (!o.stop_strings.empty() && !o.decode) {
+    return InvalidArgument("SamplingOptions.stop_strings need SamplingOptions.decode "
+                           "(or set_tokenizer)");
+  }
+  for (const auto& s : o.stop_strings) {
+    if (s.empty()) return InvalidArgument("SamplingOptions.stop_strings: empty stop string");
+  }
+  const int64_t vocab = model.config().vocab_size;
+  if (o.pad_token_id < 0 || o.pad_token_id >= vocab) {
+    return InvalidArgument(fmt::format("SamplingOptions.pad_token_id {} is outside the "
+                                       "vocabulary [0, {})", o.pad_token_id, vocab));
+  }
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    if (prompts[i].empty()) return InvalidArgument(fmt::format("prompt {} is empty", i));
+    for (int32_t tok : prompts[i]) {
+      if (tok < 0 || tok >= vocab) {
+        return InvalidArgument(fmt::format("prompt {}: token id {} is outside the vocabulary "
+                                           "[0, {})", i, tok, vocab));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+struct StepResult {
+  std::vector<int64_t> tokens;
+  std::vector<float> policy_log_probs;
+  std::vector<float> sampling_log_probs;
+};
+
+// Picks one token per row of `logits` [n, V] (float32) given one uniform draw per row.
+// Inverse-CDF sampling on the device; only n numbers cross to and from the host.
+StepResult SampleStep(const at::Tensor& logits, const std::vector<double>& uniforms,
+                      const SamplingOptions& o) {
+  const int64_t n = logits.size(0), vocab = logits.size(1);
+  at::Tensor policy = at::log_softmax(logits, -1);
+  at::Tensor tokens, sampling_lp;
+  if (o.temperature == 0) {
+    tokens = logits.argmax(-1, /*keepdim=*/true);
+    sampling_lp = at::zeros({n, 1}, logits.options());
+  } else {
+    at::Tensor u = at::tensor(uniforms, at::TensorOptions().dtype(at::kDouble))
+                       .to(logits.device(), at::kFloat)
+                       .unsqueeze(1);
+    at::Tensor scaled = logits / o.temperature;
+    const bool truncate = (o.top_k > 0 && o.top_k < vocab) || o.top_p < 1.0;
+    at::Tensor order;  // sorted position -> token id (only when truncating)
+    if (truncate) {
+      auto sorted = scaled.sort(-1, /*descending=*/true);
+      scaled = std::get<0>(sorted);
+      order = std::get<1>(sorted);
+      const float neg_inf = -std::numeric_limits<float>::infinity();
+      if (o.top_k > 0 && o.top_k < vocab) scaled.slice(1, o.top_k).fill_(neg_inf);
+      if (o.top_p < 1.0) {
+        // Drop a token when the tokens ranked above it already carry top_p of the mass;
+        // the first token always stays.
+        at::Tensor probs = at::softmax(scaled, -1);
+        at::Tensor mass_before = probs.cumsum(-1) - probs;
+        scaled = scaled.masked_fill(mass_before.ge(o.top_p), neg_inf);
+      }
+    }
+    at::Tensor lp = at::log_softmax(scaled, -1);
+    at::Tensor cdf = lp.exp().cumsum(-1);
+    at::Tensor pos = cdf.lt(u * cdf.slice(1, vocab - 1)).sum(-1, /*keepdim=*/true);
+    // Rounding can push the draw past the last kept token; clamp to it.
+    at::Tensor last_kept = scaled.isfinite().sum(-1, /*keepdim=*/true) - 1;
+    pos = at::minimum(pos, last_kept);
+    sampling_lp = lp.gather(-1, pos);
+    tokens = truncate ? order.gather(-1, pos) : pos;
+  }
+  at::Tensor policy_lp = policy.gather(-1, tokens);
+  at::Tensor packed = at::cat({tokens.to(at::kDouble), policy_lp.to(at::kDouble),
+                               sampling_lp.to(at::kDouble)}, 1).to(at::kCPU).contiguous();
+  StepResult r;
+  auto a = packed.accessor<double, 2>();
+  for (int64_t i = 0; i < n; ++i) {
+    r.tokens.push_back(static_cast<int64_t>(a[i][0]));
+    r.policy_log_probs.push_back(static_cast<float>(a[i][1]));
+    r.sampling_log_probs.push_back(static_cast<float>(a[i][2]));
+  }
+  return r;
+}
+
+}  // namespace
+
+const char* FinishReasonName(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStopToken: return "stop_token";
+    case FinishReason::kStopString: return "stop_string";
+    case FinishReason::kMaxTokens: return "length";
+  }
+  return "length";
+}
+
+StatusOr<std::vector<Completion>> Generate(DecoderModel& model,
+                                           const std::vector<std::vector<int32_t>>& prompts,
+                                           const SamplingOptions& o) {
+  EGCA_RETURN_IF_ERROR(ValidateOptions(model, prompts, o));
+  at::NoGradGuard no_grad;
+  const int64_t num_prompts = static_cast<int64_t>(prompts.size());
+  const int64_t g = o.num_samples_per_prompt;
+  const int64_t n = num_prompts * g;
+
+  std::vector<Completion> out(n);
+  std::vector<std::mt19937_64> rngs;
+  for (int64_t i = 0; i < n; ++i) {
+    out[i].prompt_index = i / g;
+    out[i].sample_index = i % g;
+    rngs.emplace_back(SplitMix64(SplitMix64(o.seed) ^ SplitMix64(static_cast<uint64_t>(i / g)) ^
+                                 (static_cast<uint64_t>(i % g) * 0xD1B54A32D192ED03ull)));
+  }
+  if (n == 0 || o.max_new_tokens == 0) return out;
+
+  // Left-padded prompt batch, built on the host and moved once.
+  int64_t max_len = 0;
+  for (const auto& p : prompts) max_len = std::max<int64_t>(max_len, p.size());
+  at::Tensor ids = at::full({num_prompts, max_len}, o.pad_token_id, at::kLong);
+  at::Tensor mask = at::zeros({num_prompts, max_len}, at::kLong);
+  {
+    auto ids_a = ids.accessor<int64_t, 2>();
+    auto mask_a = mask.accessor<int64_t, 2>();
+    for (int64_t i = 0; i < num_prompts; ++i) {
+      const int64_t offset = max_len - static_cast<int64_t>(prompts[i].size());
+      for (size_t j = 0; j < prompts[i].size(); ++j) {
+        ids_a[i][offset + j] = prompts[i][j];
+        mask_a[i][offset + j] = 1;
+      }
+    }
+  }
+  const at::Device device = model.device();
+  ids = ids.to(device);
+  mask = mask.to(device);
+  auto long_opts = at::TensorOptions().dtype(at::kLong).device(device);
+  at::Tensor fan_out = at::arange(num_prompts, long_opts).repeat_interleave(g);
+
+  // Batch row -> completion index; finished rows leave the batch.
+  std::vector<int64_t> active(n);
+  for (int64_t i = 0; i < n; ++i) active[i] = i;
+  KvCache cache;
+  at::Tensor full_ids, full_mask;  // without the cache: the whole sequence so far
+  at::Tensor logits;               // [rows, V] next-token logits
+  if (o.use_kv_cache) {
+    // One prefill per prompt, shared by its G samples.
+    logits = model.Forward(ids, mask, &cache).select(1, max_len - 1);
+    cache.SelectRows(fan_out);
+    logits = logits.index_select(0, fan_out);
+  } else {
+    full_ids = ids.index_select(0, fan_out);
+    full_mask = mask.index_select(0, fan_out);
+    logits = model.Forward(full_ids, full_mask).select(1, max_len - 1);
+  }
+
+  size_t max_stop_len = 0;
+  for (const auto& s : o.stop_strings) max_stop_len = std::max(max_stop_len, s.size());
+  std::vector<size_t> decoded_len(n, 0);
+
+  for (int64_t step = 0; step < o.max_new_tokens && !active.empty(); ++step) {
+    std::vector<double> uniforms;
+    for (int64_t c : active) uniforms.push_back(o.temperature == 0 ? 0.0 : NextUniform(rngs[c]));
+    StepResult r = SampleStep(logits, uniforms, o);
+
+    std::vector<int64_t> keep_rows;
+    std::vector<int64_t> still_active;
+    for (size_t row = 0; row < active.size(); ++row) {
+      Completion& c = out[active[row]];
+      const int32_t tok = static_cast<int32_t>(r.tokens[row]);
+      c.token_ids.push_back(tok);
+      c.policy_log_probs.push_back(r.policy_log_probs[row]);
+      c.sampling_log_probs.push_back(r.sampling_log_probs[row]);
+      bool done = false;
+      if (std::find(o.stop_token_ids.begin(), o.stop_token_ids.end(), tok) !=
+          o.stop_token_ids.end()) {
+        c.finish_reason = FinishReason::kStopToken;
+        done = true;
+      } else if (!o.stop_strings.empty()) {
+        c.text = o.decode(c.token_ids);
+        // Only the tail can hold a new match; earlier text was checked on earlier steps
+        // (minus a margin, since a multi-byte character may decode differently once whole).
+        const size_t from = decoded_len[active[row]] > max_stop_len + 4
+                                ? decoded_len[active[row]] - max_stop_len - 4
+                                : 0;
+        size_t cut = std::string::npos;
+        for (const auto& s : o.stop_strings) cut = std::min(cut, c.text.find(s, from));
+        decoded_len[active[row]] = c.text.size();
+        if (cut != std::string::npos) {
+          c.text.resize(cut);
+          c.finish_reason = FinishReason::kStopString;
+          done = true;
+        }
+      }
+      if (!done && static_cast<int64_t>(c.token_ids.size()) >= o.max_new_tokens) {
+        c.finish_reason = FinishReason::kMaxTokens;
+        done = true;
+      }
+      if (!done) {
+        keep_rows.push_back(static_cast<int64_t>(row));
+        still_active.push_back(active[row]);
+      }
+    }
+    if (still_active.empty()) break;
+
+    at::Tensor next = at::tensor(r.tokens, at::kLong).to(device).unsqueeze(1);  // [rows, 1]
+    if (still_active.size() != active.size()) {
+      at::Tensor keep = at::tensor(keep_rows, at::kLong).to(device);
+      next = next.index_select(0, keep);
+      if (o.use_kv_cache) {
+        cache.SelectRows(keep);
+      } else {
+        full_ids = full_ids.index_select(0, keep);
+        full_mask = full_mask.index_select(0, keep);
+      }
+    }
+    active = std::move(still_active);
+    at::Tensor ones = at::ones({static_cast<int64_t>(active.size()), 1}, long_opts);
+    if (o.use_kv_cache) {
+      logits = model.Forward(next, at::cat({cache.attention_mask, ones}, 1), &cache).select(1, 0);
+    } else {
+      full_ids = at::cat({full_ids, next}, 1);
+      full_mask = at::cat({full_mask, ones}, 1);
+      logits = model.Forward(full_ids, full_mask).select(1, full_ids.size(1) - 1);
+    }
+  }
+  if (o.decode) {
+    for (auto& c : out) {
+      if (c.finish_reason != FinishReason::kStopString) c.text = o.decode(c.token_ids);
+    }
+  }
+  return out;
+}
+
+}  // namespace egca::trainer
