@@ -1,0 +1,156 @@
+// The EGCA token-level advantage operator (EGCA eq. 6) and its ablation targets.
+//
+// For sample i with T_i completion tokens and scalar advantage A_i:
+//   CORRECT, CONSTRAINT: a_{i,t} = A_i / T_i for every t;
+//   SYNTAX:              a_{i,t} = A_i / |T_err| on the tokens overlapping the interpreter's
+//                        error span, 0 elsewhere;
+//   LOGIC:               a_{i,t} = A_i / |T_k*| on the tokens overlapping the divergence
+//                        block's span, 0 elsewhere (downstream tokens are masked).
+// In every mode sum_t a_{i,t} = A_i. A span that maps to no token falls back to uniform
+// credit, and the fallback is counted in TokenCreditStats.
+//
+// Byte conventions. Token byte ranges are offsets into the *completion* text (what the
+// tokenizer reports for the generated tokens). Spans (core SourceSpan) are byte offsets into
+// the *extracted code* (what the tracer and router saw), which starts at `code_offset`
+// inside the completion (after any prose or Markdown fence). A token overlaps a span when
+// their byte ranges intersect; a span crossing token boundaries takes every token it touches.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "egca/core/span.h"
+#include "egca/core/status.h"
+
+namespace egca::credit {
+
+// The router's failure modes (EGCA eq. 5), in the router's order and spelling.
+enum class FailureMode { kSyntax, kConstraint, kLogic, kCorrect };
+
+// "SYNTAX", "CONSTRAINT", "LOGIC", "CORRECT".
+const char* FailureModeName(FailureMode mode);
+// Inverse of FailureModeName (case-sensitive); nullopt for anything else.
+std::optional<FailureMode> ParseFailureMode(std::string_view name);
+
+// Which span a LOGIC sample's credit goes to (EGCA Table 6 ablations). SYNTAX samples always
+// use the interpreter's error span, except under kUniform, which makes every mode uniform.
+enum class LocalizationTarget {
+  kEarliestDivergence,  // EGCA default
+  kLastDivergence,
+  kRandomExecutedBoundary,  // seeded draw among the executed boundaries
+  kUniform,                 // no localization: w = 1 / T_i (plain GRPO)
+};
+
+const char* LocalizationTargetName(LocalizationTarget target);
+std::optional<LocalizationTarget> ParseLocalizationTarget(std::string_view name);
+
+struct TokenCreditOptions {
+  LocalizationTarget target = LocalizationTarget::kEarliestDivergence;
+  // Share of A_i placed on the localized span; the other 1 - soft_weight is shared evenly by
+  // the tokens outside it. 1 = the paper's hard mask. Must be in [0, 1]. When the span covers
+  // every token the whole A_i stays on the span.
+  double soft_weight = 1.0;
+  // Seed of kRandomExecutedBoundary; the draw also mixes in CreditSample::sample_index, so a
+  // batch is reproducible and samples draw independently.
+  uint64_t seed = 0;
+};
+
+// [begin, end) byte range of one token in the completion text. Zero-width ranges (special
+// tokens such as end-of-text) never overlap a span.
+struct TokenByteRange {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+};
+
+// Everything the operator needs about one sample. Spans are byte ranges into the extracted
+// code; the router fills the ones it has.
+struct CreditSample {
+  FailureMode mode = FailureMode::kCorrect;
+  double advantage = 0.0;                   // A_i (from GroupAdvantages)
+  std::vector<TokenByteRange> token_bytes;  // [T_i] byte ranges into the completion
+  uint32_t code_offset = 0;                 // completion byte where the extracted code starts
+  std::optional<SourceSpan> error_span;           // SYNTAX: interpreter error location
+  std::optional<SourceSpan> earliest_divergence;  // LOGIC: block of k* (EGCA default)
+  std::optional<SourceSpan> last_divergence;      // LOGIC: last diverging block (ablation)
+  // LOGIC, kRandomExecutedBoundary: a boundary the router already drew; when absent the
+  // operator draws one of `executed_boundaries` with the options' seed.
+  std::optional<SourceSpan> random_boundary;
+  std::vector<SourceSpan> executed_boundaries;
+  uint64_t sample_index = 0;  // position in the batch; only feeds the seeded draw
+};
+
+// How a sample's credit was placed.
+enum class CreditPlacement {
+  kUniform,    // by mode (CORRECT/CONSTRAINT) or by target (kUniform)
+  kLocalized,  // on the span's tokens
+  kFallback,   // a span was wanted but gave no token: uniform instead
+  kNoTokens,   // T_i = 0: nothing to credit (the advantage is lost; counted)
+};
+
+// Why a localized sample fell back to uniform.
+enum class FallbackReason {
+  kNone,
+  kMissingSpan,   // the router supplied no span for the selected target
+  kEmptySpan,     // the span is empty (end <= begin)
+  kNoOverlap,     // the span overlaps no token (outside the completion, zero-width tokens)
+};
+
+const char* CreditPlacementName(CreditPlacement placement);
+const char* FallbackReasonName(FallbackReason reason);
+
+struct TokenCredit {
+  std::vector<double> advantages;  // [T_i] a_{i,t}; sums to A_i unless T_i = 0
+  CreditPlacement placement = CreditPlacement::kUniform;
+  FallbackReason fallback = FallbackReason::kNone;
+  std::optional<SourceSpan> span;  // the span used (code bytes), when one was selected
+  uint32_t span_token_begin = 0;   // first token on the span (kLocalized)
+  uint32_t span_token_count = 0;   // |T_err| or |T_k*| (kLocalized)
+};
+
+// Counters over the samples given to one call (or accumulated over several).
+struct TokenCreditStats {
+  int64_t samples = 0;
+  int64_t tokens = 0;
+  int64_t by_mode[4] = {0, 0, 0, 0};  // indexed by FailureMode
+  int64_t uniform = 0;
+  int64_t localized = 0;
+  int64_t fallback_missing_span = 0;
+  int64_t fallback_empty_span = 0;
+  int64_t fallback_no_overlap = 0;
+  int64_t no_tokens = 0;
+
+  int64_t fallbacks() const {
+    return fallback_missing_span + fallback_empty_span + fallback_no_overlap;
+  }
+  void Merge(const TokenCreditStats& other);
+  // One line per counter, "name value", deterministic order.
+  std::string ToString() const;
+};
+
+// The tokens overlapping `span` (code bytes) as a contiguous index range [first, first+count)
+// when token ranges are sorted; in general, the sorted list of overlapping token indices.
+std::vector<uint32_t> TokensOverlappingSpan(const std::vector<TokenByteRange>& token_bytes,
+                                            uint32_t code_offset, const SourceSpan& span);
+
+// Token advantages for one sample. Errors (INVALID_ARGUMENT) for malformed input only: a
+// token range with end < begin, a non-finite advantage, soft_weight outside [0, 1].
+// `stats` (optional, borrowed) is incremented.
+StatusOr<TokenCredit> AssignTokenCredit(const CreditSample& sample,
+                                        const TokenCreditOptions& options,
+                                        TokenCreditStats* stats = nullptr);
+
+// AssignTokenCredit for every sample of a group, in order. The first error names the sample.
+StatusOr<std::vector<TokenCredit>> AssignGroupTokenCredit(
+    const std::vector<CreditSample>& samples, const TokenCreditOptions& options,
+    TokenCreditStats* stats = nullptr);
+
+// Deterministic text dump of one sample's credit map: a header (mode, A_i, placement, span,
+// sum) and one line per token: index, byte range, the token's text (escaped), a_{i,t}.
+// `completion` is the completion text the token ranges index into.
+std::string DumpCreditMap(const CreditSample& sample, const TokenCredit& credit,
+                          std::string_view completion);
+
+}  // namespace egca::credit

@@ -1,0 +1,316 @@
+#include "egca/credit/token_credit.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace egca::credit {
+namespace {
+
+// SplitMix64 (Vigna): a fixed, portable mixer, so the random-boundary ablation draws the
+// same boundary on every platform and standard library (std::uniform_int_distribution
+// does not promise that).
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// The span the options select for `sample`, or nullptr when the mode is not localized.
+// Sets *wanted when the mode/target asks for a span (so a missing one is a fallback).
+const SourceSpan* SelectSpan(const CreditSample& sample, const TokenCreditOptions& options,
+                             bool* wanted, SourceSpan* scratch) {
+  *wanted = false;
+  if (options.target == LocalizationTarget::kUniform) return nullptr;
+  if (sample.mode == FailureMode::kSyntax) {
+    *wanted = true;
+    return sample.error_span ? &*sample.error_span : nullptr;
+  }
+  if (sample.mode != FailureMode::kLogic) return nullptr;
+  *wanted = true;
+  switch (options.target) {
+    case LocalizationTarget::kEarliestDivergence:
+      return sample.earliest_divergence ? &*sample.earliest_divergence : nullptr;
+    case LocalizationTarget::kLastDivergence:
+      return sample.last_divergence ? &*sample.last_divergence : nullptr;
+    case LocalizationTarget::kRandomExecutedBoundary: {
+      if (sample.random_boundary) return &*sample.random_boundary;
+      if (sample.executed_boundaries.empty()) return nullptr;
+      const uint64_t draw = SplitMix64(options.seed ^ SplitMix64(sample.sample_index));
+      *scratch = sample.executed_boundaries[draw % sample.executed_boundaries.size()];
+      return scratch;
+    }
+    case LocalizationTarget::kUniform: break;
+  }
+  return nullptr;
+}
+
+void FillUniform(double advantage, TokenCredit* credit) {
+  const double share = advantage / static_cast<double>(credit->advantages.size());
+  for (double& a : credit->advantages) a = share;
+}
+
+std::string EscapeToken(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* FailureModeName(FailureMode mode) {
+  switch (mode) {
+    case FailureMode::kSyntax: return "SYNTAX";
+    case FailureMode::kConstraint: return "CONSTRAINT";
+    case FailureMode::kLogic: return "LOGIC";
+    case FailureMode::kCorrect: return "CORRECT";
+  }
+  return "?";
+}
+
+std::optional<FailureMode> ParseFailureMode(std::string_view name) {
+  for (FailureMode m : {FailureMode::kSyntax, FailureMode::kConstraint, FailureMode::kLogic,
+                        FailureMode::kCorrect}) {
+    if (name == FailureModeName(m)) return m;
+  }
+  return std::nullopt;
+}
+
+const char* LocalizationTargetName(LocalizationTarget target) {
+  switch (target) {
+    case LocalizationTarget::kEarliestDivergence: return "earliest";
+    case LocalizationTarget::kLastDivergence: return "last";
+    case LocalizationTarget::kRandomExecutedBoundary: return "random";
+    case LocalizationTarget::kUniform: return "uniform";
+  }
+  return "?";
+}
+
+std::optional<LocalizationTarget> ParseLocalizationTarget(std::string_view name) {
+  for (LocalizationTarget t :
+       {LocalizationTarget::kEarliestDivergence, LocalizationTarget::kLastDivergence,
+        LocalizationTarget::kRandomExecutedBoundary, LocalizationTarget::kUniform}) {
+    if (name == LocalizationTargetName(t)) return t;
+  }
+  return std::nullopt;
+}
+
+const char* CreditPlacementName(CreditPlacement placement) {
+  switch (placement) {
+    case CreditPlacement::kUniform: return "uniform";
+    case CreditPlacement::kLocalized: return "localized";
+    case CreditPlacement::kFallback: return "fallback";
+    case CreditPlacement::kNoTokens: return "no_tokens";
+  }
+  return "?";
+}
+
+const char* FallbackReasonName(FallbackReason reason) {
+  switch (reason) {
+    case FallbackReason::kNone: return "none";
+    case FallbackReason::kMissingSpan: return "missing_span";
+    case FallbackReason::kEmptySpan: return "empty_span";
+    case FallbackReason::kNoOverlap: return "no_overlap";
+  }
+  return "?";
+}
+
+void TokenCreditStats::Merge(const TokenCreditStats& o) {
+  samples += o.samples;
+  tokens += o.tokens;
+  for (int m = 0; m < 4; ++m) by_mode[m] += o.by_mode[m];
+  uniform += o.uniform;
+  localized += o.localized;
+  fallback_missing_span += o.fallback_missing_span;
+  fallback_empty_span += o.fallback_empty_span;
+  fallback_no_overlap += o.fallback_no_overlap;
+  no_tokens += o.no_tokens;
+}
+
+std::string TokenCreditStats::ToString() const {
+  std::string out;
+  auto line = [&out](const char* name, int64_t v) {
+    out += name;
+    out += ' ';
+    out += std::to_string(v);
+    out += '\n';
+  };
+  line("samples", samples);
+  line("tokens", tokens);
+  for (int m = 0; m < 4; ++m) {
+    out += "mode.";
+    line(FailureModeName(static_cast<FailureMode>(m)), by_mode[m]);
+  }
+  line("uniform", uniform);
+  line("localized", localized);
+  line("fallback.missing_span", fallback_missing_span);
+  line("fallback.empty_span", fallback_empty_span);
+  line("fallback.no_overlap", fallback_no_overlap);
+  line("no_tokens", no_tokens);
+  return out;
+}
+
+std::vector<uint32_t> TokensOverlappingSpan(const std::vector<TokenByteRange>& token_bytes,
+                                            uint32_t code_offset, const SourceSpan& span) {
+  std::vector<uint32_t> out;
+  if (span.empty()) return out;
+  // 64-bit: a code offset near 4 GiB plus a span must not wrap around.
+  const uint64_t begin = static_cast<uint64_t>(code_offset) + span.begin_byte;
+  const uint64_t end = static_cast<uint64_t>(code_offset) + span.end_byte;
+  for (uint32_t t = 0; t < token_bytes.size(); ++t) {
+    const TokenByteRange& tok = token_bytes[t];
+    if (tok.end <= tok.begin) continue;  // zero-width special token
+    if (tok.begin < end && begin < tok.end) out.push_back(t);
+  }
+  return out;
+}
+
+StatusOr<TokenCredit> AssignTokenCredit(const CreditSample& sample,
+                                        const TokenCreditOptions& options,
+                                        TokenCreditStats* stats) {
+  if (!std::isfinite(sample.advantage)) {
+    return InvalidArgument("token credit: advantage is not finite");
+  }
+  if (!(options.soft_weight >= 0.0 && options.soft_weight <= 1.0)) {
+    return InvalidArgument("token credit: option soft_weight=" +
+                           std::to_string(options.soft_weight) + " is outside [0, 1]");
+  }
+  for (size_t t = 0; t < sample.token_bytes.size(); ++t) {
+    if (sample.token_bytes[t].end < sample.token_bytes[t].begin) {
+      return InvalidArgument("token credit: token " + std::to_string(t) + " has byte range [" +
+                             std::to_string(sample.token_bytes[t].begin) + "," +
+                             std::to_string(sample.token_bytes[t].end) + ") with end < begin");
+    }
+  }
+
+  TokenCreditStats local;
+  local.samples = 1;
+  local.tokens = static_cast<int64_t>(sample.token_bytes.size());
+  local.by_mode[static_cast<int>(sample.mode)] = 1;
+
+  TokenCredit credit;
+  credit.advantages.assign(sample.token_bytes.size(), 0.0);
+  bool wanted = false;
+  SourceSpan scratch;
+  const SourceSpan* span = SelectSpan(sample, options, &wanted, &scratch);
+  if (span) credit.span = *span;
+
+  if (sample.token_bytes.empty()) {
+    credit.placement = CreditPlacement::kNoTokens;
+    local.no_tokens = 1;
+  } else if (!wanted) {
+    credit.placement = CreditPlacement::kUniform;
+    FillUniform(sample.advantage, &credit);
+    local.uniform = 1;
+  } else {
+    std::vector<uint32_t> on_span;
+    if (!span) {
+      credit.fallback = FallbackReason::kMissingSpan;
+    } else if (span->empty()) {
+      credit.fallback = FallbackReason::kEmptySpan;
+    } else {
+      on_span = TokensOverlappingSpan(sample.token_bytes, sample.code_offset, *span);
+      if (on_span.empty()) credit.fallback = FallbackReason::kNoOverlap;
+    }
+    if (on_span.empty()) {
+      credit.placement = CreditPlacement::kFallback;
+      FillUniform(sample.advantage, &credit);
+      switch (credit.fallback) {
+        case FallbackReason::kMissingSpan: local.fallback_missing_span = 1; break;
+        case FallbackReason::kEmptySpan: local.fallback_empty_span = 1; break;
+        default: local.fallback_no_overlap = 1; break;
+      }
+    } else {
+      credit.placement = CreditPlacement::kLocalized;
+      credit.span_token_begin = on_span.front();
+      credit.span_token_count = static_cast<uint32_t>(on_span.size());
+      local.localized = 1;
+      const size_t rest = sample.token_bytes.size() - on_span.size();
+      // With nothing outside the span, the span keeps all of A_i (sum invariant).
+      const double span_share = rest == 0 ? 1.0 : options.soft_weight;
+      const double on = sample.advantage * span_share / static_cast<double>(on_span.size());
+      if (rest > 0 && span_share < 1.0) {
+        const double off = sample.advantage * (1.0 - span_share) / static_cast<double>(rest);
+        for (double& a : credit.advantages) a = off;
+      }
+      for (uint32_t t : on_span) credit.advantages[t] = on;
+    }
+  }
+  if (stats) stats->Merge(local);
+  return credit;
+}
+
+StatusOr<std::vector<TokenCredit>> AssignGroupTokenCredit(const std::vector<CreditSample>& samples,
+                                                          const TokenCreditOptions& options,
+                                                          TokenCreditStats* stats) {
+  std::vector<TokenCredit> out;
+  out.reserve(samples.size());
+  TokenCreditStats local;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    StatusOr<TokenCredit> credit = AssignTokenCredit(samples[i], options, &local);
+    if (!credit.ok()) return credit.status().WithContext("sample " + std::to_string(i));
+    out.push_back(std::move(credit).value());
+  }
+  if (stats) stats->Merge(local);
+  return out;
+}
+
+std::string DumpCreditMap(const CreditSample& sample, const TokenCredit& credit,
+                          std::string_view completion) {
+  char buf[256];
+  double sum = 0.0;
+  for (double a : credit.advantages) sum += a;
+  std::string out;
+  std::snprintf(buf, sizeof(buf), "mode=%s A=%+.6f T=%zu placement=%s",
+                FailureModeName(sample.mode), sample.advantage, credit.advantages.size(),
+                CreditPlacementName(credit.placement));
+  out += buf;
+  if (credit.fallback != FallbackReason::kNone) {
+    out += " fallback=";
+    out += FallbackReasonName(credit.fallback);
+  }
+  if (credit.span) {
+    std::snprintf(buf, sizeof(buf), " span=[%u,%u) %s", credit.span->begin_byte,
+                  credit.span->end_byte, credit.span->ToString().c_str());
+    out += buf;
+  }
+  if (credit.placement == CreditPlacement::kLocalized) {
+    std::snprintf(buf, sizeof(buf), " span_tokens=%u", credit.span_token_count);
+    out += buf;
+  }
+  std::snprintf(buf, sizeof(buf), " code_offset=%u sum=%+.6f\n", sample.code_offset, sum);
+  out += buf;
+  for (size_t t = 0; t < credit.advantages.size(); ++t) {
+    const TokenByteRange& tok = sample.token_bytes[t];
+    std::string_view text;
+    if (tok.begin <= tok.end && tok.end <= completion.size()) {
+      text = completion.substr(tok.begin, tok.end - tok.begin);
+    }
+    std::snprintf(buf, sizeof(buf), "%5zu [%u,%u) %+.6f ", t, tok.begin, tok.end,
+                  credit.advantages[t]);
+    out += buf;
+    out += '"';
+    out += EscapeToken(text);
+    out += "\"\n";
+  }
+  return out;
+}
+
+}  // namespace egca::credit
