@@ -1,0 +1,200 @@
+#include "child_main.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "python_runtime.h"
+#include "trace_recorder.h"
+
+namespace egca::tracer {
+namespace {
+
+const char* KindName(proto::TestKindProto kind) {
+  switch (kind) {
+    case proto::TEST_KIND_STDIO: return "stdio";
+    case proto::TEST_KIND_ASSERT: return "assert";
+    default: return "call";
+  }
+}
+
+const char* ModeName(proto::TraceModeProto mode) {
+  switch (mode) {
+    case proto::TRACE_MODE_NATIVE: return "native";
+    case proto::TRACE_MODE_PYTHON_SETTRACE: return "python_settrace";
+    default: return "none";
+  }
+}
+
+// Steals `value`; a null value leaves the Python error set and returns false.
+bool SetItem(PyObject* dict, const char* key, PyObject* value) {
+  PyRef owned = PyRef::Steal(value);
+  return owned && PyDict_SetItemString(dict, key, owned.get()) == 0;
+}
+
+bool SetString(PyObject* dict, const char* key, const std::string& value) {
+  return SetItem(dict, key, PyUnicode_DecodeUTF8(value.data(), value.size(), "replace"));
+}
+
+PyRef BuildRequestDict(const proto::ExecRequest& r) {
+  PyRef dict = PyRef::Steal(PyDict_New());
+  if (!dict) return dict;
+  PyObject* d = dict.get();
+  bool ok = SetString(d, "source", r.source()) && SetString(d, "kind", KindName(r.kind())) &&
+            SetString(d, "function", r.function()) &&
+            SetString(d, "args_json", r.args_json()) &&
+            SetString(d, "expected_json", r.expected_json()) &&
+            SetItem(d, "has_expected", PyBool_FromLong(r.has_expected())) &&
+            SetItem(d, "stdin",
+                    PyBytes_FromStringAndSize(r.stdin_data().data(), r.stdin_data().size())) &&
+            SetString(d, "expected_stdout", r.expected_stdout()) &&
+            SetString(d, "setup_code", r.setup_code()) &&
+            SetString(d, "test_code", r.test_code()) &&
+            SetString(d, "entry_point", r.entry_point()) &&
+            SetItem(d, "apps_import_header", PyBool_FromLong(r.apps_import_header())) &&
+            SetString(d, "trace_mode", ModeName(r.trace_mode())) &&
+            SetItem(d, "float_rel_tolerance", PyFloat_FromDouble(r.float_rel_tolerance())) &&
+            SetItem(d, "float_abs_tolerance", PyFloat_FromDouble(r.float_abs_tolerance())) &&
+            SetItem(d, "max_report_bytes", PyLong_FromUnsignedLong(r.max_report_bytes())) &&
+            SetItem(d, "output_limit", PyLong_FromUnsignedLongLong(r.output_limit_bytes()));
+  if (!ok) return PyRef();
+  return dict;
+}
+
+// Borrowed lookups in the harness's result dict; missing keys give defaults.
+std::string GetString(PyObject* dict, const char* key) {
+  PyObject* value = PyDict_GetItemString(dict, key);
+  if (value == nullptr) return {};
+  if (PyBytes_Check(value)) {
+    return std::string(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value));
+  }
+  if (!PyUnicode_Check(value)) return {};
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(value, &size);
+  if (utf8 == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  return std::string(utf8, size);
+}
+
+long long GetInt(PyObject* dict, const char* key) {
+  PyObject* value = PyDict_GetItemString(dict, key);
+  if (value == nullptr || !PyLong_Check(value)) return 0;
+  long long v = PyLong_AsLongLong(value);
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return 0;
+  }
+  return v;
+}
+
+proto::ExecOutcome OutcomeFromName(const std::string& name) {
+  if (name == "ok") return proto::EXEC_OK;
+  if (name == "wrong_answer") return proto::EXEC_WRONG_ANSWER;
+  if (name == "syntax_error") return proto::EXEC_SYNTAX_ERROR;
+  if (name == "runtime_error") return proto::EXEC_RUNTIME_ERROR;
+  if (name == "memory_error") return proto::EXEC_MEMORY_ERROR;
+  if (name == "output_limit") return proto::EXEC_OUTPUT_LIMIT;
+  if (name == "exited") return proto::EXEC_EXITED;
+  if (name == "test_error") return proto::EXEC_TEST_ERROR;
+  return proto::EXEC_OUTCOME_UNSPECIFIED;
+}
+
+void FillResult(PyObject* dict, proto::ExecResult* out) {
+  out->set_outcome(OutcomeFromName(GetString(dict, "outcome")));
+  out->set_error_type(GetString(dict, "error_type"));
+  out->set_message(GetString(dict, "message"));
+  out->set_line(static_cast<int32_t>(GetInt(dict, "line")));
+  out->set_column(static_cast<int32_t>(GetInt(dict, "column")));
+  out->set_end_line(static_cast<int32_t>(GetInt(dict, "end_line")));
+  out->set_end_column(static_cast<int32_t>(GetInt(dict, "end_column")));
+  out->set_actual(GetString(dict, "actual"));
+  out->set_expected(GetString(dict, "expected"));
+  out->set_detail(GetString(dict, "detail"));
+  out->set_stdout_data(GetString(dict, "stdout"));
+  out->set_settrace_snapshots(static_cast<uint64_t>(GetInt(dict, "settrace_snapshots")));
+}
+
+TraceOptions TraceOptionsFromProto(const proto::TraceOptionsUsed& p) {
+  TraceOptions o;
+  o.enabled = true;
+  o.max_events = p.max_events();
+  o.max_bytes = p.max_bytes();
+  o.record_lines = p.record_lines();
+  o.record_calls = p.record_calls();
+  o.record_returns = p.record_returns();
+  o.record_exceptions = p.record_exceptions();
+  o.record_variables = p.record_variables();
+  o.container_prefix = p.container_prefix();
+  o.max_string_bytes = p.max_string_bytes();
+  o.max_repr_bytes = p.max_repr_bytes();
+  o.max_render_depth = p.max_render_depth();
+  o.max_hash_depth = p.max_hash_depth();
+  o.hash_budget = p.hash_budget();
+  o.max_hash_string_bytes = p.max_hash_string_bytes();
+  return o;
+}
+
+bool WriteAll(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void FlushStream(const char* name) {
+  PyObject* stream = PySys_GetObject(name);  // Borrowed.
+  if (stream == nullptr) return;
+  PyRef result = PyRef::Steal(PyObject_CallMethod(stream, "flush", nullptr));
+  if (!result) PyErr_Clear();
+}
+
+}  // namespace
+
+proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request) {
+  proto::ExecResult result;
+  result.set_record_key(request.record_key());
+  PyObject* run_test = HarnessRunTest();
+  if (run_test == nullptr) {
+    result.set_outcome(proto::EXEC_TEST_ERROR);
+    result.set_message("the embedded interpreter is not initialized");
+    return result;
+  }
+  const bool native = request.trace_mode() == proto::TRACE_MODE_NATIVE;
+  if (native) ConfigureTrace(TraceOptionsFromProto(request.trace_options()), request.source());
+  PyRef dict = BuildRequestDict(request);
+  PyRef record = dict ? PyRef::Steal(PyObject_CallOneArg(run_test, dict.get())) : PyRef();
+  if (!record || !PyDict_Check(record.get())) {
+    // The harness itself failed (possibly because the candidate sabotaged it): no verdict
+    // can be trusted, so report an unspecified outcome, which maps to KILLED.
+    result.set_outcome(proto::EXEC_OUTCOME_UNSPECIFIED);
+    result.set_detail("the harness failed: " +
+                      (PyErr_Occurred() ? FetchPythonError() : std::string("no record")));
+  } else {
+    FillResult(record.get(), &result);
+  }
+  if (native) {
+    TakeTrace(result.mutable_trace());
+  }
+  return result;
+}
+
+int ExecutorChildMain(std::string_view payload, int result_fd) {
+  PyOS_AfterFork_Child();
+  proto::ExecRequest request;
+  if (!request.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) return 71;
+  proto::ExecResult result = RunRequestInProcess(request);
+  FlushStream("stderr");
+  FlushStream("stdout");
+  std::string bytes;
+  if (!result.SerializeToString(&bytes)) return 72;
+  return WriteAll(result_fd, bytes) ? 0 : 73;
+}
+
+}  // namespace egca::tracer

@@ -1,0 +1,23 @@
+// What runs in the sandboxed child: decode the request, run the harness on it, write the
+// completion record. Also callable in-process (tests initialize the interpreter in the
+// test binary and call RunRequestInProcess without a fork server).
+#pragma once
+
+#include <string_view>
+
+#include "egca/tracer/exec.pb.h"
+
+namespace egca::tracer {
+
+// Runs one test in this process's interpreter and returns the completion record.
+// Requires InitializeInterpreter() and the GIL. The candidate runs in this process: use
+// only with trusted programs outside the sandbox.
+proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request);
+
+// sandbox::ChildMain for the executor's fork server: re-initializes the interpreter's
+// per-process state after fork, parses `payload` (a serialized ExecRequest, see
+// executor.cpp for the framing), runs it and writes the record (with the request's
+// record_key) to `result_fd`. Returns the child's exit code (0 after a written record).
+int ExecutorChildMain(std::string_view payload, int result_fd);
+
+}  // namespace egca::tracer

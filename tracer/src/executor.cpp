@@ -1,0 +1,208 @@
+#include "egca/tracer/executor.h"
+
+#include <fmt/format.h>
+
+#include <random>
+#include <utility>
+
+#include "child_main.h"
+#include "egca/tracer/exec.pb.h"
+#include "egca/tracer/trace.pb.h"
+#include "python_runtime.h"
+#include "result_mapping.h"
+
+namespace egca::tracer {
+namespace {
+
+proto::TestKindProto KindToProto(TestKind kind) {
+  switch (kind) {
+    case TestKind::kStdio: return proto::TEST_KIND_STDIO;
+    case TestKind::kAssert: return proto::TEST_KIND_ASSERT;
+    case TestKind::kCall: break;
+  }
+  return proto::TEST_KIND_CALL;
+}
+
+proto::TraceModeProto ModeToProto(TraceMode mode) {
+  switch (mode) {
+    case TraceMode::kNative: return proto::TRACE_MODE_NATIVE;
+    case TraceMode::kPythonSettrace: return proto::TRACE_MODE_PYTHON_SETTRACE;
+    case TraceMode::kNone: break;
+  }
+  return proto::TRACE_MODE_NONE;
+}
+
+void TraceOptionsToProto(const TraceOptions& o, proto::TraceOptionsUsed* p) {
+  p->set_max_events(o.max_events);
+  p->set_max_bytes(o.max_bytes);
+  p->set_record_lines(o.record_lines);
+  p->set_record_calls(o.record_calls);
+  p->set_record_returns(o.record_returns);
+  p->set_record_exceptions(o.record_exceptions);
+  p->set_record_variables(o.record_variables);
+  p->set_container_prefix(o.container_prefix);
+  p->set_max_string_bytes(o.max_string_bytes);
+  p->set_max_repr_bytes(o.max_repr_bytes);
+  p->set_max_render_depth(o.max_render_depth);
+  p->set_max_hash_depth(o.max_hash_depth);
+  p->set_hash_budget(o.hash_budget);
+  p->set_max_hash_string_bytes(o.max_hash_string_bytes);
+}
+
+proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
+                                const RunOptions& options, uint64_t record_key) {
+  proto::ExecRequest r;
+  r.set_source(std::string(source));
+  r.set_kind(KindToProto(test.kind));
+  r.set_function(test.function);
+  r.set_args_json(test.args_json);
+  r.set_expected_json(test.expected_json);
+  r.set_has_expected(test.has_expected);
+  r.set_stdin_data(test.stdin_data);
+  r.set_expected_stdout(test.expected_stdout);
+  r.set_setup_code(test.setup_code);
+  r.set_test_code(test.test_code);
+  r.set_entry_point(test.entry_point);
+  r.set_apps_import_header(options.apps_import_header);
+  r.set_trace_mode(ModeToProto(options.trace_mode));
+  if (options.trace_mode == TraceMode::kNative) {
+    TraceOptionsToProto(options.trace, r.mutable_trace_options());
+  }
+  r.set_float_rel_tolerance(options.float_rel_tolerance);
+  r.set_float_abs_tolerance(options.float_abs_tolerance);
+  r.set_max_report_bytes(options.max_report_bytes);
+  r.set_output_limit_bytes(options.limits.output_bytes);
+  r.set_record_key(record_key);
+  return r;
+}
+
+}  // namespace
+
+const char* TraceModeName(TraceMode mode) {
+  switch (mode) {
+    case TraceMode::kNone: return "none";
+    case TraceMode::kNative: return "native";
+    case TraceMode::kPythonSettrace: return "python_settrace";
+  }
+  return "none";
+}
+
+bool ParseTraceMode(std::string_view name, TraceMode* out) {
+  for (TraceMode m : {TraceMode::kNone, TraceMode::kNative, TraceMode::kPythonSettrace}) {
+    if (name == TraceModeName(m)) {
+      *out = m;
+      return true;
+    }
+  }
+  return false;
+}
+
+class Executor::Impl {
+ public:
+  Impl(ExecutorOptions options, std::unique_ptr<sandbox::ForkServer> server)
+      : options_(std::move(options)), server_(std::move(server)), rng_(std::random_device{}()) {}
+
+  StatusOr<TestResult> Run(std::string_view source, const TestCase& test,
+                           const RunOptions& options) {
+    const uint64_t key = rng_() | 1;  // never 0, the proto default
+    sandbox::ChildRequest request;
+    BuildRequest(source, test, options, key).SerializeToString(&request.payload);
+    if (test.kind == TestKind::kStdio) request.stdin_data = test.stdin_data;
+    request.limits = options.limits;
+    EGCA_ASSIGN_OR_RETURN(sandbox::ChildOutcome outcome, server_->Run(request));
+
+    auto record = std::make_shared<proto::ExecResult>();
+    const bool has_record =
+        !outcome.result.empty() && !outcome.result_truncated &&
+        record->ParseFromString(outcome.result) && record->record_key() == key;
+    StatusOr<sandbox::Verdict> verdict =
+        MapVerdict(outcome, has_record ? record.get() : nullptr, options.limits);
+    if (!verdict.ok()) {
+      return verdict.status().WithContext(test.name.empty() ? "test" : test.name);
+    }
+    TestResult result;
+    result.verdict = std::move(verdict).value();
+    if (outcome.result_truncated && result.verdict.detail.empty()) {
+      result.verdict.detail = "result record exceeded the result channel limit";
+    }
+    result.termination = outcome.termination;
+    result.exit_code = outcome.exit_code;
+    result.stderr_data = std::move(outcome.stderr_data);
+    if (has_record) {
+      result.stdout_data = record->stdout_data();
+      result.settrace_snapshots = record->settrace_snapshots();
+      if (record->has_trace()) {
+        // Aliasing constructor: the Trace lives inside the record, which it keeps alive.
+        result.trace = std::shared_ptr<const proto::Trace>(record, &record->trace());
+      }
+    } else {
+      result.stdout_data = std::move(outcome.stdout_data);
+    }
+    return result;
+  }
+
+ private:
+  ExecutorOptions options_;
+  std::unique_ptr<sandbox::ForkServer> server_;
+  std::mt19937_64 rng_;
+};
+
+StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& options) {
+  sandbox::ForkServerOptions server_options;
+  InterpreterOptions interpreter;
+  interpreter.preload_modules = options.preload_modules;
+  server_options.warm_up = [interpreter] {
+    Status status = InitializeInterpreter(interpreter);
+    if (!status.ok()) {
+      // The server cannot report a Status across the fork; it dies with the reason on
+      // stderr and Start() reports the failed warm-up.
+      fmt::print(stderr, "egca executor: {}\n", status.ToString());
+      std::fflush(stderr);
+      std::_Exit(70);
+    }
+  };
+  server_options.child_main = &ExecutorChildMain;
+  server_options.scratch_root = options.scratch_root;
+  server_options.install_seccomp = options.install_seccomp;
+  EGCA_ASSIGN_OR_RETURN(std::unique_ptr<sandbox::ForkServer> server,
+                        sandbox::ForkServer::Start(std::move(server_options)));
+  return std::unique_ptr<Executor>(
+      new Executor(std::make_unique<Impl>(options, std::move(server))));
+}
+
+Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executor::~Executor() = default;
+
+StatusOr<TestResult> Executor::Run(std::string_view source, const TestCase& test,
+                                   const RunOptions& options) {
+  return impl_->Run(source, test, options);
+}
+
+StatusOr<ProgramResult> Executor::RunAll(std::string_view source,
+                                         const std::vector<TestCase>& tests,
+                                         const RunOptions& options) {
+  ProgramResult program;
+  program.total = static_cast<int>(tests.size());
+  for (size_t i = 0; i < tests.size(); ++i) {
+    if (!program.tests.empty() &&
+        program.tests.back().verdict.kind == sandbox::VerdictKind::kSyntaxError) {
+      // Compilation does not depend on the test: every test fails the same way.
+      TestResult copy = program.tests.back();
+      copy.stdout_data.clear();
+      copy.stderr_data.clear();
+      program.tests.push_back(std::move(copy));
+      continue;
+    }
+    StatusOr<TestResult> result = impl_->Run(source, tests[i], options);
+    if (!result.ok()) {
+      return result.status().WithContext(fmt::format("test {}", i + 1));
+    }
+    if (result->verdict.passed()) ++program.passed;
+    const bool failed = !result->verdict.passed();
+    program.tests.push_back(std::move(result).value());
+    if (failed && options.stop_on_first_failure) break;
+  }
+  return program;
+}
+
+}  // namespace egca::tracer

@@ -1,0 +1,117 @@
+#include "python_runtime.h"
+
+#include <fmt/format.h>
+
+#include "harness_py.h"
+#include "egca/tracer/executor.h"
+#include "trace_recorder.h"
+
+namespace egca::tracer {
+namespace {
+
+// Owned by the process for its lifetime (the interpreter is never finalized: children
+// are forked from it and _exit()).
+PyObject* g_run_test = nullptr;
+
+std::wstring Widen(const std::string& s) { return std::wstring(s.begin(), s.end()); }
+
+Status ConfigStatus(PyStatus status, const char* what) {
+  if (PyStatus_Exception(status)) {
+    return Internal(fmt::format("embedded Python: {}: {}", what,
+                                status.err_msg ? status.err_msg : "failed"));
+  }
+  return Status::Ok();
+}
+
+Status InitializeIsolated(const InterpreterOptions& options) {
+  if (PyImport_AppendInittab(kTraceModuleName, &PyInit__egca_trace) != 0) {
+    return Internal("embedded Python: cannot register the _egca_trace module");
+  }
+  PyConfig config;
+  PyConfig_InitIsolatedConfig(&config);
+  // Children inherit the parent's hash secret: fix it so str/bytes hashes, set iteration
+  // order and everything derived from them are the same in every run.
+  config.use_hash_seed = 1;
+  config.hash_seed = 0;
+  config.install_signal_handlers = 0;
+  config.site_import = 0;
+  config.user_site_directory = 0;
+  config.write_bytecode = 0;
+  config.parse_argv = 0;
+  config.safe_path = 1;
+  Status status = ConfigStatus(PyConfig_SetString(&config, &config.program_name, L"egca-python"),
+                               "program name");
+  const std::wstring stdlib = Widen(options.stdlib_dir);
+  const std::wstring dynload = Widen(options.stdlib_dir + "/lib-dynload");
+  if (status.ok()) {
+    config.module_search_paths_set = 1;
+    status = ConfigStatus(PyWideStringList_Append(&config.module_search_paths, stdlib.c_str()),
+                          "module search path");
+  }
+  if (status.ok()) {
+    status = ConfigStatus(PyWideStringList_Append(&config.module_search_paths, dynload.c_str()),
+                          "module search path");
+  }
+  if (status.ok()) {
+    status = ConfigStatus(Py_InitializeFromConfig(&config), "initialization");
+  }
+  PyConfig_Clear(&config);
+  return status;
+}
+
+Status LoadHarness() {
+  PyRef code = PyRef::Steal(Py_CompileString(kHarnessPy, "<egca-harness>", Py_file_input));
+  if (!code) return Internal("embedded Python: harness.py: " + FetchPythonError());
+  PyRef module = PyRef::Steal(PyImport_ExecCodeModule("_egca_harness", code.get()));
+  if (!module) return Internal("embedded Python: harness.py: " + FetchPythonError());
+  // Not left in sys.modules: the candidate should not find the harness by name.
+  if (PyDict_DelItemString(PyImport_GetModuleDict(), "_egca_harness") != 0) PyErr_Clear();
+  PyObject* run_test = PyObject_GetAttrString(module.get(), "run_test");
+  if (run_test == nullptr) return Internal("embedded Python: harness.py: " + FetchPythonError());
+  g_run_test = run_test;
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string FetchPythonError() {
+  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  PyRef t = PyRef::Steal(type), v = PyRef::Steal(value), tb = PyRef::Steal(traceback);
+  if (!t) return "unknown Python error";
+  std::string text = reinterpret_cast<PyTypeObject*>(t.get())->tp_name;
+  if (v) {
+    PyRef str = PyRef::Steal(PyObject_Str(v.get()));
+    const char* utf8 = str ? PyUnicode_AsUTF8(str.get()) : nullptr;
+    if (utf8 != nullptr && *utf8 != '\0') text += std::string(": ") + utf8;
+    if (utf8 == nullptr) PyErr_Clear();
+  }
+  return text;
+}
+
+Status InitializeInterpreter(const InterpreterOptions& options) {
+  if (g_run_test != nullptr) return Status::Ok();
+  if (!Py_IsInitialized()) EGCA_RETURN_IF_ERROR(InitializeIsolated(options));
+  EGCA_RETURN_IF_ERROR(LoadHarness());
+  for (const std::string& name : options.preload_modules) {
+    PyRef module = PyRef::Steal(PyImport_ImportModule(name.c_str()));
+    if (!module) {
+      return Internal(fmt::format("embedded Python: cannot preload module '{}': {}", name,
+                                  FetchPythonError()));
+    }
+  }
+  return Status::Ok();
+}
+
+PyObject* HarnessRunTest() { return g_run_test; }
+
+std::vector<std::string> DefaultPreloadModules() {
+  return {"collections", "itertools", "math",   "heapq",    "bisect",  "functools",
+          "re",          "string",    "json",   "typing",   "fractions", "decimal",
+          "random",      "copy",      "operator", "sys",    "io",      "statistics",
+          "datetime",    "hashlib",   "array",  "time",     "traceback"};
+}
+
+
+}  // namespace egca::tracer

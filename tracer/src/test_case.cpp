@@ -1,0 +1,213 @@
+#include "egca/tracer/test_case.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <utility>
+
+namespace egca::tracer {
+namespace {
+
+using nlohmann::json;
+
+// Dumps a JSON value without escaping non-ASCII (the harness parses it back).
+std::string Dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+StatusOr<std::string> StringField(const json& record, const char* key, const std::string& where,
+                                  bool required) {
+  auto it = record.find(key);
+  if (it == record.end()) {
+    if (required) return InvalidArgument(fmt::format("{}: missing field \"{}\"", where, key));
+    return std::string();
+  }
+  if (!it->is_string()) {
+    return InvalidArgument(fmt::format("{}: field \"{}\" must be a string", where, key));
+  }
+  return it->get<std::string>();
+}
+
+StatusOr<TestCase> ParseOneTest(const json& record, const std::string& where) {
+  if (!record.is_object()) return InvalidArgument(where + ": a test must be a JSON object");
+  EGCA_ASSIGN_OR_RETURN(std::string kind, StringField(record, "kind", where, true));
+  TestCase test;
+  EGCA_ASSIGN_OR_RETURN(test.name, StringField(record, "name", where, false));
+  if (kind == "call") {
+    test.kind = TestKind::kCall;
+    EGCA_ASSIGN_OR_RETURN(test.function, StringField(record, "function", where, true));
+    auto args = record.find("args");
+    if (args != record.end()) {
+      if (!args->is_array()) {
+        return InvalidArgument(where + ": field \"args\" must be a JSON array");
+      }
+      test.args_json = Dump(*args);
+    }
+    auto expected = record.find("expected");
+    if (expected != record.end()) {
+      test.expected_json = Dump(*expected);
+      test.has_expected = true;
+    }
+  } else if (kind == "stdio") {
+    test.kind = TestKind::kStdio;
+    EGCA_ASSIGN_OR_RETURN(test.stdin_data, StringField(record, "stdin", where, false));
+    if (record.contains("expected_stdout")) {
+      EGCA_ASSIGN_OR_RETURN(test.expected_stdout,
+                            StringField(record, "expected_stdout", where, true));
+      test.has_expected = true;
+    }
+  } else if (kind == "assert") {
+    test.kind = TestKind::kAssert;
+    EGCA_ASSIGN_OR_RETURN(test.test_code, StringField(record, "test_code", where, true));
+    EGCA_ASSIGN_OR_RETURN(test.setup_code, StringField(record, "setup_code", where, false));
+    EGCA_ASSIGN_OR_RETURN(test.entry_point, StringField(record, "entry_point", where, false));
+  } else {
+    return InvalidArgument(
+        fmt::format("{}: unknown kind \"{}\" (expected call, stdio or assert)", where, kind));
+  }
+  return test;
+}
+
+StatusOr<std::vector<TestCase>> FromAppsObject(const json& doc, const std::string& origin) {
+  auto inputs = doc.find("inputs");
+  auto outputs = doc.find("outputs");
+  if (inputs == doc.end() || !inputs->is_array() || outputs == doc.end() ||
+      !outputs->is_array()) {
+    return InvalidArgument(origin + ": APPS input_output needs arrays \"inputs\" and \"outputs\"");
+  }
+  if (inputs->size() != outputs->size()) {
+    return InvalidArgument(fmt::format("{}: {} inputs but {} outputs", origin, inputs->size(),
+                                       outputs->size()));
+  }
+  std::string fn_name;
+  auto fn = doc.find("fn_name");
+  if (fn != doc.end()) {
+    if (!fn->is_string()) return InvalidArgument(origin + ": \"fn_name\" must be a string");
+    fn_name = fn->get<std::string>();
+  }
+  std::vector<TestCase> tests;
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    const json& in = (*inputs)[i];
+    const json& out = (*outputs)[i];
+    const std::string where = fmt::format("{}: test {}", origin, i);
+    TestCase test;
+    if (!fn_name.empty()) {
+      // APPS call-based inputs are the argument list.
+      json args = in.is_array() ? in : json::array({in});
+      test = TestCase::Call(fn_name, Dump(args), Dump(out));
+    } else {
+      if (!in.is_string()) return InvalidArgument(where + ": stdin input must be a string");
+      // Some APPS outputs are lists of lines.
+      std::string expected;
+      if (out.is_string()) {
+        expected = out.get<std::string>();
+      } else if (out.is_array()) {
+        for (const json& line : out) {
+          if (!line.is_string()) return InvalidArgument(where + ": output must be text");
+          expected += line.get<std::string>() + "\n";
+        }
+      } else {
+        return InvalidArgument(where + ": output must be text");
+      }
+      test = TestCase::Stdio(in.get<std::string>(), std::move(expected));
+    }
+    test.name = fmt::format("test {}", i);
+    tests.push_back(std::move(test));
+  }
+  return tests;
+}
+
+}  // namespace
+
+const char* TestKindName(TestKind kind) {
+  switch (kind) {
+    case TestKind::kCall: return "call";
+    case TestKind::kStdio: return "stdio";
+    case TestKind::kAssert: return "assert";
+  }
+  return "call";
+}
+
+TestCase TestCase::Call(std::string function, std::string args_json) {
+  TestCase t;
+  t.kind = TestKind::kCall;
+  t.function = std::move(function);
+  t.args_json = std::move(args_json);
+  return t;
+}
+
+TestCase TestCase::Call(std::string function, std::string args_json, std::string expected_json) {
+  TestCase t = Call(std::move(function), std::move(args_json));
+  t.expected_json = std::move(expected_json);
+  t.has_expected = true;
+  return t;
+}
+
+TestCase TestCase::Stdio(std::string stdin_data) {
+  TestCase t;
+  t.kind = TestKind::kStdio;
+  t.stdin_data = std::move(stdin_data);
+  return t;
+}
+
+TestCase TestCase::Stdio(std::string stdin_data, std::string expected_stdout) {
+  TestCase t = Stdio(std::move(stdin_data));
+  t.expected_stdout = std::move(expected_stdout);
+  t.has_expected = true;
+  return t;
+}
+
+TestCase TestCase::HumanEvalCheck(std::string test_code, std::string entry_point) {
+  TestCase t;
+  t.kind = TestKind::kAssert;
+  t.name = "check";
+  t.test_code = std::move(test_code);
+  t.entry_point = std::move(entry_point);
+  return t;
+}
+
+TestCase TestCase::Asserts(std::string test_code, std::string setup_code) {
+  TestCase t;
+  t.kind = TestKind::kAssert;
+  t.test_code = std::move(test_code);
+  t.setup_code = std::move(setup_code);
+  return t;
+}
+
+StatusOr<std::vector<TestCase>> ParseTestsJson(const std::string& text,
+                                               const std::string& origin) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return InvalidArgument(origin + ": not valid JSON");
+  if (doc.is_object()) return FromAppsObject(doc, origin);
+  if (!doc.is_array()) {
+    return InvalidArgument(origin + ": expected a JSON array of tests or an APPS object");
+  }
+  std::vector<TestCase> tests;
+  for (size_t i = 0; i < doc.size(); ++i) {
+    EGCA_ASSIGN_OR_RETURN(TestCase test,
+                          ParseOneTest(doc[i], fmt::format("{}: test {}", origin, i)));
+    if (test.name.empty()) test.name = fmt::format("test {}", i);
+    tests.push_back(std::move(test));
+  }
+  return tests;
+}
+
+StatusOr<std::vector<TestCase>> TestsFromAppsInputOutput(const std::string& text,
+                                                         const std::string& origin) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return InvalidArgument(origin + ": not a JSON object");
+  }
+  return FromAppsObject(doc, origin);
+}
+
+std::vector<TestCase> TestsFromAssertLines(const std::vector<std::string>& assert_lines,
+                                           const std::string& setup_code) {
+  std::vector<TestCase> tests;
+  for (size_t i = 0; i < assert_lines.size(); ++i) {
+    TestCase t = TestCase::Asserts(assert_lines[i], setup_code);
+    t.name = fmt::format("assert {}", i);
+    tests.push_back(std::move(t));
+  }
+  return tests;
+}
+
+}  // namespace egca::tracer
