@@ -1,0 +1,199 @@
+#include "egca/cfg/extract.h"
+
+#include <cctype>
+#include <vector>
+
+#include "parser.h"
+
+namespace egca::cfg {
+namespace {
+
+struct Line {
+  uint32_t begin;  // first byte
+  uint32_t end;    // byte after the line's text (the '\n' or end of input)
+  uint32_t next;   // first byte of the next line
+};
+
+std::vector<Line> SplitLines(std::string_view text) {
+  std::vector<Line> lines;
+  uint32_t pos = 0;
+  const uint32_t n = static_cast<uint32_t>(text.size());
+  while (pos < n) {
+    size_t nl = text.find('\n', pos);
+    uint32_t end = nl == std::string_view::npos ? n : static_cast<uint32_t>(nl);
+    uint32_t next = nl == std::string_view::npos ? n : end + 1;
+    lines.push_back(Line{pos, end, next});
+    pos = next;
+  }
+  return lines;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// A fence line: optional indentation, then ``` or ~~~ (3 or more). Returns the marker
+// character and the info string.
+bool IsFence(std::string_view line, char* marker, std::string_view* info) {
+  std::string_view t = line;
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  if (t.size() < 3) return false;
+  char c = t.front();
+  if (c != '`' && c != '~') return false;
+  size_t k = 0;
+  while (k < t.size() && t[k] == c) ++k;
+  if (k < 3) return false;
+  *marker = c;
+  *info = Trim(t.substr(k));
+  return true;
+}
+
+bool IsPythonInfo(std::string_view info) {
+  std::string lang;
+  for (char ch : info) {
+    if (std::isspace(static_cast<unsigned char>(ch)) || ch == '{') break;
+    lang += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  return lang.empty() || lang == "python" || lang == "py" || lang == "python3" ||
+         lang == "py3";
+}
+
+bool Parses(std::string_view code) {
+  StatusOr<TsTreePtr> tree = ParsePython(code);
+  return tree.ok() && !ts_node_has_error(ts_tree_root_node(tree->get()));
+}
+
+bool StartsStatement(std::string_view line) {
+  for (std::string_view p : {"def ", "class ", "import ", "from ", "@", "async def ",
+                             "if __name__"}) {
+    if (StartsWith(line, p)) return true;
+  }
+  return false;
+}
+
+bool DefinesTopLevel(std::string_view code, std::string_view entry_point) {
+  for (const Line& l : SplitLines(code)) {
+    std::string_view line = code.substr(l.begin, l.end - l.begin);
+    if (!entry_point.empty()) {
+      std::string_view t = Trim(line);
+      if (StartsWith(t, "async ")) t = Trim(t.substr(6));
+      if (StartsWith(t, "def ") && Trim(t.substr(4)).substr(0, entry_point.size()) == entry_point) {
+        std::string_view rest = Trim(t.substr(4)).substr(entry_point.size());
+        if (!rest.empty() && (rest.front() == '(' || rest.front() == ' ')) return true;
+      }
+    } else if (StartsWith(line, "def ") || StartsWith(line, "class ") ||
+               StartsWith(line, "async def ")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+struct Fenced {
+  uint32_t begin, end;
+  bool closed;
+  bool python;
+};
+
+}  // namespace
+
+const char* ExtractionKindName(ExtractionKind kind) {
+  switch (kind) {
+    case ExtractionKind::kWhole: return "whole";
+    case ExtractionKind::kFence: return "fence";
+    case ExtractionKind::kUnclosedFence: return "unclosed-fence";
+    case ExtractionKind::kProseTrimmed: return "prose-trimmed";
+  }
+  return "?";
+}
+
+ExtractedProgram ExtractProgram(std::string_view completion, const ExtractOptions& options) {
+  ExtractedProgram out;
+  std::vector<Line> lines = SplitLines(completion);
+  auto text = [&](const Line& l) { return completion.substr(l.begin, l.end - l.begin); };
+
+  // Fenced blocks.
+  std::vector<Fenced> blocks;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    char marker;
+    std::string_view info;
+    if (!IsFence(text(lines[i]), &marker, &info)) continue;
+    Fenced f{lines[i].next, static_cast<uint32_t>(completion.size()), false, IsPythonInfo(info)};
+    size_t j = i + 1;
+    for (; j < lines.size(); ++j) {
+      char m2;
+      std::string_view info2;
+      if (IsFence(text(lines[j]), &m2, &info2) && m2 == marker && info2.empty()) {
+        f.end = lines[j].begin;
+        f.closed = true;
+        break;
+      }
+    }
+    blocks.push_back(f);
+    i = j;  // continue after the closing fence
+  }
+  out.fence_count = static_cast<int32_t>(blocks.size());
+  if (!blocks.empty()) {
+    std::vector<const Fenced*> pool;
+    for (const Fenced& f : blocks) {
+      if (f.python) pool.push_back(&f);
+    }
+    if (pool.empty()) {
+      for (const Fenced& f : blocks) pool.push_back(&f);
+    }
+    const Fenced* chosen = nullptr;
+    auto body = [&](const Fenced* f) { return completion.substr(f->begin, f->end - f->begin); };
+    if (!options.entry_point.empty()) {
+      for (const Fenced* f : pool) {
+        if (DefinesTopLevel(body(f), options.entry_point)) chosen = f;
+      }
+    }
+    if (!chosen) {
+      for (const Fenced* f : pool) {
+        if (DefinesTopLevel(body(f), "")) chosen = f;
+      }
+    }
+    if (!chosen) {
+      for (const Fenced* f : pool) {
+        if (!chosen || f->end - f->begin > chosen->end - chosen->begin) chosen = f;
+      }
+    }
+    out.offset = chosen->begin;
+    out.code = std::string(body(chosen));
+    out.kind = chosen->closed ? ExtractionKind::kFence : ExtractionKind::kUnclosedFence;
+    return out;
+  }
+
+  // No fence.
+  out.code = std::string(completion);
+  if (Parses(completion)) return out;
+  size_t start = lines.size();
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (StartsStatement(text(lines[i]))) {
+      start = i;
+      break;
+    }
+  }
+  if (start == lines.size()) return out;  // nothing recognizably Python: leave it whole
+  uint32_t begin = lines[start].begin;
+  uint32_t end = static_cast<uint32_t>(completion.size());
+  constexpr size_t kMaxTrailingCut = 64;
+  for (size_t last = lines.size(); last > start && lines.size() - last <= kMaxTrailingCut;
+       --last) {
+    uint32_t e = lines[last - 1].next;
+    if (Parses(completion.substr(begin, e - begin))) {
+      end = e;
+      break;
+    }
+  }
+  out.offset = begin;
+  out.code = std::string(completion.substr(begin, end - begin));
+  out.kind = ExtractionKind::kProseTrimmed;
+  return out;
+}
+
+}  // namespace egca::cfg

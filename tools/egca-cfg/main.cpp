@@ -1,0 +1,239 @@
+// egca-cfg: control-flow graphs, execution boundaries and structural comparability of a
+// Python program, for people and (with --json) for machines.
+//
+//   egca-cfg prog.py                          CFG dump of every scope
+//   egca-cfg prog.py --function f --boundaries
+//   egca-cfg prog.py --compare ref.py [--json]   similarity, I_cmp, scope/block matching
+//   egca-cfg completion.md --extract --entry-point f   extract the program first
+//
+// Exit status: 0 done, 1 the program (or reference) does not parse, 2 bad usage or
+// unreadable input.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "egca/cfg/boundaries.h"
+#include "egca/cfg/cfg.h"
+#include "egca/cfg/extract.h"
+#include "egca/cfg/matching.h"
+#include "egca/cfg/structure.h"
+#include "egca/core/files.h"
+
+namespace {
+
+using egca::cfg::BlockId;
+using egca::cfg::BoundaryMap;
+using egca::cfg::FunctionCfg;
+using egca::cfg::ProgramCfg;
+using json = nlohmann::ordered_json;
+
+json SpanJson(const egca::SourceSpan& s) {
+  return json{{"begin_byte", s.begin_byte}, {"end_byte", s.end_byte},
+              {"begin", {s.begin.line, s.begin.column}}, {"end", {s.end.line, s.end.column}}};
+}
+
+json BoundariesJson(const BoundaryMap& map) {
+  json arr = json::array();
+  for (const auto& b : map.boundaries()) {
+    arr.push_back(json{{"index", b.index}, {"block", b.block},
+                       {"first_statement", b.first_statement},
+                       {"statement_count", b.statement_count}, {"span", SpanJson(b.span)}});
+  }
+  return arr;
+}
+
+json ScopeJson(const ProgramCfg& p, int32_t index, bool with_boundaries,
+               const egca::cfg::BoundaryOptions& bopts) {
+  const FunctionCfg& f = p.scopes()[index];
+  json blocks = json::array();
+  for (BlockId b = 0; b < f.block_count(); ++b) {
+    const auto& bb = f.block(b);
+    json stmts = json::array();
+    for (const auto& s : bb.statements) {
+      stmts.push_back(json{{"kind", egca::cfg::StmtKindName(s.kind)},
+                           {"label", egca::cfg::NormalizedLabel(s)},
+                           {"span", SpanJson(s.span)},
+                           {"loop_depth", s.loop_depth},
+                           {"yield", s.contains_yield},
+                           {"await", s.contains_await},
+                           {"scopes", s.child_scopes}});
+    }
+    json succ = json::array();
+    for (const auto& s : f.Successors(b)) {
+      succ.push_back(json{{"block", s.block}, {"kind", egca::cfg::EdgeKindName(s.kind)}});
+    }
+    json jb{{"id", bb.id},
+            {"kind", egca::cfg::BlockKindName(bb.kind)},
+            {"terminator", egca::cfg::TerminatorName(bb.terminator)},
+            {"loop_depth", bb.loop_depth},
+            {"statements", stmts},
+            {"successors", succ}};
+    if (bb.kind == egca::cfg::BlockKind::kBasic) jb["span"] = SpanJson(bb.span);
+    blocks.push_back(jb);
+  }
+  json j{{"index", index},
+         {"name", f.name},
+         {"qualified_name", f.qualified_name},
+         {"kind", egca::cfg::ScopeKindName(f.kind)},
+         {"first_line", f.first_line},
+         {"parent", f.parent},
+         {"generator", f.is_generator},
+         {"async", f.is_async},
+         {"span", SpanJson(f.span)},
+         {"entry", f.entry},
+         {"exit", f.exit},
+         {"blocks", blocks}};
+  if (with_boundaries) j["boundaries"] = BoundariesJson(BoundaryMap::Compute(f, bopts));
+  return j;
+}
+
+// Reads and builds; on failure prints one line and returns nullopt (exit 2).
+std::optional<ProgramCfg> Load(const std::string& path, bool extract,
+                               const std::string& entry_point, uint32_t* offset) {
+  egca::StatusOr<std::string> text = egca::ReadSourceFile(path);
+  if (!text.ok()) {
+    fmt::print(stderr, "egca-cfg: {}\n", text.status().ToString());
+    return std::nullopt;
+  }
+  std::string source = std::move(text).value();
+  if (extract) {
+    egca::cfg::ExtractedProgram e =
+        egca::cfg::ExtractProgram(source, egca::cfg::ExtractOptions().set_entry_point(entry_point));
+    source = std::move(e.code);
+    if (offset) *offset = e.offset;
+  }
+  egca::StatusOr<ProgramCfg> p = ProgramCfg::Build(source);
+  if (!p.ok()) {
+    fmt::print(stderr, "egca-cfg: {}: {}\n", path, p.status().ToString());
+    return std::nullopt;
+  }
+  return std::move(p).value();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Control-flow graphs, execution boundaries and structural comparability of "
+               "Python programs"};
+  std::string file, function, compare, entry_point;
+  bool boundaries = false, statements = false, as_json = false, extract = false;
+  double threshold = egca::cfg::StructureOptions().threshold;
+  app.add_option("FILE", file, "Python source (UTF-8)")->required();
+  app.add_option("--function", function, "only this scope (co_name or qualified name)");
+  app.add_flag("--boundaries", boundaries, "print execution boundaries instead of the CFG");
+  app.add_flag("--statements", statements, "boundaries per statement instead of per block");
+  app.add_flag("--json", as_json, "JSON output");
+  app.add_option("--compare", compare, "reference program: print similarity and I_cmp");
+  app.add_option("--threshold", threshold, "comparability threshold")->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--extract", extract,
+               "FILE is an LLM completion: extract the program (fences, prose) first");
+  app.add_option("--entry-point", entry_point, "function the program defines (for --extract)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  uint32_t offset = 0;
+  std::optional<ProgramCfg> program = Load(file, extract, entry_point, &offset);
+  if (!program) return 2;
+  if (!program->parsed()) {
+    const auto& err = *program->syntax_error();
+    if (as_json) {
+      fmt::print("{}\n", json{{"file", file}, {"parsed", false}, {"offset", offset},
+                              {"error", {{"message", err.message}, {"span", SpanJson(err.span)}}}}
+                             .dump(2));
+    } else {
+      fmt::print("{}: does not parse: {} at {}\n", file, err.message, err.span.ToString());
+    }
+    return 1;
+  }
+
+  if (!compare.empty()) {
+    std::optional<ProgramCfg> ref = Load(compare, false, "", nullptr);
+    if (!ref) return 2;
+    if (!ref->parsed()) {
+      fmt::print("{}: reference does not parse: {} at {}\n", compare,
+                 ref->syntax_error()->message, ref->syntax_error()->span.ToString());
+      return 1;
+    }
+    egca::cfg::StructureOptions so;
+    so.threshold = threshold;
+    egca::cfg::Comparability c = egca::cfg::CompareStructure(*program, *ref, so);
+    std::vector<egca::cfg::ScopeMatch> scopes = egca::cfg::MatchScopes(*program, *ref);
+    if (as_json) {
+      json jm = json::array();
+      for (const auto& m : scopes) {
+        egca::cfg::BlockMatching bm = egca::cfg::MatchBlocks(*program, m.candidate, *ref, m.reference);
+        json pairs = json::array();
+        for (const auto& p : bm.pairs) pairs.push_back({p.candidate, p.reference, p.score});
+        jm.push_back(json{{"candidate", m.candidate}, {"reference", m.reference},
+                          {"score", m.score}, {"blocks", pairs},
+                          {"unmatched_candidate", bm.unmatched_candidate},
+                          {"unmatched_reference", bm.unmatched_reference}});
+      }
+      fmt::print("{}\n", json{{"candidate", file}, {"reference", compare}, {"score", c.score},
+                              {"threshold", c.threshold}, {"comparable", c.comparable},
+                              {"scopes", jm}}
+                             .dump(2));
+    } else {
+      fmt::print("similarity {:.4f} threshold {:.4f} I_cmp {}\n", c.score, c.threshold,
+                 c.comparable ? 1 : 0);
+      for (const auto& m : scopes) {
+        fmt::print("scope {} ({}) ~ {} ({}) {:.4f}\n", m.candidate,
+                   program->scopes()[m.candidate].qualified_name, m.reference,
+                   ref->scopes()[m.reference].qualified_name, m.score);
+        egca::cfg::BlockMatching bm = egca::cfg::MatchBlocks(*program, m.candidate, *ref, m.reference);
+        std::string dump = bm.Dump();
+        for (size_t pos = 0; pos < dump.size();) {
+          size_t nl = dump.find('\n', pos);
+          fmt::print("  {}\n", dump.substr(pos, nl - pos));
+          pos = nl + 1;
+        }
+      }
+    }
+    return 0;
+  }
+
+  std::vector<int32_t> selected;
+  if (!function.empty()) {
+    int32_t idx = program->FindScopeByName(function);
+    if (idx < 0) {
+      fmt::print(stderr, "egca-cfg: {}: no function/scope named '{}'\n", file, function);
+      return 2;
+    }
+    selected.push_back(idx);
+  } else {
+    for (size_t i = 0; i < program->scopes().size(); ++i) selected.push_back(static_cast<int32_t>(i));
+  }
+  egca::cfg::BoundaryOptions bopts;
+  if (statements) bopts.granularity = egca::cfg::BoundaryGranularity::kStatement;
+  if (as_json) {
+    json scopes = json::array();
+    for (int32_t i : selected) scopes.push_back(ScopeJson(*program, i, boundaries, bopts));
+    json unsupported = json::array();
+    for (const auto& u : program->unsupported()) {
+      unsupported.push_back(json{{"what", u.what}, {"span", SpanJson(u.span)}});
+    }
+    fmt::print("{}\n", json{{"file", file}, {"parsed", true}, {"offset", offset},
+                            {"unsupported", unsupported}, {"scopes", scopes}}
+                           .dump(2));
+    return 0;
+  }
+  for (const auto& u : program->unsupported()) {
+    fmt::print("unsupported at {}: {}\n", u.span.ToString(), u.what);
+  }
+  for (int32_t i : selected) {
+    if (boundaries) {
+      const FunctionCfg& f = program->scopes()[i];
+      fmt::print("scope {} {} first_line={}\n", i, f.qualified_name, f.first_line);
+      fmt::print("{}", BoundaryMap::Compute(f, bopts).Dump());
+    } else {
+      fmt::print("{}", program->DumpScope(i));
+    }
+  }
+  return 0;
+}
