@@ -21,6 +21,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "egca/core/status.h"
 
@@ -67,6 +69,7 @@ struct ChildOutcome {
   double wall_seconds = 0;
   double cpu_seconds = 0;       // user + system of the child's process group
   uint64_t max_rss_bytes = 0;
+  int pid = 0;                  // the child's pid as the caller sees it (diagnostics, tests)
 };
 
 // Runs in the forked child after isolation is applied. `payload` is ChildRequest::payload;
@@ -81,6 +84,27 @@ struct ForkServerOptions {
   // Private working directories are created under this directory (made if missing).
   std::string scratch_root = "/tmp/egca-sandbox";
   bool install_seccomp = true;    // off only for debugging egca itself
+  // Extra environment variables for the server and its children, set after the fixed
+  // environment (see docs/sandbox.md: PYTHONHASHSEED=0, HOME=TMPDIR=the private directory,
+  // LANG=C.UTF-8, TZ=UTC, PATH=/usr/bin:/bin). The caller's environment is not inherited.
+  std::vector<std::pair<std::string, std::string>> extra_env;
+  // Size of the tmpfs mounted over scratch_root when the server has a mount namespace
+  // (bounds what all children of this server can store; unprivileged runs write to disk
+  // and only RLIMIT_FSIZE bounds each file).
+  uint64_t scratch_tmpfs_bytes = 512ull << 20;
+};
+
+// Which protections are active on this machine for this user (for README/--version
+// output and tests that must skip when unprivileged).
+struct Capabilities {
+  bool seccomp = false;
+  bool network_namespace = false;  // no network at all (else: seccomp blocks sockets)
+  bool mount_namespace = false;    // private /tmp and read-only view of the rest
+  bool pid_namespace = false;
+  bool uid_drop = false;           // children run as an unprivileged uid
+  bool user_namespace = false;     // namespaces come from an unprivileged user namespace
+  int landlock_abi = 0;            // 0: no Landlock; else writes confined to the private dir
+  std::string ToString() const;
 };
 
 class ForkServer {
@@ -96,6 +120,11 @@ class ForkServer {
   // error; an error means the server itself failed (it is restarted on the next call).
   StatusOr<ChildOutcome> Run(const ChildRequest& request);
 
+  // Protections the current server process put in place (after a restart: the new one's).
+  Capabilities capabilities() const;
+  // The server's pid (0 when it is not running); for diagnostics and crash tests.
+  int server_pid() const;
+
   class Impl;
 
  private:
@@ -103,16 +132,6 @@ class ForkServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// Which protections are active on this machine for this user (for README/--version
-// output and tests that must skip when unprivileged).
-struct Capabilities {
-  bool seccomp = false;
-  bool network_namespace = false;  // no network at all (else: seccomp blocks sockets)
-  bool mount_namespace = false;    // private /tmp and read-only view of the rest
-  bool pid_namespace = false;
-  bool uid_drop = false;           // children run as an unprivileged uid
-  std::string ToString() const;
-};
 Capabilities ProbeCapabilities();
 
 }  // namespace egca::sandbox

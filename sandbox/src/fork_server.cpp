@@ -1,0 +1,230 @@
+#include "egca/sandbox/fork_server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "isolation.h"
+#include "posix_util.h"
+#include "server.h"
+#include "wire.h"
+
+namespace egca::sandbox {
+
+using internal::UniqueFd;
+
+const char* TerminationName(Termination t) {
+  switch (t) {
+    case Termination::kExited: return "exited";
+    case Termination::kSignaled: return "signaled";
+    case Termination::kWallTimeout: return "wall_timeout";
+    case Termination::kCpuTimeout: return "cpu_timeout";
+    case Termination::kOutputLimit: return "output_limit";
+    case Termination::kViolation: return "violation";
+  }
+  return "unknown";
+}
+
+std::string Capabilities::ToString() const {
+  return fmt::format(
+      "seccomp={} landlock_abi={} network_namespace={} mount_namespace={} pid_namespace={} "
+      "uid_drop={} user_namespace={}",
+      seccomp, landlock_abi, network_namespace, mount_namespace, pid_namespace, uid_drop,
+      user_namespace);
+}
+
+namespace {
+
+// Forks from this process are serialized: a server forked while another thread is
+// between socketpair() and fork() would inherit that server's socket end; every server
+// closes inherited descriptors at once, but serializing keeps the window closed too.
+std::mutex g_fork_mutex;
+
+// How long the caller waits for an outcome beyond the wall limit before it declares the
+// server hung (it enforces the wall limit itself; this only catches a broken server).
+constexpr double kServerGraceSeconds = 30.0;
+
+std::string DescribeWaitStatus(int status) {
+  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
+  return "ended";
+}
+
+}  // namespace
+
+class ForkServer::Impl {
+ public:
+  explicit Impl(ForkServerOptions options) : options_(std::move(options)) {}
+  ~Impl() { Stop(); }
+
+  // Forks a server and waits for its ready message.
+  Status Spawn() {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      return Internal(fmt::format("fork server: socketpair: {}", std::strerror(errno)));
+    }
+    UniqueFd mine(sv[0]), theirs(sv[1]);
+    pid_t pid;
+    {
+      std::lock_guard<std::mutex> lock(g_fork_mutex);
+      std::fflush(nullptr);
+      pid = fork();
+      if (pid == 0) {
+        mine.Reset();
+        internal::ServerMain(options_, theirs.get());
+      }
+    }
+    if (pid < 0) return Internal(fmt::format("fork server: fork: {}", std::strerror(errno)));
+    theirs.Reset();
+    pid_ = pid;
+    sock_ = std::move(mine);
+    internal::ReadyMessage ready;
+    if (!internal::ReceiveReady(sock_.get(), &ready)) {
+      int status = Reap(/*force=*/true);
+      return Internal(fmt::format("fork server died during start-up ({})",
+                                  DescribeWaitStatus(status)));
+    }
+    if (!ready.ok) {
+      Reap(/*force=*/true);
+      return Internal(fmt::format("fork server warm-up failed: {}", ready.error));
+    }
+    capabilities_ = ready.capabilities;
+    return Status::Ok();
+  }
+
+  StatusOr<ChildOutcome> Run(const ChildRequest& request) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pid_ == 0) {
+      Status started = Spawn();
+      if (!started.ok()) return started.WithContext("restarting the fork server");
+    }
+    if (!internal::WriteAll(sock_.get(), internal::EncodeRequest(request))) {
+      return ServerLost("sending the request");
+    }
+    // The server answers within the wall limit plus collection time; a server that does
+    // not is broken and is replaced.
+    double limit = request.limits.wall_seconds + kServerGraceSeconds;
+    pollfd pfd{sock_.get(), POLLIN, 0};
+    int ready;
+    do {
+      ready = poll(&pfd, 1, static_cast<int>(std::ceil(limit * 1000)));
+    } while (ready < 0 && errno == EINTR);
+    if (ready <= 0) return ServerLost("waiting for the outcome (server hung)");
+    ChildOutcome outcome;
+    std::string error;
+    if (!internal::ReceiveOutcome(sock_.get(), &outcome, &error)) {
+      return ServerLost("reading the outcome");
+    }
+    if (!error.empty()) return Internal(fmt::format("fork server: {}", error));
+    return outcome;
+  }
+
+  Capabilities capabilities() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return capabilities_;
+  }
+  int server_pid() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pid_;
+  }
+
+ private:
+  Status ServerLost(const char* during) {
+    int status = Reap(/*force=*/true);
+    return Unavailable(fmt::format(
+        "fork server {} while {}; it is restarted on the next Run()",
+        DescribeWaitStatus(status), during));
+  }
+
+  // Ends the server: closing the socket makes it clean up and exit; `force` kills it at
+  // once. Its children die with it (PR_SET_PDEATHSIG). Returns its wait status.
+  int Reap(bool force) {
+    if (pid_ == 0) return 0;
+    if (force) kill(pid_, SIGKILL);
+    sock_.Reset();
+    int status = 0;
+    if (!force) {
+      // Give it a moment to remove its scratch directory.
+      UniqueFd pidfd(internal::PidfdOpen(pid_));
+      pollfd pfd{pidfd.get(), POLLIN, 0};
+      if (!pidfd.valid() || poll(&pfd, 1, 2000) <= 0) kill(pid_, SIGKILL);
+    }
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = 0;
+    return status;
+  }
+
+  void Stop() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Reap(/*force=*/false);
+  }
+
+  ForkServerOptions options_;
+  mutable std::mutex mu_;  // serializes Run(); guards the fields below
+  pid_t pid_ = 0;
+  UniqueFd sock_;
+  Capabilities capabilities_;
+};
+
+ForkServer::ForkServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ForkServer::~ForkServer() = default;
+
+StatusOr<std::unique_ptr<ForkServer>> ForkServer::Start(ForkServerOptions options) {
+  if (!options.child_main) return InvalidArgument("ForkServerOptions.child_main is required");
+  if (options.scratch_root.empty() || options.scratch_root[0] != '/') {
+    return InvalidArgument(fmt::format("ForkServerOptions.scratch_root must be absolute: '{}'",
+                                       options.scratch_root));
+  }
+  auto impl = std::make_unique<Impl>(std::move(options));
+  EGCA_RETURN_IF_ERROR(impl->Spawn());
+  return std::unique_ptr<ForkServer>(new ForkServer(std::move(impl)));
+}
+
+StatusOr<ChildOutcome> ForkServer::Run(const ChildRequest& request) { return impl_->Run(request); }
+Capabilities ForkServer::capabilities() const { return impl_->capabilities(); }
+int ForkServer::server_pid() const { return impl_->server_pid(); }
+
+Capabilities ProbeCapabilities() {
+  // Probed by doing what a server does, in a throwaway process.
+  static std::once_flag once;
+  static Capabilities probed;
+  std::call_once(once, [] {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return;
+    UniqueFd read_end(p[0]), write_end(p[1]);
+    pid_t pid;
+    {
+      std::lock_guard<std::mutex> lock(g_fork_mutex);
+      pid = fork();
+      if (pid == 0) {
+        ForkServerOptions options;
+        options.scratch_tmpfs_bytes = 1 << 20;
+        internal::ReadyMessage ready;
+        ready.ok = true;
+        ready.capabilities = internal::SetUpServerIsolation(options);
+        internal::WriteAll(write_end.get(), internal::EncodeReady(ready));
+        _exit(0);
+      }
+    }
+    write_end.Reset();
+    if (pid < 0) return;
+    internal::ReadyMessage ready;
+    if (internal::ReceiveReady(read_end.get(), &ready)) probed = ready.capabilities;
+    waitpid(pid, nullptr, 0);
+  });
+  return probed;
+}
+
+}  // namespace egca::sandbox

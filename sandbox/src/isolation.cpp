@@ -1,0 +1,334 @@
+#include "isolation.h"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/landlock.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+#include <grp.h>
+
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "posix_util.h"
+
+// Landlock constants newer than the Debian 12 kernel headers (the running kernel decides
+// which ABI is available; see LandlockAbi()).
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#endif
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+
+namespace egca::sandbox::internal {
+namespace {
+
+// struct landlock_ruleset_attr as of ABI 6 (older kernels take a prefix of it).
+struct LandlockRulesetAttr {
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net;
+  uint64_t scoped;
+};
+
+int LandlockAbi() {
+  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  return abi < 0 ? 0 : static_cast<int>(abi);
+}
+
+bool SeccompAvailable() { return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0; }
+
+bool WriteSmallFile(const char* path, const std::string& text) {
+  UniqueFd fd(::open(path, O_WRONLY | O_CLOEXEC));
+  return fd.valid() && ::write(fd.get(), text.data(), text.size()) ==
+                           static_cast<ssize_t>(text.size());
+}
+
+// Read-only view of every mount, tmpfs over /tmp and over the scratch root. Runs in the
+// server's fresh mount namespace; false when any step fails (the namespace then only
+// keeps what succeeded, and Landlock still confines writes where available).
+bool SetUpMounts(const ForkServerOptions& options) {
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID;
+  if (::syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &attr, sizeof(attr)) != 0) {
+    return false;
+  }
+  if (::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") != 0) {
+    return false;
+  }
+  // scratch_root exists on the host already (made before unshare) unless it lies under
+  // /tmp, which is now the fresh tmpfs.
+  if (!MakeDirs(options.scratch_root, 0711)) return false;
+  std::string data = fmt::format("size={},nr_inodes=65536,mode=0711",
+                                 options.scratch_tmpfs_bytes);
+  return ::mount("tmpfs", options.scratch_root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
+                 data.c_str()) == 0;
+}
+
+// Unprivileged: a user namespace owning new net and mount namespaces, our uid/gid mapped
+// to themselves (files keep their owner; nothing else is mapped).
+bool EnterUserNamespace() {
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) != 0) return false;
+  return WriteSmallFile("/proc/self/setgroups", "deny") &&
+         WriteSmallFile("/proc/self/uid_map", fmt::format("{} {} 1\n", uid, uid)) &&
+         WriteSmallFile("/proc/self/gid_map", fmt::format("{} {} 1\n", gid, gid));
+}
+
+void SetFixedEnvironment(const ForkServerOptions& options, const std::string& work_dir) {
+  clearenv();
+  setenv("PYTHONHASHSEED", "0", 1);
+  setenv("HOME", work_dir.c_str(), 1);
+  setenv("TMPDIR", work_dir.c_str(), 1);
+  setenv("LANG", "C.UTF-8", 1);
+  setenv("TZ", "UTC", 1);
+  setenv("PATH", "/usr/bin:/bin", 1);
+  for (const auto& [name, value] : options.extra_env) setenv(name.c_str(), value.c_str(), 1);
+}
+
+bool SetLimit(int resource, rlim_t value) {
+  rlimit r{value, value};
+  return setrlimit(resource, &r) == 0;
+}
+
+// ---- seccomp ---------------------------------------------------------------------------
+
+ViolationRecord* g_violation = nullptr;
+pid_t g_self = 0;
+
+// SIGSYS from SECCOMP_RET_TRAP: record which call was stopped, then die uncatchably. The
+// program cannot replace this handler (rt_sigaction(SIGSYS, act) is refused by the
+// filter); if it blocks SIGSYS the kernel kills it with SIGSYS and the server still
+// reports a violation, only without the name.
+void OnSigsys(int, siginfo_t* info, void*) {
+  if (g_violation != nullptr) {
+    g_violation->syscall_nr = info->si_syscall;
+    g_violation->magic = kViolationMagic;
+  }
+  ::syscall(SYS_kill, g_self, SIGKILL);
+}
+
+std::string InstallSeccomp(pid_t self) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (ctx == nullptr) return "seccomp_init failed";
+  struct CtxGuard {
+    scmp_filter_ctx ctx;
+    ~CtxGuard() { seccomp_release(ctx); }
+  } guard{ctx};
+  // A foreign ABI (int 0x80 / x32) would bypass the native rules: kill outright.
+  seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+
+  const uint32_t trap = SCMP_ACT_TRAP;
+  // Process creation, program execution, networking, debugging other processes, and
+  // everything that changes the system rather than the process.
+  static const char* const kTrapped[] = {
+      "fork", "vfork", "execve", "execveat", "socket", "connect", "bind", "listen",
+      "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_open",
+      "pidfd_getfd", "pidfd_send_signal", "setsid", "setpgid", "tkill", "mount", "umount2",
+      "pivot_root", "chroot", "unshare", "setns", "reboot", "kexec_load", "kexec_file_load",
+      "init_module", "finit_module", "delete_module", "swapon", "swapoff", "acct",
+      "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname",
+      "setdomainname", "bpf", "perf_event_open", "keyctl", "add_key", "request_key",
+      "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "quotactl",
+      "syslog", "iopl", "ioperm", "name_to_handle_at", "open_by_handle_at", "fanotify_init",
+      "vhangup", "move_mount", "open_tree", "fsopen", "fsmount", "fspick", "mount_setattr",
+      "process_madvise", "seccomp"};
+  for (const char* name : kTrapped) {
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) continue;  // not on this architecture
+    if (seccomp_rule_add(ctx, trap, nr, 0) != 0) return fmt::format("seccomp rule {}", name);
+  }
+  int rc = 0;
+  // Threads are fine; any other clone makes a process.
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(clone), 1,
+                         SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  // clone3 passes its flags in memory the filter cannot read: ENOSYS makes glibc fall
+  // back to clone, which is checked above.
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  // Signals only to itself (kill(0)/kill(-pgid)/kill(-1) included in "not itself").
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(rt_sigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(rt_tgsigqueueinfo), 1,
+                         SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
+  // Resource limits of other processes (glibc's setrlimit passes pid 0).
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_NE, 0));
+  // Keep the violation reporter in place.
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EINVAL), SCMP_SYS(rt_sigaction), 2,
+                         SCMP_A0(SCMP_CMP_EQ, SIGSYS), SCMP_A1(SCMP_CMP_NE, 0));
+  // Typing into a terminal.
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(ioctl), 1,
+                         SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI));
+  if (rc != 0) return "seccomp: adding a conditional rule failed";
+  if (seccomp_load(ctx) != 0) return fmt::format("seccomp_load: {}", std::strerror(errno));
+  return {};
+}
+
+std::string ApplyLandlock(int abi, const std::string& work_dir) {
+  uint64_t fs_write = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+                      LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                      LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                      LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+                      LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+  if (abi >= 2) fs_write |= LANDLOCK_ACCESS_FS_REFER;
+  if (abi >= 3) fs_write |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  LandlockRulesetAttr attr{};
+  attr.handled_access_fs = fs_write;
+  size_t attr_size = sizeof(uint64_t);
+  if (abi >= 4) {
+    // No TCP rules: every bind/connect is refused (seccomp already stops socket()).
+    attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+    attr_size = 2 * sizeof(uint64_t);
+  }
+  if (abi >= 6) {
+    attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+    attr_size = sizeof(attr);
+  }
+  UniqueFd ruleset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0)));
+  if (!ruleset.valid()) return fmt::format("landlock_create_ruleset: {}", std::strerror(errno));
+
+  auto allow = [&](const char* path, uint64_t access) -> bool {
+    UniqueFd fd(::open(path, O_PATH | O_CLOEXEC));
+    if (!fd.valid()) return false;
+    landlock_path_beneath_attr rule{};
+    rule.allowed_access = access;
+    rule.parent_fd = fd.get();
+    return ::syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_PATH_BENEATH, &rule,
+                     0) == 0;
+  };
+  if (!allow(work_dir.c_str(), fs_write)) {
+    return fmt::format("landlock rule for {}: {}", work_dir, std::strerror(errno));
+  }
+  uint64_t device_write = LANDLOCK_ACCESS_FS_WRITE_FILE;
+  if (abi >= 3) device_write |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  allow("/dev/null", device_write);  // best effort: open("/dev/null", "w") keeps working
+  if (::syscall(SYS_landlock_restrict_self, ruleset.get(), 0) != 0) {
+    return fmt::format("landlock_restrict_self: {}", std::strerror(errno));
+  }
+  return {};
+}
+
+std::string DropCapabilities() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capset, &header, data) != 0) {
+    return fmt::format("capset: {}", std::strerror(errno));
+  }
+  return {};
+}
+
+}  // namespace
+
+uid_t RunUidForServer(pid_t server_pid) {
+  // Far above any uid in /etc/passwd and below the overflow/invalid ids.
+  return static_cast<uid_t>(2000000000u + static_cast<uint32_t>(server_pid));
+}
+
+Capabilities SetUpServerIsolation(const ForkServerOptions& options) {
+  Capabilities caps;
+  caps.seccomp = options.install_seccomp && SeccompAvailable();
+  caps.landlock_abi = LandlockAbi();
+  // Made before unshare so that a scratch root outside /tmp exists for the tmpfs mount.
+  MakeDirs(options.scratch_root, 0711);
+  bool root = geteuid() == 0;
+  bool have_namespaces = false;
+  if (root) {
+    have_namespaces = ::unshare(CLONE_NEWNS | CLONE_NEWNET) == 0;
+  } else {
+    have_namespaces = EnterUserNamespace();
+    caps.user_namespace = have_namespaces;
+  }
+  if (have_namespaces) {
+    caps.network_namespace = true;
+    caps.mount_namespace = SetUpMounts(options);
+  }
+  caps.uid_drop = root;
+  // Children are not forked as pid-namespace inits: fork is denied by seccomp, so there
+  // are no descendants to contain, and a per-child namespace costs a clone flag plus a
+  // changed getppid()/kill(0) meaning (see docs/sandbox.md).
+  caps.pid_namespace = false;
+  return caps;
+}
+
+std::string IsolateChild(const ChildPlan& plan) {
+  const Limits& l = *plan.limits;
+  double cpu = std::max(1.0, std::ceil(l.cpu_seconds));
+  rlimit cpu_limit{static_cast<rlim_t>(cpu), static_cast<rlim_t>(cpu) + 1};
+  if (setrlimit(RLIMIT_CPU, &cpu_limit) != 0) return "setrlimit(RLIMIT_CPU)";
+  if (!SetLimit(RLIMIT_AS, l.memory_bytes)) return "setrlimit(RLIMIT_AS)";
+  if (!SetLimit(RLIMIT_FSIZE, l.file_bytes)) return "setrlimit(RLIMIT_FSIZE)";
+  if (!SetLimit(RLIMIT_NOFILE, static_cast<rlim_t>(std::max(l.max_open_files, 8)))) {
+    return "setrlimit(RLIMIT_NOFILE)";
+  }
+  if (!SetLimit(RLIMIT_CORE, 0)) return "setrlimit(RLIMIT_CORE)";
+  if (!SetLimit(RLIMIT_MSGQUEUE, 0)) return "setrlimit(RLIMIT_MSGQUEUE)";
+  if (plan.drop_uid) {
+    // Counted per uid, and this uid belongs to this server's current child alone.
+    if (!SetLimit(RLIMIT_NPROC, static_cast<rlim_t>(std::max(l.max_threads, 1)))) {
+      return "setrlimit(RLIMIT_NPROC)";
+    }
+    if (setgroups(0, nullptr) != 0) return "setgroups";
+    if (setresgid(plan.run_uid, plan.run_uid, plan.run_uid) != 0) return "setresgid";
+    if (setresuid(plan.run_uid, plan.run_uid, plan.run_uid) != 0) return "setresuid";
+  } else if (plan.drop_capabilities) {
+    std::string error = DropCapabilities();
+    if (!error.empty()) return error;
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return "PR_SET_NO_NEW_PRIVS";
+  if (plan.landlock_abi > 0) {
+    std::string error = ApplyLandlock(plan.landlock_abi, plan.work_dir);
+    if (!error.empty()) return error;
+  }
+  if (plan.seccomp) {
+    g_violation = plan.violation;
+    g_self = getpid();
+    struct sigaction sa {};
+    sa.sa_sigaction = OnSigsys;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSYS, &sa, nullptr) != 0) return "sigaction(SIGSYS)";
+    std::string error = InstallSeccomp(g_self);
+    if (!error.empty()) return error;
+  }
+  return {};
+}
+
+std::string SyscallName(int nr) {
+  char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+  if (name == nullptr) return fmt::format("syscall {}", nr);
+  std::string out = name;
+  std::free(name);
+  return out;
+}
+
+void ApplyServerEnvironment(const ForkServerOptions& options, const std::string& work_dir) {
+  SetFixedEnvironment(options, work_dir);
+}
+
+}  // namespace egca::sandbox::internal

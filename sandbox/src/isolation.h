@@ -1,0 +1,61 @@
+// Isolation steps: what the server sets up once for itself and all its children
+// (namespaces, mounts, environment) and what each child applies to itself after fork
+// (rlimits, uid, Landlock, seccomp). Private to the sandbox module.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "egca/sandbox/fork_server.h"
+
+namespace egca::sandbox::internal {
+
+// A page shared by the server and its children (MAP_SHARED, reset before each fork)
+// through which a child reports what the server cannot see from outside: the system call
+// its SIGSYS handler trapped, or why its isolation setup failed.
+struct ViolationRecord {
+  uint32_t magic;  // kViolationMagic when `syscall_nr` is valid
+  int32_t syscall_nr;
+  uint32_t setup_failed;  // nonzero: `setup_error` says which isolation step failed
+  char setup_error[256];
+};
+constexpr uint32_t kViolationMagic = 0x53595331;
+
+// Done once in the server process, before warm-up. Creates namespaces where permitted
+// (root: net + mount; unprivileged: inside a user namespace if the kernel allows it),
+// remounts the filesystem read-only with tmpfs over /tmp and over `scratch_root`, and
+// fills in what actually took effect. Never fails: each protection degrades separately.
+Capabilities SetUpServerIsolation(const ForkServerOptions& options);
+
+// Replaces the server's environment (inherited by warm-up and every child) with the fixed,
+// deterministic one; HOME and TMPDIR point at `work_dir`, the per-run private directory
+// (the same path for every run of this server, re-created empty each time).
+void ApplyServerEnvironment(const ForkServerOptions& options, const std::string& work_dir);
+
+// The uid/gid children of the server run as when uid_drop is possible (unique per live
+// server so RLIMIT_NPROC counts exactly one child's threads).
+uid_t RunUidForServer(pid_t server_pid);
+
+struct ChildPlan {
+  const Limits* limits;
+  std::string work_dir;       // the child's private directory (cwd, HOME, TMPDIR)
+  bool drop_uid;
+  uid_t run_uid;
+  bool drop_capabilities;     // user-namespace mode: shed the namespace's capabilities
+  int landlock_abi;
+  bool seccomp;
+  ViolationRecord* violation;  // shared with the server
+};
+
+// In the forked child: applies rlimits, uid drop, Landlock and the seccomp filter in that
+// order. Returns an error message (empty on success); the child then exits with
+// kIsolationFailedExit so the server reports the run as an egca error.
+std::string IsolateChild(const ChildPlan& plan);
+constexpr int kIsolationFailedExit = 121;
+
+// Human-readable name of a syscall number on this architecture ("clone", "socket", ...).
+std::string SyscallName(int nr);
+
+}  // namespace egca::sandbox::internal

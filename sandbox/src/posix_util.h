@@ -1,0 +1,69 @@
+// Small RAII and I/O helpers over raw POSIX calls (private to the sandbox module).
+#pragma once
+
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace egca::sandbox::internal {
+
+// Owns one file descriptor; closes it on destruction.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { Reset(); }
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.Release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) Reset(other.Release());
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int Release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void Reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Writes all of `data`, retrying on EINTR/short writes; on a socket uses MSG_NOSIGNAL so a
+// dead peer is an error, not SIGPIPE. Returns false on error (errno set).
+bool WriteAll(int fd, const void* data, size_t size);
+bool WriteAll(int fd, std::string_view data);
+// Reads exactly `size` bytes. Returns false on EOF before that or on error (errno = 0 on
+// EOF).
+bool ReadExact(int fd, void* data, size_t size);
+
+// Monotonic clock in seconds.
+double MonotonicSeconds();
+
+// Sets O_NONBLOCK on `fd`.
+bool SetNonBlocking(int fd);
+
+// pidfd_open(2); -1 when the kernel lacks it.
+int PidfdOpen(pid_t pid);
+
+// Closes every descriptor >= `lowest` except those listed (close_range where available).
+void CloseFdsFrom(int lowest);
+
+// Removes `path` and everything below it without following symlinks. Best effort.
+void RemoveTree(const std::string& path);
+
+// "mkdir -p" with `mode` for directories it creates.
+bool MakeDirs(const std::string& path, mode_t mode);
+
+}  // namespace egca::sandbox::internal

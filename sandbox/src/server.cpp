@@ -1,0 +1,411 @@
+#include "server.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <cxxabi.h>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "isolation.h"
+#include "posix_util.h"
+#include "wire.h"
+
+namespace egca::sandbox::internal {
+namespace {
+
+constexpr int kServerSocketFd = 3;  // the server's end of the socketpair, and the
+                                    // child's result_fd (dup2 replaces it in the child)
+constexpr int kChildResultFd = 3;
+constexpr double kCpuCheckInterval = 0.05;  // seconds between server-side CPU readings
+
+enum class KillReason { kNone, kWall, kCpu, kOutput };
+
+struct ServerState {
+  const ForkServerOptions* options;
+  Capabilities caps;
+  pid_t self;
+  std::string server_dir;  // <scratch_root>/srv-<pid>
+  std::string work_dir;    // <server_dir>/work: the current child's private directory
+  ViolationRecord* record;  // shared page
+};
+
+// Everything the child needs after fork; it only reads this (copy-on-write memory).
+struct ChildSetup {
+  const ServerState* state;
+  const ChildRequest* request;
+  int fds[4];  // stdin (memfd), stdout, stderr, result: become 0, 1, 2, 3
+};
+
+[[noreturn]] void ChildFail(ViolationRecord* record, const std::string& what) {
+  record->setup_failed = 1;
+  std::snprintf(record->setup_error, sizeof(record->setup_error), "%s (errno %d: %s)",
+                what.c_str(), errno, std::strerror(errno));
+  _exit(kIsolationFailedExit);
+}
+
+[[noreturn]] void ChildMainOuter(const ChildSetup& setup) {
+  const ServerState& state = *setup.state;
+  // Die with the server; the server is single-threaded, so "parent thread" is the server.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != state.self) _exit(kIsolationFailedExit);
+  setpgid(0, 0);
+  int moved[4];
+  for (int i = 0; i < 4; ++i) {
+    // Above every target number first, so no dup2 below clobbers a source.
+    moved[i] = fcntl(setup.fds[i], F_DUPFD, 16);
+    if (moved[i] < 0) ChildFail(state.record, "fcntl(F_DUPFD)");
+  }
+  for (int i = 0; i < 4; ++i) {
+    if (dup2(moved[i], i) != i) ChildFail(state.record, "dup2");
+  }
+  CloseFdsFrom(4);
+  sigset_t all;
+  sigemptyset(&all);
+  sigprocmask(SIG_SETMASK, &all, nullptr);
+  // A file over RLIMIT_FSIZE becomes an EFBIG error in the program instead of a kill,
+  // whatever warm-up did with the signal.
+  signal(SIGXFSZ, SIG_IGN);
+  if (chdir(state.work_dir.c_str()) != 0) ChildFail(state.record, "chdir to the private dir");
+
+  ChildPlan plan{};
+  plan.limits = &setup.request->limits;
+  plan.work_dir = state.work_dir;
+  plan.drop_uid = state.caps.uid_drop;
+  plan.run_uid = RunUidForServer(state.self);
+  plan.drop_capabilities = state.caps.user_namespace;
+  plan.landlock_abi = state.caps.landlock_abi;
+  plan.seccomp = state.caps.seccomp;
+  plan.violation = state.record;
+  std::string error = IsolateChild(plan);
+  if (!error.empty()) ChildFail(state.record, error);
+
+  int rc = 70;
+  try {
+    rc = state.options->child_main(setup.request->payload, kChildResultFd);
+  } catch (abi::__forced_unwind&) {
+    throw;  // pthread_exit() on the main thread: the process lives on in its other threads
+  } catch (...) {
+    rc = 70;  // EX_SOFTWARE: child_main must not throw
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(rc & 0xff);
+}
+
+// Kills and reaps every process left below the server (the server is a child subreaper,
+// so orphans of a child that escaped its process group end up here). With the seccomp
+// filter there are none; this is the net for install_seccomp = false.
+void SweepOrphans(pid_t self) {
+  std::string path = fmt::format("/proc/{}/task/{}/children", self, self);
+  for (int round = 0; round < 1000; ++round) {
+    std::vector<pid_t> pids;
+    if (FILE* f = std::fopen(path.c_str(), "re")) {
+      int pid = 0;
+      while (std::fscanf(f, "%d", &pid) == 1) pids.push_back(pid);
+      std::fclose(f);
+    }
+    if (pids.empty()) break;
+    for (pid_t pid : pids) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+    }
+    for (pid_t pid : pids) waitpid(pid, nullptr, __WALL);
+  }
+  while (waitpid(-1, nullptr, WNOHANG | __WALL) > 0) {
+  }
+}
+
+double ProcessCpuSeconds(pid_t pid) {
+  clockid_t clock;
+  if (clock_getcpuclockid(pid, &clock) != 0) return 0;
+  timespec ts{};
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+class OutputCollector {
+ public:
+  explicit OutputCollector(const Limits& limits) : limits_(limits) {}
+
+  // Reads what is available from `fd` (non-blocking). Returns false at EOF.
+  bool Drain(int fd, int which, ChildOutcome* outcome) {
+    char buf[65536];
+    for (;;) {
+      ssize_t n = read(fd, buf, sizeof(buf));
+      if (n < 0) return errno == EAGAIN || errno == EINTR;
+      if (n == 0) return false;
+      auto size = static_cast<uint64_t>(n);
+      if (which == kChildResultFd) {
+        uint64_t room = limits_.result_bytes - std::min<uint64_t>(outcome->result.size(),
+                                                                  limits_.result_bytes);
+        if (size > room) outcome->result_truncated = true;
+        outcome->result.append(buf, std::min(size, room));
+        continue;
+      }
+      uint64_t room = limits_.output_bytes - std::min(output_total_, limits_.output_bytes);
+      std::string& sink = which == 1 ? outcome->stdout_data : outcome->stderr_data;
+      sink.append(buf, std::min(size, room));
+      output_total_ += size;
+      if (output_total_ > limits_.output_bytes) over_limit_ = true;
+    }
+  }
+  bool over_limit() const { return over_limit_; }
+
+ private:
+  const Limits& limits_;
+  uint64_t output_total_ = 0;
+  bool over_limit_ = false;
+};
+
+void KillGroup(pid_t pid) {
+  kill(-pid, SIGKILL);
+  kill(pid, SIGKILL);
+}
+
+// One request: fresh private dir, fork, isolate, supervise, reap, classify.
+std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome* outcome) {
+  const Limits& limits = request.limits;
+  RemoveTree(state.work_dir);
+  if (mkdir(state.work_dir.c_str(), 0700) != 0) {
+    return fmt::format("mkdir {}: {}", state.work_dir, std::strerror(errno));
+  }
+  if (state.caps.uid_drop) {
+    uid_t uid = RunUidForServer(state.self);
+    if (chown(state.work_dir.c_str(), uid, uid) != 0) {
+      return fmt::format("chown {}: {}", state.work_dir, std::strerror(errno));
+    }
+  }
+  // stdin is a memfd holding the whole input: finite, seekable, and nothing to pump.
+  UniqueFd stdin_fd(memfd_create("egca-stdin", MFD_CLOEXEC));
+  if (!stdin_fd.valid() || !WriteAll(stdin_fd.get(), request.stdin_data) ||
+      lseek(stdin_fd.get(), 0, SEEK_SET) != 0) {
+    return fmt::format("stdin memfd: {}", std::strerror(errno));
+  }
+  UniqueFd read_end[4], write_end[4];  // indices 1, 2, 3 used: stdout, stderr, result
+  for (int i = 1; i < 4; ++i) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return fmt::format("pipe2: {}", std::strerror(errno));
+    read_end[i].Reset(p[0]);
+    write_end[i].Reset(p[1]);
+    SetNonBlocking(p[0]);
+  }
+  // Bigger pipes: fewer wake-ups when a child writes a large trace.
+  fcntl(read_end[kChildResultFd].get(), F_SETPIPE_SZ, 1 << 20);
+  std::memset(state.record, 0, sizeof(ViolationRecord));
+  std::fflush(nullptr);  // nothing buffered in the server may be written twice
+
+  ChildSetup setup{&state, &request,
+                   {stdin_fd.get(), write_end[1].get(), write_end[2].get(),
+                    write_end[3].get()}};
+  double start = MonotonicSeconds();
+  pid_t pid = fork();
+  if (pid < 0) return fmt::format("fork: {}", std::strerror(errno));
+  if (pid == 0) ChildMainOuter(setup);
+  setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
+  outcome->pid = pid;
+  stdin_fd.Reset();
+  for (int i = 1; i < 4; ++i) write_end[i].Reset();
+  UniqueFd pidfd(PidfdOpen(pid));
+
+  OutputCollector collector(limits);
+  KillReason reason = KillReason::kNone;
+  double deadline = start + limits.wall_seconds;
+  double next_cpu_check = start + kCpuCheckInterval;
+  bool open[4] = {false, true, true, true};
+  int status = 0;
+  rusage usage{};
+  bool reaped = false;
+  auto kill_for = [&](KillReason why) {
+    if (reason == KillReason::kNone) reason = why;
+    KillGroup(pid);
+  };
+  while (!reaped) {
+    pollfd fds[5];
+    int n = 0;
+    int index_of[5] = {};
+    for (int i = 1; i < 4; ++i) {
+      if (!open[i]) continue;
+      fds[n] = {read_end[i].get(), POLLIN, 0};
+      index_of[n++] = i;
+    }
+    int pidfd_slot = -1;
+    if (pidfd.valid()) {
+      fds[n] = {pidfd.get(), POLLIN, 0};
+      pidfd_slot = n++;
+    }
+    int sock_slot = n;
+    fds[n++] = {kServerSocketFd, POLLRDHUP, 0};
+    double now = MonotonicSeconds();
+    double wake = reason == KillReason::kNone ? std::min(deadline, next_cpu_check) : now + 0.05;
+    if (!pidfd.valid()) wake = std::min(wake, now + 0.002);
+    int timeout_ms = static_cast<int>(std::ceil(std::max(0.0, wake - now) * 1000));
+    int ready = poll(fds, static_cast<nfds_t>(n), timeout_ms);
+    if (ready < 0 && errno != EINTR) return fmt::format("poll: {}", std::strerror(errno));
+    for (int s = 0; ready > 0 && s < n; ++s) {
+      if (fds[s].revents == 0) continue;
+      if (s == sock_slot) {
+        // The caller is gone: nobody wants this outcome; leave nothing behind.
+        KillGroup(pid);
+        waitpid(pid, nullptr, 0);
+        SweepOrphans(state.self);
+        RemoveTree(state.server_dir);
+        _exit(0);
+      }
+      if (s == pidfd_slot) continue;
+      int i = index_of[s];
+      if (!collector.Drain(read_end[i].get(), i, outcome)) open[i] = false;
+    }
+    if (collector.over_limit() && reason == KillReason::kNone) kill_for(KillReason::kOutput);
+    now = MonotonicSeconds();
+    if (reason == KillReason::kNone && now >= deadline) kill_for(KillReason::kWall);
+    if (reason == KillReason::kNone && now >= next_cpu_check) {
+      next_cpu_check = now + kCpuCheckInterval;
+      if (ProcessCpuSeconds(pid) > limits.cpu_seconds) kill_for(KillReason::kCpu);
+    }
+    pid_t got = wait4(pid, &status, WNOHANG | __WALL, &usage);
+    if (got == pid) reaped = true;
+  }
+  double end = MonotonicSeconds();
+  // The child is gone; anything still in its group (only possible without seccomp) goes
+  // too, then the pipes are drained of what was written before the end.
+  KillGroup(pid);
+  SweepOrphans(state.self);
+  for (int i = 1; i < 4; ++i) {
+    if (open[i]) collector.Drain(read_end[i].get(), i, outcome);
+  }
+  RemoveTree(state.work_dir);
+
+  outcome->wall_seconds = end - start;
+  outcome->cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) *
+                             1e-6;
+  outcome->max_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  const ViolationRecord& record = *state.record;
+  if (WIFEXITED(status)) {
+    outcome->termination = Termination::kExited;
+    outcome->exit_code = WEXITSTATUS(status);
+    if (outcome->exit_code == kIsolationFailedExit && record.setup_failed) {
+      return fmt::format("sandbox setup failed in the child: {}",
+                         std::string(record.setup_error, strnlen(record.setup_error,
+                                                                 sizeof(record.setup_error))));
+    }
+  } else if (WIFSIGNALED(status)) {
+    outcome->termination = Termination::kSignaled;
+    outcome->signal = WTERMSIG(status);
+  }
+  double cpu_rlimit = std::max(1.0, std::ceil(limits.cpu_seconds));
+  bool signaled = WIFSIGNALED(status);
+  if (reason == KillReason::kWall) {
+    outcome->termination = Termination::kWallTimeout;
+  } else if (reason == KillReason::kOutput) {
+    outcome->termination = Termination::kOutputLimit;
+  } else if (reason == KillReason::kCpu) {
+    outcome->termination = Termination::kCpuTimeout;
+  } else if (record.magic == kViolationMagic) {
+    outcome->termination = Termination::kViolation;
+    outcome->violation = SyscallName(record.syscall_nr);
+    outcome->signal = SIGSYS;
+  } else if (signaled && outcome->signal == SIGSYS) {
+    // Killed by the kernel for a trapped call while SIGSYS was blocked, or a foreign ABI.
+    outcome->termination = Termination::kViolation;
+    outcome->violation = "unknown";
+  } else if (signaled && (outcome->signal == SIGXCPU ||
+                          (outcome->signal == SIGKILL && outcome->cpu_seconds >= cpu_rlimit))) {
+    outcome->termination = Termination::kCpuTimeout;
+  }
+  return {};
+}
+
+void ResetSignals() {
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    signal(sig, SIG_DFL);
+  }
+  // The server writes to its caller with MSG_NOSIGNAL; this covers everything else.
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t all;
+  sigemptyset(&all);
+  sigprocmask(SIG_SETMASK, &all, nullptr);
+}
+
+}  // namespace
+
+void ServerMain(const ForkServerOptions& options, int sock) {
+  // Own session: no controlling terminal for the server or its children (no /dev/tty,
+  // no terminal signals from the caller's shell).
+  setsid();
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // Not dumpable: an unprivileged child of the same uid cannot open /proc/<server>/mem
+  // or ptrace the server.
+  prctl(PR_SET_DUMPABLE, 0);
+  ResetSignals();
+  if (sock != kServerSocketFd) {
+    if (dup2(sock, kServerSocketFd) != kServerSocketFd) _exit(1);
+  }
+  fcntl(kServerSocketFd, F_SETFD, FD_CLOEXEC);
+  CloseFdsFrom(kServerSocketFd + 1);
+
+  ServerState state;
+  state.options = &options;
+  state.self = getpid();
+  state.caps = SetUpServerIsolation(options);
+  state.server_dir = fmt::format("{}/srv-{}", options.scratch_root, state.self);
+  state.work_dir = state.server_dir + "/work";
+  ReadyMessage ready;
+  ready.capabilities = state.caps;
+  void* page = mmap(nullptr, sizeof(ViolationRecord), PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) {
+    ready.error = fmt::format("mmap: {}", std::strerror(errno));
+  } else if (!MakeDirs(state.server_dir, 0711)) {
+    ready.error = fmt::format("cannot create {}: {}", state.server_dir, std::strerror(errno));
+  }
+  state.record = static_cast<ViolationRecord*>(page);
+  ApplyServerEnvironment(options, state.work_dir);
+  if (chdir("/") != 0) ready.error = "chdir /";
+  if (ready.error.empty()) {
+    try {
+      if (options.warm_up) options.warm_up();
+      ready.ok = true;
+    } catch (const std::exception& e) {
+      ready.error = fmt::format("warm-up threw: {}", e.what());
+    } catch (...) {
+      ready.error = "warm-up threw a non-standard exception";
+    }
+  }
+  std::fflush(nullptr);
+  if (!WriteAll(kServerSocketFd, EncodeReady(ready)) || !ready.ok) {
+    RemoveTree(state.server_dir);
+    _exit(1);
+  }
+  for (;;) {
+    ChildRequest request;
+    if (!ReceiveRequest(kServerSocketFd, &request)) break;
+    ChildOutcome outcome;
+    std::string error = RunOne(state, request, &outcome);
+    if (!WriteAll(kServerSocketFd, EncodeOutcome(outcome, error))) break;
+  }
+  SweepOrphans(state.self);
+  RemoveTree(state.server_dir);
+  _exit(0);
+}
+
+}  // namespace egca::sandbox::internal

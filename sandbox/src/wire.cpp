@@ -1,0 +1,178 @@
+#include "wire.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "posix_util.h"
+
+namespace egca::sandbox::internal {
+namespace {
+
+// A frame is: magic (u32), body length (u64), body.
+class Encoder {
+ public:
+  template <typename T>
+  void Put(T value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    body_.append(reinterpret_cast<const char*>(&value), sizeof(value));
+  }
+  void PutString(const std::string& s) {
+    Put<uint64_t>(s.size());
+    body_.append(s);
+  }
+  std::string Finish(uint32_t magic) const {
+    std::string frame;
+    frame.reserve(12 + body_.size());
+    frame.append(reinterpret_cast<const char*>(&magic), sizeof(magic));
+    uint64_t size = body_.size();
+    frame.append(reinterpret_cast<const char*>(&size), sizeof(size));
+    frame.append(body_);
+    return frame;
+  }
+
+ private:
+  std::string body_;
+};
+
+class Decoder {
+ public:
+  explicit Decoder(const std::string& body) : body_(body) {}
+  template <typename T>
+  bool Get(T* value) {
+    if (body_.size() - pos_ < sizeof(T)) return false;
+    std::memcpy(value, body_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  bool GetString(std::string* s) {
+    uint64_t size = 0;
+    if (!Get(&size) || body_.size() - pos_ < size) return false;
+    s->assign(body_, pos_, size);
+    pos_ += size;
+    return true;
+  }
+  bool done() const { return pos_ == body_.size(); }
+
+ private:
+  const std::string& body_;
+  size_t pos_ = 0;
+};
+
+bool ReceiveFrame(int fd, uint32_t magic, std::string* body) {
+  uint32_t got = 0;
+  uint64_t size = 0;
+  if (!ReadExact(fd, &got, sizeof(got)) || got != magic) return false;
+  if (!ReadExact(fd, &size, sizeof(size))) return false;
+  body->resize(size);
+  return size == 0 || ReadExact(fd, body->data(), size);
+}
+
+void PutLimits(Encoder* e, const Limits& l) {
+  e->Put(l.wall_seconds);
+  e->Put(l.cpu_seconds);
+  e->Put(l.memory_bytes);
+  e->Put(l.output_bytes);
+  e->Put(l.result_bytes);
+  e->Put(l.file_bytes);
+  e->Put<int32_t>(l.max_threads);
+  e->Put<int32_t>(l.max_open_files);
+}
+
+bool GetLimits(Decoder* d, Limits* l) {
+  int32_t threads = 0, files = 0;
+  bool ok = d->Get(&l->wall_seconds) && d->Get(&l->cpu_seconds) && d->Get(&l->memory_bytes) &&
+            d->Get(&l->output_bytes) && d->Get(&l->result_bytes) && d->Get(&l->file_bytes) &&
+            d->Get(&threads) && d->Get(&files);
+  l->max_threads = threads;
+  l->max_open_files = files;
+  return ok;
+}
+
+}  // namespace
+
+std::string EncodeReady(const ReadyMessage& ready) {
+  Encoder e;
+  e.Put<uint8_t>(ready.ok);
+  e.PutString(ready.error);
+  const Capabilities& c = ready.capabilities;
+  for (bool b : {c.seccomp, c.network_namespace, c.mount_namespace, c.pid_namespace, c.uid_drop,
+                 c.user_namespace}) {
+    e.Put<uint8_t>(b);
+  }
+  e.Put<int32_t>(c.landlock_abi);
+  return e.Finish(kReadyMagic);
+}
+
+bool ReceiveReady(int fd, ReadyMessage* ready) {
+  std::string body;
+  if (!ReceiveFrame(fd, kReadyMagic, &body)) return false;
+  Decoder d(body);
+  uint8_t flags[7] = {};
+  Capabilities& c = ready->capabilities;
+  bool ok = d.Get(&flags[0]) && d.GetString(&ready->error);
+  for (int i = 1; ok && i < 7; ++i) ok = d.Get(&flags[i]);
+  int32_t abi = 0;
+  ok = ok && d.Get(&abi) && d.done();
+  ready->ok = flags[0];
+  c.seccomp = flags[1];
+  c.network_namespace = flags[2];
+  c.mount_namespace = flags[3];
+  c.pid_namespace = flags[4];
+  c.uid_drop = flags[5];
+  c.user_namespace = flags[6];
+  c.landlock_abi = abi;
+  return ok;
+}
+
+std::string EncodeRequest(const ChildRequest& request) {
+  Encoder e;
+  PutLimits(&e, request.limits);
+  e.PutString(request.payload);
+  e.PutString(request.stdin_data);
+  return e.Finish(kRequestMagic);
+}
+
+bool ReceiveRequest(int fd, ChildRequest* request) {
+  std::string body;
+  if (!ReceiveFrame(fd, kRequestMagic, &body)) return false;
+  Decoder d(body);
+  return GetLimits(&d, &request->limits) && d.GetString(&request->payload) &&
+         d.GetString(&request->stdin_data) && d.done();
+}
+
+std::string EncodeOutcome(const ChildOutcome& o, const std::string& error) {
+  Encoder e;
+  e.PutString(error);
+  e.Put<int32_t>(static_cast<int32_t>(o.termination));
+  e.Put<int32_t>(o.exit_code);
+  e.Put<int32_t>(o.signal);
+  e.PutString(o.violation);
+  e.PutString(o.stdout_data);
+  e.PutString(o.stderr_data);
+  e.PutString(o.result);
+  e.Put<uint8_t>(o.result_truncated);
+  e.Put(o.wall_seconds);
+  e.Put(o.cpu_seconds);
+  e.Put(o.max_rss_bytes);
+  e.Put<int32_t>(o.pid);
+  return e.Finish(kOutcomeMagic);
+}
+
+bool ReceiveOutcome(int fd, ChildOutcome* o, std::string* error) {
+  std::string body;
+  if (!ReceiveFrame(fd, kOutcomeMagic, &body)) return false;
+  Decoder d(body);
+  int32_t termination = 0, pid = 0;
+  uint8_t truncated = 0;
+  bool ok = d.GetString(error) && d.Get(&termination) && d.Get(&o->exit_code) && d.Get(&o->signal) &&
+            d.GetString(&o->violation) && d.GetString(&o->stdout_data) &&
+            d.GetString(&o->stderr_data) && d.GetString(&o->result) && d.Get(&truncated) &&
+            d.Get(&o->wall_seconds) && d.Get(&o->cpu_seconds) && d.Get(&o->max_rss_bytes) &&
+            d.Get(&pid) && d.done();
+  o->termination = static_cast<Termination>(termination);
+  o->result_truncated = truncated;
+  o->pid = pid;
+  return ok;
+}
+
+}  // namespace egca::sandbox::internal

@@ -1,0 +1,35 @@
+// The framing between the caller and its fork server over their socketpair. Both ends are
+// the same binary (the server is a fork of the caller), so fixed-width host-order fields
+// are enough; every frame starts with a magic number so a desynchronized stream is caught.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "egca/sandbox/fork_server.h"
+
+namespace egca::sandbox::internal {
+
+constexpr uint32_t kReadyMagic = 0x45524459;     // server -> caller after warm-up
+constexpr uint32_t kRequestMagic = 0x45524551;   // caller -> server
+constexpr uint32_t kOutcomeMagic = 0x454f5554;   // server -> caller
+
+// Ready frame: whether warm-up succeeded (else `error` says why) and the protections the
+// server actually put in place.
+struct ReadyMessage {
+  bool ok = false;
+  std::string error;
+  Capabilities capabilities;
+};
+
+std::string EncodeReady(const ReadyMessage& ready);
+std::string EncodeRequest(const ChildRequest& request);
+// `error` non-empty: the server failed this run (egca error, not a candidate outcome).
+std::string EncodeOutcome(const ChildOutcome& outcome, const std::string& error);
+
+// Each Receive* reads one frame from `fd`; false on EOF/error/bad magic.
+bool ReceiveReady(int fd, ReadyMessage* ready);
+bool ReceiveRequest(int fd, ChildRequest* request);
+bool ReceiveOutcome(int fd, ChildOutcome* outcome, std::string* error);
+
+}  // namespace egca::sandbox::internal

@@ -1,0 +1,616 @@
+// Fork server behaviour with C++ child_main functions (no Python): outcomes, limits,
+// violations, isolation of the filesystem and of the parent, and leak checks.
+#include "egca/sandbox/fork_server.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace egca::sandbox {
+namespace {
+
+bool WriteAllFd(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Writes "ok" or "errno=<name>" for an attempted file creation at `path`.
+std::string TryCreate(const std::string& path) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return fmt::format("errno={}", errno);
+  close(fd);
+  return "ok";
+}
+
+// One child_main for every test; the payload names the behaviour, an optional argument
+// follows a colon.
+int TestChild(std::string_view payload, int result_fd) {
+  std::string cmd(payload);
+  std::string arg;
+  if (auto colon = cmd.find(':'); colon != std::string::npos) {
+    arg = cmd.substr(colon + 1);
+    cmd.resize(colon);
+  }
+  if (cmd == "exit") return std::atoi(arg.c_str());
+  if (cmd == "hello") {
+    WriteAllFd(result_fd, "result bytes");
+    std::fputs("to stdout", stdout);
+    std::fputs("to stderr", stderr);
+    return 0;
+  }
+  if (cmd == "echo_stdin") {
+    std::string in;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(0, buf, sizeof(buf))) > 0) in.append(buf, static_cast<size_t>(n));
+    WriteAllFd(result_fd, in);
+    return 0;
+  }
+  if (cmd == "big") {
+    // Result and stdout interleaved in chunks: both pipes must be drained concurrently.
+    size_t total = std::strtoull(arg.c_str(), nullptr, 10);
+    std::string chunk(64 * 1024, 'r');
+    std::string out(16 * 1024, 'o');
+    for (size_t done = 0; done < total; done += chunk.size()) {
+      WriteAllFd(result_fd, chunk.substr(0, std::min(chunk.size(), total - done)));
+      WriteAllFd(1, out);
+    }
+    return 0;
+  }
+  if (cmd == "sleep") {
+    sleep(1000);
+    return 0;
+  }
+  if (cmd == "busy") {
+    volatile uint64_t x = 0;
+    for (;;) x = x + 1;
+  }
+  if (cmd == "busy_ignoring_signals") {
+    signal(SIGXCPU, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    volatile uint64_t x = 0;
+    for (;;) x = x + 1;
+  }
+  if (cmd == "malloc_loop") {
+    // Touch what we allocate: RLIMIT_AS must stop malloc before the machine notices.
+    size_t got = 0;
+    for (;;) {
+      void* p = std::malloc(16 << 20);
+      if (p == nullptr) break;
+      std::memset(p, 1, 16 << 20);
+      got += 16 << 20;
+    }
+    WriteAllFd(result_fd, fmt::format("ENOMEM after {}", got));
+    return 3;
+  }
+  if (cmd == "flood") {
+    std::string line(4096, 'x');
+    for (;;) WriteAllFd(1, line);
+  }
+  if (cmd == "fork") {
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    WriteAllFd(result_fd, "fork returned");
+    return 0;
+  }
+  if (cmd == "connect") {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(22);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int rc = connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    WriteAllFd(result_fd, fmt::format("socket={} connect={} errno={}", s, rc, errno));
+    return 0;
+  }
+  if (cmd == "kill_parent") {
+    kill(getppid(), SIGKILL);
+    WriteAllFd(result_fd, "still here");
+    return 0;
+  }
+  if (cmd == "kill_group") {
+    kill(0, SIGKILL);
+    return 0;
+  }
+  if (cmd == "execve") {
+    char* const argv[] = {const_cast<char*>("/bin/true"), nullptr};
+    execv("/bin/true", argv);
+    return 9;
+  }
+  if (cmd == "setsid") {
+    setsid();
+    return 0;
+  }
+  if (cmd == "write_files") {
+    // arg: the absolute path outside the private dir to try.
+    std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
+    char cwd[4096] = {};
+    getcwd(cwd, sizeof(cwd));
+    std::string report = fmt::format("outside={} home={} cwd={} home_is_cwd={}",
+                                     TryCreate(arg), TryCreate(home + "/in_home.txt"),
+                                     TryCreate("in_cwd.txt"), home == cwd);
+    WriteAllFd(result_fd, report);
+    return 0;
+  }
+  if (cmd == "env") {
+    std::string all;
+    for (char** e = environ; *e != nullptr; ++e) all += std::string(*e) + "\n";
+    WriteAllFd(result_fd, all);
+    return 0;
+  }
+  if (cmd == "fds") {
+    // Open descriptors as seen by the child.
+    std::string list;
+    if (DIR* d = opendir("/proc/self/fd")) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        if (std::atoi(e->d_name) == dirfd(d)) continue;
+        list += std::string(e->d_name) + " ";
+      }
+      closedir(d);
+    }
+    WriteAllFd(result_fd, list);
+    return 0;
+  }
+  if (cmd == "escape") {
+    // Without the seccomp filter: leave the process group and the session, double-fork,
+    // and report the grandchild's pid; it sleeps for a long time.
+    int p[2];
+    if (pipe(p) != 0) return 1;
+    pid_t child = fork();
+    if (child == 0) {
+      setsid();
+      pid_t grandchild = fork();
+      if (grandchild == 0) {
+        close(p[0]);
+        std::string me = std::to_string(getpid());
+        WriteAllFd(p[1], me);
+        close(p[1]);
+        for (;;) sleep(1000);
+      }
+      _exit(0);
+    }
+    close(p[1]);
+    char buf[32] = {};
+    ssize_t n = read(p[0], buf, sizeof(buf) - 1);
+    if (n > 0) WriteAllFd(result_fd, std::string(buf, static_cast<size_t>(n)));
+    waitpid(child, nullptr, 0);
+    return 0;
+  }
+  if (cmd == "threads") {
+    // Start up to `arg` sleeping threads; report how many started.
+    int want = std::atoi(arg.c_str());
+    int started = 0;
+    for (int i = 0; i < want; ++i) {
+      pthread_t t;
+      auto body = [](void*) -> void* {
+        for (;;) sleep(1000);
+        return nullptr;
+      };
+      if (pthread_create(&t, nullptr, body, nullptr) != 0) break;
+      ++started;
+    }
+    WriteAllFd(result_fd, std::to_string(started));
+    return 0;
+  }
+  if (cmd == "thread_exit_main") {
+    // The main thread leaves; a detached thread keeps the process alive until the wall
+    // limit: the whole thread group must be killed.
+    pthread_t t;
+    pthread_create(&t, nullptr, [](void*) -> void* {
+      for (;;) sleep(1000);
+      return nullptr;
+    }, nullptr);
+    syscall(SYS_exit, 0);  // ends the calling thread only
+    return 0;
+  }
+  if (cmd == "segv") {
+    volatile int* p = nullptr;
+    return *p;
+  }
+  return 99;
+}
+
+Limits FastLimits() {
+  Limits l;
+  l.wall_seconds = 5;
+  l.cpu_seconds = 5;
+  l.memory_bytes = 1ull << 30;
+  return l;
+}
+
+ChildRequest Req(std::string payload, Limits limits = FastLimits()) {
+  ChildRequest r;
+  r.payload = std::move(payload);
+  r.limits = limits;
+  return r;
+}
+
+std::string ScratchRoot() { return fmt::format("/tmp/egca-sandbox-test-{}", getpid()); }
+
+std::unique_ptr<ForkServer> StartServer(bool seccomp = true) {
+  ForkServerOptions options;
+  options.child_main = TestChild;
+  options.install_seccomp = seccomp;
+  options.scratch_root = ScratchRoot();
+  auto server = ForkServer::Start(std::move(options));
+  EXPECT_TRUE(server.ok()) << server.status().ToString();
+  return server.ok() ? std::move(server).value() : nullptr;
+}
+
+int CountOpenFds() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+bool ProcessAlive(pid_t pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  auto close_paren = line.rfind(')');
+  return close_paren != std::string::npos && line.size() > close_paren + 2 &&
+         line[close_paren + 2] != 'Z';
+}
+
+// Pids of processes whose parent, process group or session is `pid`.
+std::vector<pid_t> ProcessesRelatedTo(pid_t pid) {
+  std::vector<pid_t> out;
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    pid_t p = std::atoi(e->d_name);
+    if (p <= 0 || p == pid) continue;
+    std::ifstream stat(fmt::format("/proc/{}/stat", p));
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    auto close_paren = line.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0, pgrp = 0, session = 0;
+    if (std::sscanf(line.c_str() + close_paren + 2, "%c %d %d %d", &state, &ppid, &pgrp,
+                    &session) != 4) {
+      continue;
+    }
+    if (ppid == pid || pgrp == pid || session == pid) out.push_back(p);
+  }
+  closedir(d);
+  return out;
+}
+
+class ForkServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = StartServer().release(); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static ChildOutcome MustRun(const ChildRequest& request) {
+    auto outcome = server_->Run(request);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
+    return outcome.ok() ? std::move(outcome).value() : ChildOutcome{};
+  }
+  static ForkServer* server_;
+};
+ForkServer* ForkServerTest::server_ = nullptr;
+
+TEST_F(ForkServerTest, NormalExitWithResultAndOutput) {
+  ChildOutcome o = MustRun(Req("hello"));
+  EXPECT_EQ(o.termination, Termination::kExited);
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_EQ(o.result, "result bytes");
+  EXPECT_FALSE(o.result_truncated);
+  EXPECT_EQ(o.stdout_data, "to stdout");
+  EXPECT_EQ(o.stderr_data, "to stderr");
+  EXPECT_GT(o.wall_seconds, 0);
+  EXPECT_LT(o.wall_seconds, 2);
+  EXPECT_GT(o.max_rss_bytes, 0u);
+  EXPECT_GT(o.pid, 0);
+
+  ChildOutcome code = MustRun(Req("exit:42"));
+  EXPECT_EQ(code.termination, Termination::kExited);
+  EXPECT_EQ(code.exit_code, 42);
+}
+
+TEST_F(ForkServerTest, StdinIsTheRequestThenEof) {
+  ChildRequest r = Req("echo_stdin");
+  r.stdin_data = std::string(300000, 'i') + "end";
+  ChildOutcome o = MustRun(r);
+  EXPECT_EQ(o.termination, Termination::kExited);
+  EXPECT_EQ(o.result, r.stdin_data);
+}
+
+TEST_F(ForkServerTest, LargeResultDrainedWithStdout) {
+  Limits l = FastLimits();
+  l.output_bytes = 64ull << 20;
+  ChildOutcome o = MustRun(Req("big:10485760", l));
+  EXPECT_EQ(o.termination, Termination::kExited);
+  EXPECT_EQ(o.result.size(), 10485760u);
+  EXPECT_FALSE(o.result_truncated);
+  EXPECT_EQ(o.stdout_data.size(), 160u * 16 * 1024);
+}
+
+TEST_F(ForkServerTest, ResultOverLimitIsCutAndFlagged) {
+  Limits l = FastLimits();
+  l.result_bytes = 1000;
+  l.output_bytes = 64ull << 20;
+  ChildOutcome o = MustRun(Req("big:1048576", l));
+  EXPECT_EQ(o.termination, Termination::kExited);
+  EXPECT_EQ(o.result.size(), 1000u);
+  EXPECT_TRUE(o.result_truncated);
+}
+
+TEST_F(ForkServerTest, WallTimeoutSleeping) {
+  Limits l = FastLimits();
+  l.wall_seconds = 0.3;
+  ChildOutcome o = MustRun(Req("sleep", l));
+  EXPECT_EQ(o.termination, Termination::kWallTimeout);
+  EXPECT_GE(o.wall_seconds, 0.3);
+  EXPECT_LT(o.wall_seconds, 1.5);
+  EXPECT_LT(o.cpu_seconds, 0.2);
+}
+
+TEST_F(ForkServerTest, CpuLimitBusyLoop) {
+  Limits l = FastLimits();
+  l.cpu_seconds = 0.4;  // below RLIMIT_CPU's 1 s granularity: the server's accounting
+  l.wall_seconds = 5;
+  ChildOutcome o = MustRun(Req("busy", l));
+  EXPECT_EQ(o.termination, Termination::kCpuTimeout);
+  EXPECT_GE(o.cpu_seconds, 0.4);
+  EXPECT_LT(o.wall_seconds, 2);
+}
+
+TEST_F(ForkServerTest, WallTimeoutBusyLoopIgnoringSignals) {
+  Limits l = FastLimits();
+  l.wall_seconds = 0.3;
+  ChildOutcome o = MustRun(Req("busy_ignoring_signals", l));
+  EXPECT_EQ(o.termination, Termination::kWallTimeout);
+  EXPECT_LT(o.wall_seconds, 1.5);
+}
+
+TEST_F(ForkServerTest, MemoryLimitMakesMallocFail) {
+  Limits l = FastLimits();
+  l.memory_bytes = 256ull << 20;
+  ChildOutcome o = MustRun(Req("malloc_loop", l));
+  EXPECT_EQ(o.termination, Termination::kExited);
+  EXPECT_EQ(o.exit_code, 3);
+  EXPECT_EQ(o.result.rfind("ENOMEM after", 0), 0u) << o.result;
+  EXPECT_LE(o.max_rss_bytes, 256ull << 20);
+}
+
+TEST_F(ForkServerTest, OutputFloodIsKilledQuickly) {
+  Limits l = FastLimits();
+  l.output_bytes = 1 << 20;
+  ChildOutcome o = MustRun(Req("flood", l));
+  EXPECT_EQ(o.termination, Termination::kOutputLimit);
+  EXPECT_EQ(o.stdout_data.size(), 1u << 20);
+  EXPECT_LT(o.wall_seconds, 1.0);
+}
+
+TEST_F(ForkServerTest, ForkIsAViolationNamingTheCall) {
+  ChildOutcome o = MustRun(Req("fork"));
+  EXPECT_EQ(o.termination, Termination::kViolation);
+  EXPECT_EQ(o.violation, "clone");
+  EXPECT_EQ(o.signal, SIGSYS);
+  EXPECT_EQ(o.result, "");
+}
+
+TEST_F(ForkServerTest, SocketIsAViolation) {
+  ChildOutcome o = MustRun(Req("connect"));
+  EXPECT_EQ(o.termination, Termination::kViolation);
+  EXPECT_EQ(o.violation, "socket");
+}
+
+TEST_F(ForkServerTest, ExecAndSetsidAreViolations) {
+  ChildOutcome exec = MustRun(Req("execve"));
+  EXPECT_EQ(exec.termination, Termination::kViolation);
+  EXPECT_EQ(exec.violation, "execve");
+  ChildOutcome setsid_outcome = MustRun(Req("setsid"));
+  EXPECT_EQ(setsid_outcome.termination, Termination::kViolation);
+  EXPECT_EQ(setsid_outcome.violation, "setsid");
+}
+
+TEST_F(ForkServerTest, KillingTheParentOrTheGroupIsAViolationAndServerSurvives) {
+  int server_pid = server_->server_pid();
+  ChildOutcome o = MustRun(Req("kill_parent"));
+  EXPECT_EQ(o.termination, Termination::kViolation);
+  EXPECT_EQ(o.violation, "kill");
+  ChildOutcome group = MustRun(Req("kill_group"));
+  EXPECT_EQ(group.termination, Termination::kViolation);
+  EXPECT_EQ(server_->server_pid(), server_pid);
+  EXPECT_EQ(MustRun(Req("hello")).result, "result bytes");
+}
+
+TEST_F(ForkServerTest, SegfaultIsASignal) {
+  ChildOutcome o = MustRun(Req("segv"));
+  EXPECT_EQ(o.termination, Termination::kSignaled);
+  EXPECT_EQ(o.signal, SIGSEGV);
+}
+
+TEST_F(ForkServerTest, WritesOutsideThePrivateDirDoNotEscape) {
+  Capabilities caps = server_->capabilities();
+  if (caps.landlock_abi == 0 && !caps.mount_namespace) {
+    GTEST_SKIP() << "neither Landlock nor a mount namespace: " << caps.ToString();
+  }
+  const char* real_home = std::getenv("HOME");
+  std::string tmp_target = fmt::format("/tmp/egca-escape-{}", getpid());
+  for (const std::string& target :
+       {tmp_target, std::string(real_home ? real_home : "/root") + "/egca-escape-test"}) {
+    ChildOutcome o = MustRun(Req("write_files:" + target));
+    EXPECT_EQ(o.termination, Termination::kExited);
+    // Inside the private dir (cwd == HOME) writing works.
+    EXPECT_NE(o.result.find("home=ok cwd=ok home_is_cwd=true"), std::string::npos) << o.result;
+    struct stat st {};
+    EXPECT_NE(stat(target.c_str(), &st), 0) << target << " appeared outside the sandbox";
+  }
+}
+
+TEST_F(ForkServerTest, FixedEnvironment) {
+  ChildOutcome o = MustRun(Req("env"));
+  EXPECT_NE(o.result.find("PYTHONHASHSEED=0\n"), std::string::npos);
+  EXPECT_NE(o.result.find("LANG=C.UTF-8\n"), std::string::npos);
+  EXPECT_NE(o.result.find("TZ=UTC\n"), std::string::npos);
+  EXPECT_NE(o.result.find("PATH=/usr/bin:/bin\n"), std::string::npos);
+  EXPECT_NE(o.result.find("HOME=" + ScratchRoot()), std::string::npos);
+  EXPECT_EQ(o.result.find("GTEST"), std::string::npos);  // nothing of the caller's
+}
+
+TEST_F(ForkServerTest, OnlyStdioAndResultFdAreOpen) {
+  ChildOutcome o = MustRun(Req("fds"));
+  std::set<std::string> fds;
+  size_t pos = 0;
+  while (pos < o.result.size()) {
+    size_t space = o.result.find(' ', pos);
+    fds.insert(o.result.substr(pos, space - pos));
+    pos = space + 1;
+  }
+  EXPECT_EQ(fds, (std::set<std::string>{"0", "1", "2", "3"})) << o.result;
+}
+
+TEST_F(ForkServerTest, ThreadLimitWhenUidDropped) {
+  if (!server_->capabilities().uid_drop) GTEST_SKIP() << "RLIMIT_NPROC needs the uid drop";
+  Limits l = FastLimits();
+  l.max_threads = 8;
+  ChildOutcome o = MustRun(Req("threads:100", l));
+  EXPECT_EQ(o.termination, Termination::kExited);
+  EXPECT_EQ(o.result, "7");  // the main thread counts
+}
+
+TEST_F(ForkServerTest, LingeringThreadIsKilledWithTheProcess) {
+  Limits l = FastLimits();
+  l.wall_seconds = 0.3;
+  ChildOutcome o = MustRun(Req("thread_exit_main", l));
+  EXPECT_EQ(o.termination, Termination::kWallTimeout)
+      << TerminationName(o.termination) << " signal " << o.signal << " " << o.violation;
+  EXPECT_FALSE(ProcessAlive(o.pid));
+}
+
+TEST_F(ForkServerTest, TwoHundredRunsLeaveNoStrayProcessOrFd) {
+  int server_pid = server_->server_pid();
+  MustRun(Req("hello"));  // the first run may allocate lazily
+  int fds_before = CountOpenFds();
+  for (int i = 0; i < 200; ++i) {
+    const char* payload = i % 4 == 0 ? "fork" : i % 4 == 1 ? "segv" : i % 4 == 2 ? "hello"
+                                                                               : "exit:1";
+    ChildOutcome o = MustRun(Req(payload));
+    ASSERT_NE(o.termination, Termination::kWallTimeout) << payload;
+  }
+  EXPECT_EQ(CountOpenFds(), fds_before);
+  EXPECT_EQ(server_->server_pid(), server_pid);
+  EXPECT_TRUE(ProcessesRelatedTo(server_pid).empty());
+}
+
+TEST(ForkServer, NoSeccompDoubleForkEscapeIsStillCleanedUp) {
+  // Without the filter the child can setsid() and double-fork; the server is a child
+  // subreaper and sweeps everything below it after the run.
+  auto server = StartServer(/*seccomp=*/false);
+  ASSERT_NE(server, nullptr);
+  auto outcome = server->Run(Req("escape"));
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  pid_t grandchild = std::atoi(outcome->result.c_str());
+  ASSERT_GT(grandchild, 0) << outcome->result;
+  EXPECT_FALSE(ProcessAlive(grandchild));
+  EXPECT_TRUE(ProcessesRelatedTo(server->server_pid()).empty());
+}
+
+TEST(ForkServer, ServerCrashIsAnErrorThenRestarts) {
+  auto server = StartServer();
+  ASSERT_NE(server, nullptr);
+  int first_pid = server->server_pid();
+  ASSERT_TRUE(server->Run(Req("hello")).ok());
+  kill(first_pid, SIGKILL);
+  auto failed = server->Run(Req("hello"));
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kUnavailable);
+  auto again = server->Run(Req("hello"));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->result, "result bytes");
+  EXPECT_NE(server->server_pid(), first_pid);
+}
+
+TEST(ForkServer, DestructorLeavesNothingBehind) {
+  int pid = 0;
+  {
+    auto server = StartServer();
+    ASSERT_NE(server, nullptr);
+    pid = server->server_pid();
+    ASSERT_TRUE(server->Run(Req("hello")).ok());
+  }
+  EXPECT_FALSE(ProcessAlive(pid));
+  struct stat st {};
+  EXPECT_NE(stat(fmt::format("{}/srv-{}", ScratchRoot(), pid).c_str(), &st), 0);
+}
+
+TEST(ForkServer, WarmUpFailureIsAnError) {
+  ForkServerOptions options;
+  options.child_main = TestChild;
+  options.scratch_root = ScratchRoot();
+  options.warm_up = [] { throw std::runtime_error("no interpreter"); };
+  auto server = ForkServer::Start(std::move(options));
+  ASSERT_FALSE(server.ok());
+  EXPECT_NE(server.status().message().find("no interpreter"), std::string::npos);
+}
+
+TEST(ForkServer, WarmUpStateIsInheritedByChildren) {
+  static std::string warmed;
+  ForkServerOptions options;
+  options.scratch_root = ScratchRoot();
+  options.warm_up = [] { warmed = "warm"; };
+  options.child_main = [](std::string_view, int fd) {
+    WriteAllFd(fd, warmed);
+    return 0;
+  };
+  auto server = ForkServer::Start(std::move(options));
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  auto o = server.value()->Run(Req(""));
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->result, "warm");
+  EXPECT_EQ(warmed, "");  // warm-up ran in the server, not in the caller
+}
+
+TEST(ForkServer, MissingChildMainIsInvalid) {
+  ForkServerOptions options;
+  auto server = ForkServer::Start(std::move(options));
+  EXPECT_EQ(server.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ForkServer, ProbeReportsSeccomp) {
+  Capabilities caps = ProbeCapabilities();
+  EXPECT_TRUE(caps.seccomp) << caps.ToString();
+  if (geteuid() == 0) {
+    EXPECT_TRUE(caps.uid_drop);
+  }
+}
+
+}  // namespace
+}  // namespace egca::sandbox
