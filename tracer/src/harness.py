@@ -9,6 +9,7 @@
 # candidate ran is bound here at import time (builtins included): a program that patches
 # builtins or sys.modules cannot change how its result is judged.
 
+import ast as _ast
 import builtins as _builtins
 import gc as _gc
 import io as _io
@@ -21,6 +22,7 @@ import sys as _sys
 CANDIDATE_FILENAME = "<candidate>"
 TEST_FILENAME = "<test>"
 HEADER_FILENAME = "<header>"
+SETUP_FILENAME = "<setup>"
 
 # The import block APPS's testing_util prepends to every solution, minus numpy (not part of
 # the embedded interpreter's isolated stdlib).
@@ -360,6 +362,30 @@ def nul_byte_result(exc, source, limit):
     }
 
 
+def _compile_as_function_body(source):
+    """APPS runs a standard-input program as the body of a function `code()`, so a
+    module-level `return` (a common early exit in competitive code) is legal there. Done on
+    the AST, so every statement keeps its line and column. Star imports stay at module
+    level (they are not allowed in a function). Returns None if it still does not compile."""
+    try:
+        tree = _ast.parse(source, CANDIDATE_FILENAME)
+        hoisted = [n for n in tree.body
+                   if _isinstance(n, _ast.ImportFrom) and any(a.name == "*" for a in n.names)]
+        body = [n for n in tree.body if not any(n is h for h in hoisted)] or [_ast.Pass()]
+        function = _ast.FunctionDef(
+            name="code",
+            args=_ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                kw_defaults=[], kwarg=None, defaults=[]),
+            body=body, decorator_list=[], returns=None, type_comment=None,
+            lineno=1, col_offset=0, end_lineno=1, end_col_offset=0)
+        call = _ast.Expr(_ast.Call(_ast.Name("code", _ast.Load()), [], []))
+        module = _ast.Module(body=hoisted + [function, call], type_ignores=[])
+        _ast.fix_missing_locations(module)
+        return _compile(module, CANDIDATE_FILENAME, "exec", dont_inherit=True)
+    except (_SyntaxError, _ValueError, TypeError):
+        return None
+
+
 def _innermost_frame_in(tb, filename):
     found = None
     while tb is not None:
@@ -509,7 +535,12 @@ def run_test(request):
     try:
         code = _compile(source, CANDIDATE_FILENAME, "exec", dont_inherit=True)
     except _SyntaxError as exc:
-        return syntax_result(exc, source, limit)
+        code = None
+        if (kind == "stdio" and request.get("apps_import_header", False)
+                and "outside function" in _str(exc.msg)):
+            code = _compile_as_function_body(source)
+        if code is None:
+            return syntax_result(exc, source, limit)
     except _ValueError as exc:
         return nul_byte_result(exc, source, limit)
 
@@ -531,8 +562,6 @@ def run_test(request):
     value = None
     with capture:
         try:
-            if prepared.setup is not None:
-                _exec(prepared.setup, namespace)
             if prepared.header is not None:
                 _exec(prepared.header, namespace)
             tracer.start()
@@ -618,7 +647,7 @@ def _prepare(request, kind):
         setup = request.get("setup_code", "")
         try:
             if setup.strip():
-                p.setup = _compile(setup, TEST_FILENAME + "setup", "exec", dont_inherit=True)
+                p.setup = _compile(setup, SETUP_FILENAME, "exec", dont_inherit=True)
             test_code = request.get("test_code", "")
             if p.entry_point:
                 test_code = test_code + "\n\ncheck(%s)\n" % p.entry_point
@@ -639,6 +668,10 @@ def _run_candidate(code, namespace, kind, prepared):
                             % (prepared.function, prepared.function))
         return fn(*prepared.args)
     if kind == "assert":
+        # MBPP's test_setup_code builds fixtures from the program's own classes (Node
+        # trees), so it runs after the program and before the asserts.
+        if prepared.setup is not None:
+            _exec(prepared.setup, namespace)
         _exec(prepared.test, namespace)
     return None
 

@@ -51,9 +51,12 @@ bool ParseTraceMode(std::string_view name, TraceMode* out);
 
 struct RunOptions {
   sandbox::Limits limits;  // per test: wall/CPU seconds, address space, output bytes, ...
-  // Execute APPS's standard import header (`import sys, time, itertools, math, ...;
-  // from typing import List ...`) in the program's namespace first. It is compiled
-  // separately, so line numbers in verdicts and traces still refer to the program.
+  // APPS evaluation conventions: execute APPS's standard import header (`import sys,
+  // time, itertools, math, ...; from typing import List ...`, without numpy) in the
+  // program's namespace first, and run a standard-input program whose module level has a
+  // `return` as the body of a function, as APPS's wrapper does. Both keep the program's
+  // own line numbers in verdicts and traces (the header is compiled separately, the
+  // wrapping is done on the AST).
   bool apps_import_header = false;
   TraceMode trace_mode = TraceMode::kNone;
   TraceOptions trace;  // used when trace_mode == kNative

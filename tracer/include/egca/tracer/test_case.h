@@ -46,9 +46,10 @@ struct TestCase {
   std::string stdin_data;
   std::string expected_stdout;  // used when has_expected
 
-  // kAssert. `setup_code` runs before the program (MBPP test_setup_code); `test_code`
-  // runs after it in the same namespace; when `entry_point` is set, `check(<entry_point>)`
-  // is called afterwards (HumanEval). The test passes when all of it completes.
+  // kAssert. In the program's namespace, after the program ran: `setup_code` (MBPP
+  // test_setup_code, which builds fixtures from the program's own classes), then
+  // `test_code`, then `check(<entry_point>)` when `entry_point` is set (HumanEval). The
+  // test passes when all of it completes.
   std::string setup_code;
   std::string test_code;
   std::string entry_point;
@@ -59,7 +60,7 @@ struct TestCase {
   static TestCase Stdio(std::string stdin_data, std::string expected_stdout);
   // HumanEval: `test_code` defines check(candidate); check(<entry_point>) is called.
   static TestCase HumanEvalCheck(std::string test_code, std::string entry_point);
-  // MBPP / QuixBugs: test code (assert lines or a script) run after optional setup code.
+  // MBPP / QuixBugs: test code (assert lines or a script), after optional setup code.
   static TestCase Asserts(std::string test_code, std::string setup_code = "");
 };
 
