@@ -5,7 +5,10 @@
 #include <linux/landlock.h>
 #include <linux/mount.h>
 #include <sched.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
+#include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -23,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -134,7 +138,13 @@ void OnSigsys(int, siginfo_t* info, void*) {
   ::syscall(SYS_kill, g_self, SIGKILL);
 }
 
-std::string InstallSeccomp(pid_t self) {
+// The filter's rules that name the child's own pid are compiled with this placeholder; the
+// child patches it to its pid (the filter is compiled once per server, ~0.3 ms saved per
+// run). It matches no other constant in the program (syscall numbers, flags, ioctls).
+constexpr uint32_t kPidPlaceholder = 0x5EC0FFEE;
+
+std::string BuildSeccompFilterImpl(std::vector<sock_filter>* program) {
+  const pid_t self = static_cast<pid_t>(kPidPlaceholder);
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == nullptr) return "seccomp_init failed";
   struct CtxGuard {
@@ -186,7 +196,19 @@ std::string InstallSeccomp(pid_t self) {
   rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(ioctl), 1,
                          SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI));
   if (rc != 0) return "seccomp: adding a conditional rule failed";
-  if (seccomp_load(ctx) != 0) return fmt::format("seccomp_load: {}", std::strerror(errno));
+  // libseccomp 2.5 exports to a descriptor only.
+  UniqueFd memfd(memfd_create("egca-seccomp", MFD_CLOEXEC));
+  if (!memfd.valid() || seccomp_export_bpf(ctx, memfd.get()) != 0) {
+    return "seccomp_export_bpf failed";
+  }
+  off_t size = lseek(memfd.get(), 0, SEEK_END);
+  if (size <= 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0) {
+    return "seccomp_export_bpf: bad program size";
+  }
+  program->resize(static_cast<size_t>(size) / sizeof(sock_filter));
+  if (pread(memfd.get(), program->data(), static_cast<size_t>(size), 0) != size) {
+    return "seccomp_export_bpf: short read";
+  }
   return {};
 }
 
@@ -244,6 +266,10 @@ std::string DropCapabilities() {
 }
 
 }  // namespace
+
+std::string BuildSeccompFilter(std::vector<sock_filter>* program) {
+  return BuildSeccompFilterImpl(program);
+}
 
 uid_t RunUidForServer(pid_t server_pid) {
   // Far above any uid in /etc/passwd and below the overflow/invalid ids.
@@ -313,8 +339,23 @@ std::string IsolateChild(const ChildPlan& plan) {
     sa.sa_flags = SA_SIGINFO | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSYS, &sa, nullptr) != 0) return "sigaction(SIGSYS)";
-    std::string error = InstallSeccomp(g_self);
-    if (!error.empty()) return error;
+    // The program is this child's copy-on-write copy of the server's: patch it in place.
+    std::vector<sock_filter>& program = *plan.seccomp_program;
+    int patched = 0;
+    for (sock_filter& insn : program) {
+      if (BPF_CLASS(insn.code) == BPF_JMP && BPF_SRC(insn.code) == BPF_K &&
+          insn.k == kPidPlaceholder) {
+        insn.k = static_cast<uint32_t>(g_self);
+        ++patched;
+      }
+    }
+    // libseccomp shares identical comparison blocks between syscalls, so one patched
+    // instruction may serve several rules; none at all would mean a changed compiler.
+    if (patched == 0) return "seccomp: no pid comparison in the compiled filter";
+    sock_fprog fprog{static_cast<unsigned short>(program.size()), program.data()};
+    if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0) {
+      return fmt::format("seccomp(SET_MODE_FILTER): {}", std::strerror(errno));
+    }
   }
   return {};
 }

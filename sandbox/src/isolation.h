@@ -3,10 +3,12 @@
 // (rlimits, uid, Landlock, seccomp). Private to the sandbox module.
 #pragma once
 
+#include <linux/filter.h>
 #include <sys/types.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "egca/sandbox/fork_server.h"
 
@@ -46,8 +48,14 @@ struct ChildPlan {
   bool drop_capabilities;     // user-namespace mode: shed the namespace's capabilities
   int landlock_abi;
   bool seccomp;
+  std::vector<sock_filter>* seccomp_program;  // from BuildSeccompFilter; patched in place
   ViolationRecord* violation;  // shared with the server
 };
+
+// Compiles the children's seccomp filter (once per server). Rules about the child's own
+// pid hold a placeholder that IsolateChild() replaces. Returns an error message or "".
+std::string BuildSeccompFilter(std::vector<sock_filter>* program);
+
 
 // In the forked child: applies rlimits, uid drop, Landlock and the seccomp filter in that
 // order. Returns an error message (empty on success); the child then exits with

@@ -45,6 +45,7 @@ struct ServerState {
   std::string server_dir;  // <scratch_root>/srv-<pid>
   std::string work_dir;    // <server_dir>/work: the current child's private directory
   ViolationRecord* record;  // shared page
+  std::vector<sock_filter> seccomp_program;  // compiled once; each child patches its copy
 };
 
 // Everything the child needs after fork; it only reads this (copy-on-write memory).
@@ -93,6 +94,7 @@ struct ChildSetup {
   plan.drop_capabilities = state.caps.user_namespace;
   plan.landlock_abi = state.caps.landlock_abi;
   plan.seccomp = state.caps.seccomp;
+  plan.seccomp_program = const_cast<std::vector<sock_filter>*>(&state.seccomp_program);
   plan.violation = state.record;
   std::string error = IsolateChild(plan);
   if (!error.empty()) ChildFail(state.record, error);
@@ -379,6 +381,9 @@ void ServerMain(const ForkServerOptions& options, int sock) {
     ready.error = fmt::format("cannot create {}: {}", state.server_dir, std::strerror(errno));
   }
   state.record = static_cast<ViolationRecord*>(page);
+  if (state.caps.seccomp && ready.error.empty()) {
+    ready.error = BuildSeccompFilter(&state.seccomp_program);
+  }
   ApplyServerEnvironment(options, state.work_dir);
   if (chdir("/") != 0) ready.error = "chdir /";
   if (ready.error.empty()) {
