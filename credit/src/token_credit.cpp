@@ -46,9 +46,39 @@ const SourceSpan* SelectSpan(const CreditSample& sample, const TokenCreditOption
   return nullptr;
 }
 
-void FillUniform(double advantage, TokenCredit* credit) {
-  const double share = advantage / static_cast<double>(credit->advantages.size());
-  for (double& a : credit->advantages) a = share;
+void FillUniform(double advantage, size_t tokens, TokenCredit* credit) {
+  credit->advantages.assign(tokens, advantage / static_cast<double>(tokens));
+}
+
+// Tokens overlapping [begin, end) (completion bytes). When token ranges are sorted (begins
+// and ends non-decreasing, the usual tokenizer output) the overlapping tokens are one
+// contiguous run found by binary search; otherwise every token is tested.
+std::vector<uint32_t> Overlapping(const std::vector<TokenByteRange>& tokens, uint64_t begin,
+                                  uint64_t end, bool sorted) {
+  std::vector<uint32_t> out;
+  if (end <= begin) return out;
+  size_t first = 0;
+  if (sorted) {
+    // First token whose end is past `begin`; tokens before it end at or before the span.
+    size_t lo = 0;
+    size_t hi = tokens.size();
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (tokens[mid].end <= begin) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    first = lo;
+  }
+  for (size_t t = first; t < tokens.size(); ++t) {
+    const TokenByteRange& tok = tokens[t];
+    if (sorted && tok.begin >= end) break;  // every later token starts at or after `end`
+    if (tok.end <= tok.begin) continue;     // zero-width special token
+    if (tok.begin < end && begin < tok.end) out.push_back(static_cast<uint32_t>(t));
+  }
+  return out;
 }
 
 std::string EscapeToken(std::string_view text) {
@@ -169,22 +199,14 @@ std::string TokenCreditStats::ToString() const {
 
 std::vector<uint32_t> TokensOverlappingSpan(const std::vector<TokenByteRange>& token_bytes,
                                             uint32_t code_offset, const SourceSpan& span) {
-  std::vector<uint32_t> out;
-  if (span.empty()) return out;
+  if (span.empty()) return {};
   // 64-bit: a code offset near 4 GiB plus a span must not wrap around.
-  const uint64_t begin = static_cast<uint64_t>(code_offset) + span.begin_byte;
-  const uint64_t end = static_cast<uint64_t>(code_offset) + span.end_byte;
-  for (uint32_t t = 0; t < token_bytes.size(); ++t) {
-    const TokenByteRange& tok = token_bytes[t];
-    if (tok.end <= tok.begin) continue;  // zero-width special token
-    if (tok.begin < end && begin < tok.end) out.push_back(t);
-  }
-  return out;
+  return Overlapping(token_bytes, static_cast<uint64_t>(code_offset) + span.begin_byte,
+                     static_cast<uint64_t>(code_offset) + span.end_byte, /*sorted=*/false);
 }
 
-StatusOr<TokenCredit> AssignTokenCredit(const CreditSample& sample,
-                                        const TokenCreditOptions& options,
-                                        TokenCreditStats* stats) {
+Status AssignTokenCreditInto(const CreditSample& sample, const TokenCreditOptions& options,
+                             TokenCredit* out, TokenCreditStats* stats) {
   if (!std::isfinite(sample.advantage)) {
     return InvalidArgument("token credit: advantage is not finite");
   }
@@ -192,11 +214,17 @@ StatusOr<TokenCredit> AssignTokenCredit(const CreditSample& sample,
     return InvalidArgument("token credit: option soft_weight=" +
                            std::to_string(options.soft_weight) + " is outside [0, 1]");
   }
+  bool sorted = true;
   for (size_t t = 0; t < sample.token_bytes.size(); ++t) {
-    if (sample.token_bytes[t].end < sample.token_bytes[t].begin) {
+    const TokenByteRange& tok = sample.token_bytes[t];
+    if (tok.end < tok.begin) {
       return InvalidArgument("token credit: token " + std::to_string(t) + " has byte range [" +
-                             std::to_string(sample.token_bytes[t].begin) + "," +
-                             std::to_string(sample.token_bytes[t].end) + ") with end < begin");
+                             std::to_string(tok.begin) + "," + std::to_string(tok.end) +
+                             ") with end < begin");
+    }
+    if (t > 0) {
+      const TokenByteRange& prev = sample.token_bytes[t - 1];
+      sorted = sorted && prev.begin <= tok.begin && prev.end <= tok.end;
     }
   }
 
@@ -205,19 +233,26 @@ StatusOr<TokenCredit> AssignTokenCredit(const CreditSample& sample,
   local.tokens = static_cast<int64_t>(sample.token_bytes.size());
   local.by_mode[static_cast<int>(sample.mode)] = 1;
 
-  TokenCredit credit;
-  credit.advantages.assign(sample.token_bytes.size(), 0.0);
+  const size_t tokens = sample.token_bytes.size();
+  // Reset every field but keep the advantage buffer's capacity for reuse.
+  TokenCredit& credit = *out;
+  credit.placement = CreditPlacement::kUniform;
+  credit.fallback = FallbackReason::kNone;
+  credit.span.reset();
+  credit.span_token_begin = 0;
+  credit.span_token_count = 0;
   bool wanted = false;
   SourceSpan scratch;
   const SourceSpan* span = SelectSpan(sample, options, &wanted, &scratch);
   if (span) credit.span = *span;
 
   if (sample.token_bytes.empty()) {
+    credit.advantages.clear();
     credit.placement = CreditPlacement::kNoTokens;
     local.no_tokens = 1;
   } else if (!wanted) {
     credit.placement = CreditPlacement::kUniform;
-    FillUniform(sample.advantage, &credit);
+    FillUniform(sample.advantage, tokens, &credit);
     local.uniform = 1;
   } else {
     std::vector<uint32_t> on_span;
@@ -226,12 +261,14 @@ StatusOr<TokenCredit> AssignTokenCredit(const CreditSample& sample,
     } else if (span->empty()) {
       credit.fallback = FallbackReason::kEmptySpan;
     } else {
-      on_span = TokensOverlappingSpan(sample.token_bytes, sample.code_offset, *span);
+      on_span = Overlapping(sample.token_bytes,
+                            static_cast<uint64_t>(sample.code_offset) + span->begin_byte,
+                            static_cast<uint64_t>(sample.code_offset) + span->end_byte, sorted);
       if (on_span.empty()) credit.fallback = FallbackReason::kNoOverlap;
     }
     if (on_span.empty()) {
       credit.placement = CreditPlacement::kFallback;
-      FillUniform(sample.advantage, &credit);
+      FillUniform(sample.advantage, tokens, &credit);
       switch (credit.fallback) {
         case FallbackReason::kMissingSpan: local.fallback_missing_span = 1; break;
         case FallbackReason::kEmptySpan: local.fallback_empty_span = 1; break;
@@ -242,33 +279,47 @@ StatusOr<TokenCredit> AssignTokenCredit(const CreditSample& sample,
       credit.span_token_begin = on_span.front();
       credit.span_token_count = static_cast<uint32_t>(on_span.size());
       local.localized = 1;
-      const size_t rest = sample.token_bytes.size() - on_span.size();
+      const size_t rest = tokens - on_span.size();
       // With nothing outside the span, the span keeps all of A_i (sum invariant).
       const double span_share = rest == 0 ? 1.0 : options.soft_weight;
       const double on = sample.advantage * span_share / static_cast<double>(on_span.size());
-      if (rest > 0 && span_share < 1.0) {
-        const double off = sample.advantage * (1.0 - span_share) / static_cast<double>(rest);
-        for (double& a : credit.advantages) a = off;
-      }
+      const double off = rest > 0 && span_share < 1.0
+                             ? sample.advantage * (1.0 - span_share) / static_cast<double>(rest)
+                             : 0.0;
+      credit.advantages.assign(tokens, off);
       for (uint32_t t : on_span) credit.advantages[t] = on;
     }
   }
   if (stats) stats->Merge(local);
+  return Status::Ok();
+}
+
+StatusOr<TokenCredit> AssignTokenCredit(const CreditSample& sample,
+                                        const TokenCreditOptions& options,
+                                        TokenCreditStats* stats) {
+  TokenCredit credit;
+  EGCA_RETURN_IF_ERROR(AssignTokenCreditInto(sample, options, &credit, stats));
   return credit;
+}
+
+Status AssignGroupTokenCreditInto(const std::vector<CreditSample>& samples,
+                                  const TokenCreditOptions& options,
+                                  std::vector<TokenCredit>* credits, TokenCreditStats* stats) {
+  credits->resize(samples.size());
+  TokenCreditStats local;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    Status status = AssignTokenCreditInto(samples[i], options, &(*credits)[i], &local);
+    if (!status.ok()) return status.WithContext("sample " + std::to_string(i));
+  }
+  if (stats) stats->Merge(local);
+  return Status::Ok();
 }
 
 StatusOr<std::vector<TokenCredit>> AssignGroupTokenCredit(const std::vector<CreditSample>& samples,
                                                           const TokenCreditOptions& options,
                                                           TokenCreditStats* stats) {
   std::vector<TokenCredit> out;
-  out.reserve(samples.size());
-  TokenCreditStats local;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    StatusOr<TokenCredit> credit = AssignTokenCredit(samples[i], options, &local);
-    if (!credit.ok()) return credit.status().WithContext("sample " + std::to_string(i));
-    out.push_back(std::move(credit).value());
-  }
-  if (stats) stats->Merge(local);
+  EGCA_RETURN_IF_ERROR(AssignGroupTokenCreditInto(samples, options, &out, stats));
   return out;
 }
 

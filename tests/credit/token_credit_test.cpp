@@ -311,3 +311,31 @@ TEST(TokenCredit, NamesRoundTrip) {
 
 }  // namespace
 }  // namespace egca::credit
+
+namespace egca::credit {
+namespace {
+
+TEST(TokenCredit, IntoVariantResetsReusedResults) {
+  // First a localized LOGIC sample, then a CORRECT one into the same result: no field of
+  // the first may survive.
+  CreditSample logic = Sample(FailureMode::kLogic, -0.6);
+  logic.earliest_divergence = CodeSpan(21, 24);
+  TokenCredit credit;
+  ASSERT_TRUE(AssignTokenCreditInto(logic, {}, &credit).ok());
+  EXPECT_EQ(credit.span_token_count, 3u);
+  ASSERT_TRUE(AssignTokenCreditInto(Sample(FailureMode::kCorrect, 0.7), {}, &credit).ok());
+  EXPECT_EQ(credit.placement, CreditPlacement::kUniform);
+  EXPECT_EQ(credit.span_token_count, 0u);
+  EXPECT_FALSE(credit.span.has_value());
+  for (double a : credit.advantages) EXPECT_DOUBLE_EQ(a, 0.05);
+
+  std::vector<TokenCredit> credits(5);  // more results than samples: resized down
+  TokenCreditStats stats;
+  ASSERT_TRUE(AssignGroupTokenCreditInto({logic, logic}, {}, &credits, &stats).ok());
+  EXPECT_EQ(credits.size(), 2u);
+  EXPECT_EQ(stats.localized, 2);
+  EXPECT_DOUBLE_EQ(credits[1].advantages[10], -0.2);
+}
+
+}  // namespace
+}  // namespace egca::credit

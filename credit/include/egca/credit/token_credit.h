@@ -147,6 +147,17 @@ StatusOr<std::vector<TokenCredit>> AssignGroupTokenCredit(
     const std::vector<CreditSample>& samples, const TokenCreditOptions& options,
     TokenCreditStats* stats = nullptr);
 
+// Hot-path variants writing into caller-owned results whose advantage buffers are reused
+// across training steps (a fresh 8,192-token buffer per sample per step costs more in page
+// faults than the operator itself). `out` / `credits` are overwritten; on error the
+// contents are unspecified. Stats are only incremented on success.
+Status AssignTokenCreditInto(const CreditSample& sample, const TokenCreditOptions& options,
+                             TokenCredit* out, TokenCreditStats* stats = nullptr);
+Status AssignGroupTokenCreditInto(const std::vector<CreditSample>& samples,
+                                  const TokenCreditOptions& options,
+                                  std::vector<TokenCredit>* credits,
+                                  TokenCreditStats* stats = nullptr);
+
 // Deterministic text dump of one sample's credit map: a header (mode, A_i, placement, span,
 // sum) and one line per token: index, byte range, the token's text (escaped), a_{i,t}.
 // `completion` is the completion text the token ranges index into.
