@@ -1,0 +1,86 @@
+// Every CPython-version dependency of the trace hook lives here. egca embeds Debian's
+// CPython 3.11 (3.11.2); the hook is written against 3.11's tracing machinery.
+//
+// CPython 3.11 quirks the trace hook has to live with:
+//
+// * Line events cannot be turned off per frame through the public C API. A C trace
+//   function installed with PyEval_SetTrace() puts the whole thread in "tracing" mode:
+//   every instruction of every frame goes through maybe_call_line_trace(), which
+//   materializes a PyFrameObject for the frame and delivers PyTrace_LINE for every new
+//   line, whichever file the code comes from. Unlike sys.settrace() there is no per-frame
+//   local trace function to return NULL from. The one per-frame switch is the frame
+//   object's `f_trace_lines` field (the `frame.f_trace_lines` attribute), which lives in
+//   the internal struct `_frame` (internal/pycore_frame.h). At the CALL event of a
+//   non-user frame the hook clears it, so the stdlib and the harness cost an
+//   instruction-level check but no trace-function call per line.
+//   CALL/RETURN/EXCEPTION events still arrive for every frame; the hook rejects them with
+//   one pointer lookup in a per-code-object cache.
+//
+// * Generators: resuming a generator or coroutine is a CALL event and every yield/await
+//   suspension a RETURN event, exactly like a real return. The generator's
+//   `gi_frame_state` tells them apart: YIELD_VALUE sets it to FRAME_SUSPENDED before the
+//   RETURN event, RETURN_VALUE leaves it at FRAME_EXECUTING. An exception leaving a frame
+//   is a RETURN event with arg == NULL (TRACE_FUNCTION_UNWIND).
+//
+// * Locals of a 3.11 frame live in `localsplus` (fast locals, then cell variables, then
+//   free variables). At the CALL event, before the MAKE_CELL / COPY_FREE_VARS
+//   instructions have run, cell slots still hold raw argument values or NULL and free
+//   slots are NULL. PyFrame_GetLocals() (new in 3.11) goes through
+//   PyFrame_FastToLocalsWithError(), which knows these states and dereferences cells, so
+//   the hook reads locals with it instead of walking localsplus itself. For module and
+//   class bodies it returns the namespace dict.
+//
+// * Statement spans come from the position table (PEP 657): PyCode_Addr2Location() per
+//   instruction (columns are UTF-8 byte offsets, -1 when unknown). Artificial
+//   instructions (RESUME, implicit `return None`) carry positions too and are filtered by
+//   line.
+#pragma once
+
+#include <Python.h>
+
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030C0000
+#error "egca's trace hook targets CPython 3.11 (Debian's libpython3.11)"
+#endif
+
+namespace egca::tracer::hook {
+
+// Stops PyTrace_LINE (and opcode) events for this frame. Borrowed `frame`.
+void DisableLineEvents(PyFrameObject* frame);
+
+// True if `frame` belongs to a generator/coroutine that is suspended (at yield/await),
+// i.e. the current RETURN event is a suspension, not the end of the frame. Borrowed.
+bool IsSuspendedGenerator(PyFrameObject* frame);
+
+// Index (in code units) of the frame's last instruction; < 0 if it has not started.
+inline int FrameLastInstruction(PyFrameObject* frame) { return PyFrame_GetLasti(frame); }
+
+// True for code objects of generators, coroutines and async generators.
+inline bool IsGeneratorCode(PyCodeObject* code) {
+  return (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) != 0;
+}
+
+}  // namespace egca::tracer::hook
+
+#include <vector>
+
+namespace egca::tracer::hook {
+
+// The frame's code object. Borrowed (the frame holds it).
+PyCodeObject* BorrowedCode(PyFrameObject* frame);
+
+struct LocalBinding {
+  PyObject* name;   // Borrowed.
+  PyObject* value;  // Borrowed; never NULL (unbound variables are left out).
+};
+
+// Appends the frame's bound variables in local order: fast locals, then cell and free
+// variables dereferenced. For module and class bodies (no CO_OPTIMIZED), the entries of
+// the namespace dict instead. Valid at trace events, i.e. once the frame has passed its
+// MAKE_CELL / COPY_FREE_VARS prologue (CPython 3.11 reports CALL at RESUME, after it).
+// The pairs are borrowed from the frame: use them before the event returns.
+void CollectLocals(PyFrameObject* frame, std::vector<LocalBinding>* out);
+
+// The object the thread's C trace function was installed with (c_traceobj); borrowed.
+PyObject* CurrentTraceObject();
+
+}  // namespace egca::tracer::hook

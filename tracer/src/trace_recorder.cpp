@@ -1,0 +1,645 @@
+// The C-level trace function and the `_egca_trace` module (see trace_recorder.h).
+//
+// Hot path: TraceFunction() switches on the event after one cached lookup of the frame's
+// code object. Non-user code returns at once (and has its line events switched off); user
+// code gets a snapshot: changed locals found by comparing each local's structural hash
+// with the frame's previous one, only changed values rendered.
+#include "trace_recorder.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "egca/core/span.h"
+#include "python_compat.h"
+#include "source_digest.h"
+#include "value_encoder.h"
+
+namespace egca::tracer {
+namespace hook {
+namespace {
+
+// Per code object, computed once.
+struct CodeInfo {
+  bool is_user = false;
+  bool is_generator = false;
+  bool is_namespace = false;  // module or class body: locals are a namespace dict
+  uint32_t index = 0;         // into Trace.code (user code only)
+  bool spans_ready = false;
+  int32_t span_base = 0;            // line of spans[0]
+  std::vector<proto::Span> spans;   // statement span per line, from span_base
+};
+
+struct VarState {
+  PyObject* name = nullptr;  // Owned.
+  uint64_t hash = 0;
+  uint64_t seen = 0;         // snapshot number of the frame when last bound
+};
+
+struct FrameState {
+  uint32_t id = 0;
+  uint32_t last_line = 0;
+  uint64_t snapshot = 0;
+  bool suspended = false;
+  std::vector<VarState> vars;
+};
+
+class Recorder {
+ public:
+  Recorder() = default;
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  void Configure(const TraceOptions& options, std::string_view source) {
+    Reset();
+    options_ = options;
+    source_.assign(source);
+    line_index_ = std::make_unique<LineIndex>(source_);
+    configured_ = true;
+  }
+
+  // Installs the trace function. Errors are Python exceptions (returns false).
+  bool Start(PyObject* filename) {
+    if (active_) {
+      PyErr_SetString(PyExc_RuntimeError, "_egca_trace: already started");
+      return false;
+    }
+    if (!configured_) {
+      TraceOptions defaults;
+      defaults.enabled = true;
+      Configure(defaults, {});
+    }
+    ClearRun();
+    Py_INCREF(filename);
+    filename_ = filename;
+    marker_ = PyCapsule_New(this, "egca.trace", nullptr);
+    if (marker_ == nullptr) return false;
+    encoder_ = std::make_unique<ValueEncoder>(options_);
+    InitTraceHeader();
+    start_time_ = std::chrono::steady_clock::now();
+    active_ = true;
+    installed_ = true;
+    PyEval_SetTrace(&Recorder::TraceFunction, marker_);
+    return true;
+  }
+
+  void Stop() {
+    if (!active_) return;
+    if (installed_ && CurrentTraceObject() != marker_) trace_.set_tracer_displaced(true);
+    PyEval_SetTrace(nullptr, nullptr);
+    installed_ = false;
+    active_ = false;
+    trace_.set_traced_seconds(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time_).count());
+    trace_.set_event_bytes(event_bytes_);
+  }
+
+  void Take(proto::Trace* out) {
+    Stop();
+    out->Clear();
+    out->Swap(&trace_);
+    Reset();
+  }
+
+  bool active() const { return active_; }
+
+ private:
+  static int TraceFunction(PyObject* obj, PyFrameObject* frame, int what, PyObject* arg) {
+    auto* self = static_cast<Recorder*>(PyCapsule_GetPointer(obj, "egca.trace"));
+    if (self == nullptr) {
+      PyErr_Clear();
+      return 0;
+    }
+    try {
+      self->OnEvent(frame, what, arg);
+    } catch (const std::exception&) {
+      // Out of memory while recording: stop tracing, keep what we have.
+      self->Truncate(proto::MAX_BYTES);
+    }
+    return 0;  // never raise into the user's program
+  }
+
+  CodeInfo* Lookup(PyCodeObject* code) {
+    if (code == last_code_) return last_info_;
+    auto it = codes_.find(code);
+    if (it == codes_.end()) {
+      CodeInfo info;
+      info.is_user = code->co_filename == filename_ ||
+                     PyUnicode_Compare(code->co_filename, filename_) == 0;
+      if (PyErr_Occurred()) PyErr_Clear();
+      if (info.is_user) {
+        info.is_generator = IsGeneratorCode(code);
+        info.is_namespace = !(code->co_flags & CO_OPTIMIZED);
+        info.index = static_cast<uint32_t>(trace_.code_size());
+        proto::CodeObject* co = trace_.add_code();
+        co->set_qualname(Utf8(code->co_qualname));
+        co->set_name(Utf8(code->co_name));
+        co->set_first_line(static_cast<uint32_t>(code->co_firstlineno));
+      }
+      // Holding the code object keeps its address from being reused by another code
+      // object while the cache entry lives.
+      Py_INCREF(code);
+      it = codes_.emplace(code, std::move(info)).first;
+    }
+    last_code_ = code;
+    last_info_ = &it->second;
+    return last_info_;
+  }
+
+  void OnEvent(PyFrameObject* frame, int what, PyObject* arg) {
+    PyCodeObject* code = BorrowedCode(frame);
+    CodeInfo* info = Lookup(code);
+    if (!info->is_user) {
+      if (what == PyTrace_CALL || what == PyTrace_LINE) DisableLineEvents(frame);
+      return;
+    }
+    switch (what) {
+      case PyTrace_CALL: {
+        auto it = frames_.find(frame);
+        bool resume = info->is_generator && it != frames_.end() && it->second.suspended;
+        if (!resume) {
+          FrameState fresh;
+          fresh.id = next_frame_id_++;
+          if (it == frames_.end()) {
+            it = frames_.emplace(frame, std::move(fresh)).first;
+          } else {
+            ReleaseVars(&it->second);
+            it->second = std::move(fresh);
+          }
+        }
+        it->second.suspended = false;
+        ++depth_;
+        if (options_.record_calls) Record(proto::CALL, frame, info, &it->second, nullptr, resume);
+        return;
+      }
+      case PyTrace_LINE: {
+        if (!options_.record_lines) return;
+        FrameState* state = FindFrame(frame);
+        if (state != nullptr) Record(proto::LINE, frame, info, state, nullptr, false);
+        return;
+      }
+      case PyTrace_RETURN: {
+        auto it = frames_.find(frame);
+        if (it == frames_.end()) {
+          if (depth_ > 0) --depth_;
+          return;
+        }
+        bool yielded = arg != nullptr && info->is_generator && IsSuspendedGenerator(frame);
+        if (options_.record_returns && recording_) {
+          proto::Event* event = Record(proto::RETURN, frame, info, &it->second, nullptr, false);
+          if (event != nullptr) {
+            event->set_is_yield(yielded);
+            if (arg == nullptr) {
+              event->set_unwinding(true);
+            } else {
+              encoder_->Encode(arg, event->mutable_return_value());
+            }
+            Commit(event);
+          }
+        }
+        if (depth_ > 0) --depth_;
+        if (yielded) {
+          it->second.suspended = true;
+        } else {
+          ReleaseVars(&it->second);
+          frames_.erase(it);
+        }
+        return;
+      }
+      case PyTrace_EXCEPTION: {
+        if (!options_.record_exceptions) return;
+        FrameState* state = FindFrame(frame);
+        if (state == nullptr) return;
+        proto::Event* event = Record(proto::EXCEPTION, frame, info, state, nullptr, false);
+        if (event == nullptr) return;
+        if (arg != nullptr && PyTuple_Check(arg) && PyTuple_GET_SIZE(arg) >= 2) {
+          PyObject* type = PyTuple_GET_ITEM(arg, 0);
+          PyObject* value = PyTuple_GET_ITEM(arg, 1);
+          proto::ExceptionInfo* ex = event->mutable_exception();
+          if (PyType_Check(type)) ex->set_type(TypeName(reinterpret_cast<PyTypeObject*>(type)));
+          if (PyExceptionInstance_Check(value)) ex->set_message(ExceptionMessage(value));
+        }
+        Commit(event);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  FrameState* FindFrame(PyFrameObject* frame) {
+    if (frame == last_frame_ && last_frame_state_ != nullptr) return last_frame_state_;
+    auto it = frames_.find(frame);
+    return it == frames_.end() ? nullptr : &it->second;
+  }
+
+  // Builds the event (where, kind, depth, changed locals). CALL/LINE events are
+  // committed here; RETURN/EXCEPTION events are returned uncommitted for the caller to
+  // complete and Commit(). Returns null once recording has stopped.
+  proto::Event* Record(proto::EventKind kind, PyFrameObject* frame, CodeInfo* info,
+                       FrameState* state, PyObject*, bool resume) {
+    if (!recording_) return nullptr;
+    if (static_cast<uint64_t>(trace_.events_size()) >= options_.max_events) {
+      Truncate(proto::MAX_EVENTS);
+      return nullptr;
+    }
+    last_frame_ = frame;
+    last_frame_state_ = state;
+    proto::Event* event = trace_.add_events();
+    event->set_kind(kind);
+    event->set_code(info->index);
+    int raw_line = PyFrame_GetLineNumber(frame);
+    // A module body's RESUME sits on artificial line 0; report its first line instead.
+    if (raw_line <= 0) raw_line = BorrowedCode(frame)->co_firstlineno;
+    uint32_t line = static_cast<uint32_t>(std::max(0, raw_line));
+    event->set_line(line);
+    if (const proto::Span* span = SpanFor(BorrowedCode(frame), info, line)) {
+      *event->mutable_span() = *span;
+    }
+    event->set_depth(depth_);
+    event->set_frame(state->id);
+    event->set_prev_line(state->last_line);
+    if (resume) event->set_is_resume(true);
+    state->last_line = line;
+    if (options_.record_variables) Snapshot(frame, state, event);
+    if (kind == proto::CALL || kind == proto::LINE) {
+      Commit(event);
+      return nullptr;
+    }
+    return event;
+  }
+
+  void Commit(proto::Event* event) {
+    if (!recording_) return;
+    uint64_t size = event->ByteSizeLong() + 4;  // + field tag and length prefix
+    if (event_bytes_ + size > options_.max_bytes) {
+      trace_.mutable_events()->RemoveLast();
+      Truncate(proto::MAX_BYTES);
+      return;
+    }
+    event_bytes_ += size;
+  }
+
+  void Snapshot(PyFrameObject* frame, FrameState* state, proto::Event* event) {
+    uint64_t snapshot = ++state->snapshot;
+    locals_.clear();
+    CollectLocals(frame, &locals_);
+    bool is_namespace = !(BorrowedCode(frame)->co_flags & CO_OPTIMIZED);
+    size_t hint = 0;
+    for (const LocalBinding& local : locals_) {
+      if (is_namespace && IsDunder(local.name)) continue;
+      VarState* var = FindVar(state, local.name, &hint);
+      ValueDigest digest = encoder_->Hash(local.value);
+      if (var != nullptr && var->seen == snapshot - 1 && var->hash == digest.hash) {
+        var->seen = snapshot;
+        continue;
+      }
+      if (var == nullptr) {
+        Py_INCREF(local.name);
+        state->vars.push_back(VarState{local.name, 0, 0});
+        var = &state->vars.back();
+        hint = state->vars.size();
+      }
+      var->hash = digest.hash;
+      var->seen = snapshot;
+      proto::Variable* changed = event->add_changed();
+      changed->set_name(Utf8(local.name));
+      encoder_->Encode(local.value, changed->mutable_value());
+    }
+    for (VarState& var : state->vars) {
+      if (var.seen == snapshot - 1) {  // bound at the previous snapshot, unbound now
+        event->add_deleted(Utf8(var.name));
+        var.seen = 0;
+      }
+    }
+  }
+
+  static VarState* FindVar(FrameState* state, PyObject* name, size_t* hint) {
+    // Locals come in the same order at every snapshot, so the next slot usually matches.
+    std::vector<VarState>& vars = state->vars;
+    if (*hint < vars.size() && vars[*hint].name == name) return &vars[(*hint)++];
+    for (size_t i = 0; i < vars.size(); ++i) {
+      if (vars[i].name == name ||
+          (PyUnicode_Check(vars[i].name) && PyUnicode_Compare(vars[i].name, name) == 0)) {
+        *hint = i + 1;
+        return &vars[i];
+      }
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    return nullptr;
+  }
+
+  static bool IsDunder(PyObject* name) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(name);
+    if (n < 4 || PyUnicode_KIND(name) != PyUnicode_1BYTE_KIND) return false;
+    const char* s = static_cast<const char*>(PyUnicode_DATA(name));
+    return s[0] == '_' && s[1] == '_' && s[n - 1] == '_' && s[n - 2] == '_';
+  }
+
+  const proto::Span* SpanFor(PyCodeObject* code, CodeInfo* info, uint32_t line) {
+    if (!info->spans_ready) ComputeSpans(code, info);
+    int32_t k = static_cast<int32_t>(line) - info->span_base;
+    if (k < 0 || k >= static_cast<int32_t>(info->spans.size())) return nullptr;
+    const proto::Span& span = info->spans[static_cast<size_t>(k)];
+    return span.start_line() == 0 ? nullptr : &span;
+  }
+
+  // Statement span per line: union of the positions of the instructions that start on
+  // the line (co_positions, PEP 657), widened to the line's first non-blank column.
+  void ComputeSpans(PyCodeObject* code, CodeInfo* info) {
+    info->spans_ready = true;
+    PyObject* positions = PyObject_CallMethod(reinterpret_cast<PyObject*>(code),
+                                              "co_positions", nullptr);
+    if (positions == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    struct Range {
+      int sl = 0, sc = 0, el = 0, ec = 0;
+      bool any = false, cols = false;
+    };
+    std::vector<std::pair<int, Range>> by_line;  // built via map below
+    std::unordered_map<int, Range> ranges;
+    int min_line = 0, max_line = 0;
+    PyObject* item;
+    while ((item = PyIter_Next(positions)) != nullptr) {
+      int sl = -1, el = -1, sc = -1, ec = -1;
+      if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 4) {
+        auto get = [&](int i) {
+          PyObject* o = PyTuple_GET_ITEM(item, i);
+          return o == Py_None ? -1 : static_cast<int>(PyLong_AsLong(o));
+        };
+        sl = get(0);
+        el = get(1);
+        sc = get(2);
+        ec = get(3);
+      }
+      Py_DECREF(item);
+      if (sl <= 0) continue;
+      Range& r = ranges[sl];
+      if (!r.any) {
+        r.any = true;
+        r.sl = sl;
+        r.el = sl;
+      }
+      // Zero-width positions (RESUME at a def line) carry no column information.
+      if (sc >= 0 && ec >= 0 && el >= sl && !(el == sl && ec <= sc)) {
+        if (!r.cols) {
+          r.cols = true;
+          r.sc = sc;
+          r.el = el;
+          r.ec = ec;
+        } else {
+          if (sc < r.sc) r.sc = sc;
+          if (el > r.el || (el == r.el && ec > r.ec)) {
+            r.el = el;
+            r.ec = ec;
+          }
+        }
+      }
+      if (min_line == 0 || sl < min_line) min_line = sl;
+      if (sl > max_line) max_line = sl;
+    }
+    PyErr_Clear();
+    Py_DECREF(positions);
+    if (min_line == 0) return;
+    info->span_base = min_line;
+    info->spans.resize(static_cast<size_t>(max_line - min_line + 1));
+    for (auto& [line, r] : ranges) {
+      proto::Span& span = info->spans[static_cast<size_t>(line - min_line)];
+      bool have_text = line_index_ && line <= line_index_->line_count();
+      std::string_view text = have_text ? line_index_->LineText(line) : std::string_view();
+      size_t first = text.find_first_not_of(" \t\f");
+      size_t last = text.find_last_not_of(" \t\f\r");
+      int sc = r.cols ? r.sc : 0;
+      int el = r.cols ? r.el : line;
+      int ec = r.cols ? r.ec : 0;
+      if (have_text && first != std::string_view::npos) {
+        if (!r.cols || static_cast<size_t>(sc) > first) sc = static_cast<int>(first);
+        if (!r.cols) {
+          el = line;
+          ec = static_cast<int>(last + 1);
+        }
+        // A compound statement's header (`for ...:`, `if ...:`, `def ...:`) shares
+        // instructions positioned over the whole statement (loop jumps, MAKE_FUNCTION);
+        // its span is the header line, up to the colon.
+        size_t colon = HeaderColon(text);
+        if (colon != std::string_view::npos && el > line) {
+          el = line;
+          ec = static_cast<int>(colon + 1);
+        }
+      }
+      span.set_start_line(static_cast<uint32_t>(line));
+      span.set_start_col(static_cast<uint32_t>(sc));
+      span.set_end_line(static_cast<uint32_t>(el));
+      span.set_end_col(static_cast<uint32_t>(ec));
+      if (have_text) {
+        span.set_begin_byte(line_index_->Offset({line, sc}));
+        span.set_end_byte(line_index_->Offset({el, ec}));
+      }
+    }
+  }
+
+  // Column of the colon ending a compound-statement header on this line (comment and
+  // string contents ignored), or npos.
+  static size_t HeaderColon(std::string_view text) {
+    char quote = 0;
+    size_t end = text.size();
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if (quote != 0) {
+        if (c == '\\') {
+          ++i;
+        } else if (c == quote) {
+          quote = 0;
+        }
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '#') {
+        end = i;
+        break;
+      }
+    }
+    size_t last = text.find_last_not_of(" \t\f\r", end == 0 ? 0 : end - 1);
+    if (end == 0 || last == std::string_view::npos || text[last] != ':') {
+      return std::string_view::npos;
+    }
+    return last;
+  }
+
+  std::string ExceptionMessage(PyObject* exc) {
+    // From args, never through a user-defined __str__: one str arg prints as itself.
+    PyObject* args = reinterpret_cast<PyBaseExceptionObject*>(exc)->args;
+    if (args == nullptr || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) == 0) return {};
+    if (PyTuple_GET_SIZE(args) == 1) {
+      PyObject* only = PyTuple_GET_ITEM(args, 0);
+      if (PyUnicode_CheckExact(only)) {
+        std::string s = Utf8(only);
+        if (s.size() > options_.max_repr_bytes) {
+          size_t end = options_.max_repr_bytes;
+          while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+          s.resize(end);
+          s.append("\xE2\x80\xA6");
+        }
+        return s;
+      }
+      return encoder_->Render(only);
+    }
+    return encoder_->Render(args);
+  }
+
+  void Truncate(proto::Truncation why) {
+    if (!recording_) return;
+    recording_ = false;
+    trace_.set_truncated(true);
+    trace_.set_truncation(why);
+    // Nothing more will be recorded: uninstall so the rest of the run runs at full speed.
+    if (installed_) {
+      if (CurrentTraceObject() != marker_) trace_.set_tracer_displaced(true);
+      PyEval_SetTrace(nullptr, nullptr);
+      installed_ = false;
+    }
+  }
+
+  void InitTraceHeader() {
+    trace_.Clear();
+    trace_.set_source_sha256(Sha256Hex(source_));
+    trace_.set_filename(Utf8(filename_));
+    proto::TraceOptionsUsed* o = trace_.mutable_options();
+    o->set_max_events(options_.max_events);
+    o->set_max_bytes(options_.max_bytes);
+    o->set_record_lines(options_.record_lines);
+    o->set_record_calls(options_.record_calls);
+    o->set_record_returns(options_.record_returns);
+    o->set_record_exceptions(options_.record_exceptions);
+    o->set_record_variables(options_.record_variables);
+    o->set_container_prefix(options_.container_prefix);
+    o->set_max_string_bytes(options_.max_string_bytes);
+    o->set_max_repr_bytes(options_.max_repr_bytes);
+    o->set_max_render_depth(options_.max_render_depth);
+    o->set_max_hash_depth(options_.max_hash_depth);
+    o->set_hash_budget(options_.hash_budget);
+    o->set_max_hash_string_bytes(options_.max_hash_string_bytes);
+  }
+
+  static std::string Utf8(PyObject* s) {
+    if (s == nullptr || !PyUnicode_Check(s)) return {};
+    Py_ssize_t n = 0;
+    const char* data = PyUnicode_AsUTF8AndSize(s, &n);
+    if (data == nullptr) {
+      PyErr_Clear();
+      return {};
+    }
+    return std::string(data, static_cast<size_t>(n));
+  }
+
+  static void ReleaseVars(FrameState* state) {
+    for (VarState& var : state->vars) Py_XDECREF(var.name);
+    state->vars.clear();
+  }
+
+  // Per-run state (between start() and TakeTrace()).
+  void ClearRun() {
+    for (auto& [frame, state] : frames_) ReleaseVars(&state);
+    frames_.clear();
+    for (auto& [code, info] : codes_) Py_DECREF(code);
+    codes_.clear();
+    last_code_ = nullptr;
+    last_info_ = nullptr;
+    last_frame_ = nullptr;
+    last_frame_state_ = nullptr;
+    Py_CLEAR(filename_);
+    Py_CLEAR(marker_);
+    encoder_.reset();
+    depth_ = 0;
+    next_frame_id_ = 0;
+    event_bytes_ = 0;
+    recording_ = true;
+    trace_.Clear();
+  }
+
+  void Reset() {
+    if (active_) Stop();
+    ClearRun();
+    configured_ = false;
+    options_ = TraceOptions();
+    source_.clear();
+    line_index_.reset();
+  }
+
+  TraceOptions options_;
+  std::string source_;
+  std::unique_ptr<LineIndex> line_index_;  // over source_
+  bool configured_ = false;
+  bool active_ = false;      // between start() and stop()
+  bool installed_ = false;   // our trace function is (believed to be) installed
+  bool recording_ = true;    // false once a cap was hit
+  PyObject* filename_ = nullptr;  // Owned.
+  PyObject* marker_ = nullptr;    // Owned. The trace object handed to PyEval_SetTrace.
+  std::unique_ptr<ValueEncoder> encoder_;
+  proto::Trace trace_;
+  uint64_t event_bytes_ = 0;
+  uint32_t depth_ = 0;
+  uint32_t next_frame_id_ = 0;
+  std::unordered_map<PyCodeObject*, CodeInfo> codes_;  // keys Owned
+  PyCodeObject* last_code_ = nullptr;                  // Borrowed cache of codes_
+  CodeInfo* last_info_ = nullptr;
+  std::unordered_map<PyFrameObject*, FrameState> frames_;  // keys Borrowed (live frames)
+  PyFrameObject* last_frame_ = nullptr;
+  FrameState* last_frame_state_ = nullptr;
+  std::vector<LocalBinding> locals_;  // scratch
+  std::chrono::steady_clock::time_point start_time_;
+};
+
+Recorder& TheRecorder() {
+  static Recorder* recorder = new Recorder();  // lives as long as the process
+  return *recorder;
+}
+
+PyObject* ModuleStart(PyObject*, PyObject* args) {
+  PyObject* filename = nullptr;
+  if (!PyArg_ParseTuple(args, "U:start", &filename)) return nullptr;
+  if (!TheRecorder().Start(filename)) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyObject* ModuleStop(PyObject*, PyObject*) {
+  TheRecorder().Stop();
+  Py_RETURN_NONE;
+}
+
+PyObject* ModuleIsActive(PyObject*, PyObject*) {
+  return PyBool_FromLong(TheRecorder().active());
+}
+
+PyMethodDef kMethods[] = {
+    {"start", ModuleStart, METH_VARARGS,
+     "start(filename): trace frames whose code was compiled with this filename."},
+    {"stop", ModuleStop, METH_NOARGS, "stop(): stop tracing (idempotent)."},
+    {"is_active", ModuleIsActive, METH_NOARGS, "is_active(): between start() and stop()."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef kModule = {
+    PyModuleDef_HEAD_INIT, kTraceModuleName,
+    "egca's C-level execution tracer (see egca/tracer/trace_recorder.h).", -1, kMethods,
+    nullptr, nullptr, nullptr, nullptr,
+};
+
+}  // namespace
+}  // namespace hook
+
+void ConfigureTrace(const TraceOptions& options, std::string_view source) {
+  hook::TheRecorder().Configure(options, source);
+}
+
+void TakeTrace(proto::Trace* out) { hook::TheRecorder().Take(out); }
+
+}  // namespace egca::tracer
+
+extern "C" PyObject* PyInit__egca_trace(void) {
+  return PyModule_Create(&egca::tracer::hook::kModule);
+}

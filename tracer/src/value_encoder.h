@@ -1,0 +1,85 @@
+// Canonical, bounded encoding of Python values for trace snapshots.
+//
+// Two results per value: a 64-bit structural hash of the whole value (what change
+// detection and the divergence engine compare) and a bounded text rendering (what people
+// read). Both are deterministic across processes: no addresses, no PYTHONHASHSEED, sets
+// hashed order-independently and rendered in sorted order of their elements' renderings,
+// dicts in insertion order.
+//
+// The encoder never runs Python code it does not control: no __repr__/__str__/__eq__/
+// __hash__/__getattr__ of user classes is called. Instances of classes written in Python
+// are encoded from their __dict__ / __slots__ storage; containers are walked with the
+// concrete C API; other C types are rendered through their (C) repr only if they are on
+// a short allowlist of types whose repr is small and address-free, else as `<type>`.
+// All work is bounded by TraceOptions (hash_budget, depths, prefixes, byte caps).
+//
+// Requires the GIL. Never leaves a Python exception set.
+#pragma once
+
+#include <Python.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "egca/tracer/trace.pb.h"
+#include "egca/tracer/trace_options.h"
+
+namespace egca::tracer::hook {
+
+struct ValueDigest {
+  uint64_t hash = 0;
+  bool partial = false;  // the hash covers only part of the value (a budget was hit)
+};
+
+class ValueEncoder {
+ public:
+  explicit ValueEncoder(const TraceOptions& options);
+
+  // Hash only: the cheap path used for change detection. Borrowed `value`.
+  ValueDigest Hash(PyObject* value);
+  // Hash and rendering. Borrowed `value`; fills every field of *out.
+  void Encode(PyObject* value, proto::Value* out);
+  // Rendering only, for callers that need text (exception messages). Borrowed.
+  std::string Render(PyObject* value);
+
+ private:
+  struct Walk {
+    int64_t budget = 0;      // container elements left to hash
+    bool partial = false;    // some part of the value was not hashed
+    bool truncated = false;  // some part of the value was not rendered
+    std::vector<PyObject*> stack;  // containers being walked (cycle detection). Borrowed.
+  };
+
+  // Returns the hash of `v`; appends its rendering to *text unless text is null.
+  uint64_t Visit(PyObject* v, uint32_t depth, std::string* text, Walk& walk);
+  uint64_t VisitSequence(PyObject* v, PyObject* const* items, Py_ssize_t n, uint64_t tag,
+                         const char* open, const char* close, uint32_t depth,
+                         std::string* text, Walk& walk);
+  uint64_t VisitDict(PyObject* v, uint32_t depth, std::string* text, Walk& walk);
+  uint64_t VisitSet(PyObject* v, uint32_t depth, std::string* text, Walk& walk);
+  uint64_t VisitIterable(PyObject* v, uint64_t tag, const char* open, const char* close,
+                         uint32_t depth, std::string* text, Walk& walk);
+  uint64_t VisitInstance(PyObject* v, uint32_t depth, std::string* text, Walk& walk);
+  uint64_t VisitString(PyObject* v, std::string* text, Walk& walk);
+  uint64_t VisitBytes(const char* data, Py_ssize_t n, const char* prefix, uint64_t tag,
+                      std::string* text, Walk& walk);
+  uint64_t VisitInt(PyObject* v, std::string* text, Walk& walk);
+  uint64_t VisitRepr(PyObject* v, std::string* text, Walk& walk);
+
+  bool TextFull(const std::string* text) const;
+  void Finish(const Walk& walk, uint64_t hash, std::string* text) const;
+
+  TraceOptions options_;
+  PyTypeObject* deque_type_ = nullptr;  // collections.deque; borrowed (module keeps it)
+};
+
+// Qualified name of a type for renderings: "int", "Point", "collections.OrderedDict"
+// (module prefix omitted for builtins and for the user's own module).
+std::string TypeName(PyTypeObject* type);
+
+// Stable 64-bit hashing used throughout the trace (exposed for tests).
+uint64_t HashBytes(const void* data, size_t n, uint64_t seed);
+uint64_t HashCombine(uint64_t h, uint64_t v);
+
+}  // namespace egca::tracer::hook
