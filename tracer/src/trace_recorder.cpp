@@ -7,6 +7,7 @@
 #include "trace_recorder.h"
 
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -290,7 +291,7 @@ class Recorder {
     bool is_namespace = !(BorrowedCode(frame)->co_flags & CO_OPTIMIZED);
     size_t hint = 0;
     for (const LocalBinding& local : locals_) {
-      if (is_namespace && IsDunder(local.name)) continue;
+      if (IsHidden(local.name, is_namespace)) continue;
       VarState* var = FindVar(state, local.name, &hint);
       ValueDigest digest = encoder_->Hash(local.value);
       if (var != nullptr && var->seen == snapshot - 1 && var->hash == digest.hash) {
@@ -332,11 +333,23 @@ class Recorder {
     return nullptr;
   }
 
-  static bool IsDunder(PyObject* name) {
+  // Names that are not the user's state: the hidden iterator argument of comprehensions
+  // (".0") and the bookkeeping entries CPython puts in module and class namespaces.
+  static bool IsHidden(PyObject* name, bool is_namespace) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(name);
-    if (n < 4 || PyUnicode_KIND(name) != PyUnicode_1BYTE_KIND) return false;
+    if (n == 0 || PyUnicode_KIND(name) != PyUnicode_1BYTE_KIND) return false;
     const char* s = static_cast<const char*>(PyUnicode_DATA(name));
-    return s[0] == '_' && s[1] == '_' && s[n - 1] == '_' && s[n - 2] == '_';
+    if (s[0] == '.') return true;
+    if (!is_namespace || n < 4 || s[0] != '_' || s[1] != '_') return false;
+    static const char* const kBookkeeping[] = {
+        "__name__", "__builtins__", "__doc__", "__loader__", "__spec__", "__package__",
+        "__file__", "__cached__", "__module__", "__qualname__", "__annotations__",
+        "__classcell__",
+    };
+    for (const char* k : kBookkeeping) {
+      if (std::strcmp(s, k) == 0) return true;
+    }
+    return false;
   }
 
   const proto::Span* SpanFor(PyCodeObject* code, CodeInfo* info, uint32_t line) {
@@ -406,6 +419,12 @@ class Recorder {
     PyErr_Clear();
     Py_DECREF(positions);
     if (min_line == 0) return;
+    // Lambdas and comprehensions start in the middle of their enclosing statement's line:
+    // on that line their span is their own instructions, not the whole line.
+    bool inline_code = false;
+    if (PyUnicode_Check(code->co_name) && PyUnicode_READ_CHAR(code->co_name, 0) == '<') {
+      inline_code = PyUnicode_CompareWithASCIIString(code->co_name, "<module>") != 0;
+    }
     info->span_base = min_line;
     info->spans.resize(static_cast<size_t>(max_line - min_line + 1));
     for (auto& [line, r] : ranges) {
@@ -417,7 +436,8 @@ class Recorder {
       int sc = r.cols ? r.sc : 0;
       int el = r.cols ? r.el : line;
       int ec = r.cols ? r.ec : 0;
-      if (have_text && first != std::string_view::npos) {
+      bool widen = !(inline_code && line == code->co_firstlineno && r.cols);
+      if (widen && have_text && first != std::string_view::npos) {
         if (!r.cols || static_cast<size_t>(sc) > first) sc = static_cast<int>(first);
         if (!r.cols) {
           el = line;
@@ -427,7 +447,7 @@ class Recorder {
         // instructions positioned over the whole statement (loop jumps, MAKE_FUNCTION);
         // its span is the header line, up to the colon.
         size_t colon = HeaderColon(text);
-        if (colon != std::string_view::npos && el > line) {
+        if (colon != std::string_view::npos && (el > line || ec <= static_cast<int>(colon))) {
           el = line;
           ec = static_cast<int>(colon + 1);
         }

@@ -427,7 +427,14 @@ uint64_t ValueEncoder::Visit(PyObject* v, uint32_t depth, std::string* text, Wal
     uint64_t h = HashBytes(name.data(), name.size(), kTagException);
     PyObject* args = reinterpret_cast<PyBaseExceptionObject*>(v)->args;
     if (text) text->append(name);
-    if (args != nullptr && PyTuple_Check(args)) {
+    if (args != nullptr && PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 1) {
+      // One argument prints as Type(arg), the way Python shows exceptions.
+      walk.stack.push_back(v);
+      if (text) text->push_back('(');
+      h = HashCombine(h, Visit(PyTuple_GET_ITEM(args, 0), depth + 1, text, walk));
+      if (text) text->push_back(')');
+      walk.stack.pop_back();
+    } else if (args != nullptr && PyTuple_Check(args)) {
       walk.stack.push_back(v);
       h = HashCombine(h, VisitSequence(args, reinterpret_cast<PyTupleObject*>(args)->ob_item,
                                        PyTuple_GET_SIZE(args), kTagTuple, "(", ")", depth,

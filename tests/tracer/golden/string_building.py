@@ -1,0 +1,6 @@
+s = input()
+out = ""
+for ch in s:
+    if ch.isalpha():
+        out = ch + out
+print(out)
