@@ -10,6 +10,7 @@
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -158,7 +159,7 @@ std::string BuildSeccompFilterImpl(std::vector<sock_filter>* program) {
   // Process creation, program execution, networking, debugging other processes, and
   // everything that changes the system rather than the process.
   static const char* const kTrapped[] = {
-      "fork", "vfork", "execve", "execveat", "socket", "connect", "bind", "listen",
+      "fork", "vfork", "execve", "execveat", "connect", "bind", "listen",
       "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_open",
       "pidfd_getfd", "pidfd_send_signal", "setsid", "setpgid", "tkill", "mount", "umount2",
       "pivot_root", "chroot", "unshare", "setns", "reboot", "kexec_load", "kexec_file_load",
@@ -175,6 +176,11 @@ std::string BuildSeccompFilterImpl(std::vector<sock_filter>* program) {
     if (seccomp_rule_add(ctx, trap, nr, 0) != 0) return fmt::format("seccomp rule {}", name);
   }
   int rc = 0;
+  // Networking is a violation. Local sockets fail quietly instead: glibc's NSS (pwd, grp)
+  // probes nscd through one and falls back to /etc files; socketpair() stays allowed.
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+                         SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
   // Threads are fine; any other clone makes a process.
   rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(clone), 1,
                          SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
