@@ -1,0 +1,195 @@
+#include "tokenizer_bpe.h"
+
+#include <limits>
+#include <queue>
+
+#include "unicode_text.h"
+
+namespace egca::trainer {
+namespace {
+
+struct ByteLevelTables {
+  char32_t byte_to_cp[256];
+  std::unordered_map<char32_t, unsigned char> cp_to_byte;
+  ByteLevelTables() {
+    // Printable Latin-1 bytes keep their code point; the others are shifted to 256+n.
+    int n = 0;
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+      byte_to_cp[b] = printable ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + n++);
+      cp_to_byte[byte_to_cp[b]] = static_cast<unsigned char>(b);
+    }
+  }
+};
+
+const ByteLevelTables& Tables() {
+  static const ByteLevelTables tables;
+  return tables;
+}
+
+void AppendUtf8(char32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+}  // namespace
+
+std::string BytesToByteLevel(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char b : bytes) AppendUtf8(Tables().byte_to_cp[b], &out);
+  return out;
+}
+
+bool ByteLevelToBytes(std::string_view text, std::string* bytes) {
+  bytes->clear();
+  const auto& map = Tables().cp_to_byte;
+  for (size_t i = 0; i < text.size();) {
+    char32_t cp;
+    const int len = DecodeUtf8(text, i, &cp);
+    if (len == 1 && cp == 0xFFFD) return false;
+    auto it = map.find(cp);
+    if (it == map.end()) return false;
+    bytes->push_back(static_cast<char>(it->second));
+    i += len;
+  }
+  return true;
+}
+
+void BpeModel::AddToken(int32_t id, std::string bytes) { bytes_to_id_.emplace(std::move(bytes), id); }
+
+void BpeModel::AddMerge(int32_t left, int32_t right, int32_t rank, int32_t merged) {
+  // A repeated pair takes the later rank, as HF's HashMap collect does.
+  merges_[Key(left, right)] = Merge{rank, merged};
+}
+
+int BpeModel::Finish() {
+  int missing = -1;
+  for (int b = 0; b < 256; ++b) {
+    byte_token_[b] = Find(std::string_view(reinterpret_cast<const char*>(&b), 1));
+    if (byte_token_[b] < 0 && missing < 0) missing = b;
+  }
+  return missing;
+}
+
+int32_t BpeModel::Find(std::string_view bytes) const {
+  // Heterogeneous lookup needs C++20; a temporary string is fine off the hot path.
+  auto it = bytes_to_id_.find(std::string(bytes));
+  return it == bytes_to_id_.end() ? -1 : it->second;
+}
+
+namespace {
+
+struct Symbol {
+  int32_t id;
+  int32_t prev;  // index of the previous live symbol, -1 at the start
+  int32_t next;  // index of the next live symbol, -1 at the end
+  bool live;
+};
+
+struct Candidate {
+  int32_t rank;
+  int32_t pos;  // index of the left symbol
+  int32_t merged_id;
+  bool operator>(const Candidate& o) const {
+    return rank != o.rank ? rank > o.rank : pos > o.pos;
+  }
+};
+
+}  // namespace
+
+void BpeModel::MergeWord(std::string_view word, std::vector<int32_t>* out) const {
+  if (word.empty()) return;
+  if (ignore_merges_) {
+    const int32_t whole = Find(word);
+    if (whole >= 0) {
+      out->push_back(whole);
+      return;
+    }
+  }
+  const auto n = static_cast<int32_t>(word.size());
+  if (n == 1) {
+    out->push_back(byte_token_[static_cast<unsigned char>(word[0])]);
+    return;
+  }
+  std::vector<Symbol> symbols(n);
+  for (int32_t i = 0; i < n; ++i) {
+    symbols[i] = Symbol{byte_token_[static_cast<unsigned char>(word[i])], i - 1,
+                        i + 1 < n ? i + 1 : -1, true};
+  }
+  std::vector<Candidate> heap_storage;
+  heap_storage.reserve(n);
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> queue(
+      std::greater<Candidate>(), std::move(heap_storage));
+  for (int32_t i = 0; i + 1 < n; ++i) {
+    if (const Merge* m = FindMerge(symbols[i].id, symbols[i + 1].id)) {
+      queue.push(Candidate{m->rank, i, m->merged_id});
+    }
+  }
+  while (!queue.empty()) {
+    const Candidate top = queue.top();
+    queue.pop();
+    Symbol& left = symbols[top.pos];
+    if (!left.live || left.next < 0) continue;
+    Symbol& right = symbols[left.next];
+    // Stale entry: one side was merged since this candidate was queued.
+    const Merge* m = FindMerge(left.id, right.id);
+    if (m == nullptr || m->merged_id != top.merged_id) continue;
+    left.id = top.merged_id;
+    right.live = false;
+    left.next = right.next;
+    if (right.next >= 0) symbols[right.next].prev = top.pos;
+    if (left.prev >= 0) {
+      if (const Merge* pm = FindMerge(symbols[left.prev].id, left.id)) {
+        queue.push(Candidate{pm->rank, left.prev, pm->merged_id});
+      }
+    }
+    if (left.next >= 0) {
+      if (const Merge* nm = FindMerge(left.id, symbols[left.next].id)) {
+        queue.push(Candidate{nm->rank, top.pos, nm->merged_id});
+      }
+    }
+  }
+  for (int32_t i = 0; i >= 0; i = symbols[i].next) out->push_back(symbols[i].id);
+}
+
+void BpeModel::MergeWordNaive(std::string_view word, std::vector<int32_t>* out) const {
+  if (word.empty()) return;
+  if (ignore_merges_) {
+    const int32_t whole = Find(word);
+    if (whole >= 0) {
+      out->push_back(whole);
+      return;
+    }
+  }
+  std::vector<int32_t> ids;
+  ids.reserve(word.size());
+  for (unsigned char c : word) ids.push_back(byte_token_[c]);
+  while (ids.size() > 1) {
+    int32_t best_rank = std::numeric_limits<int32_t>::max();
+    size_t best = 0;
+    int32_t merged = -1;
+    for (size_t i = 0; i + 1 < ids.size(); ++i) {
+      const Merge* m = FindMerge(ids[i], ids[i + 1]);
+      if (m != nullptr && m->rank < best_rank) {
+        best_rank = m->rank;
+        best = i;
+        merged = m->merged_id;
+      }
+    }
+    if (merged < 0) break;
+    ids[best] = merged;
+    ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+  }
+  out->insert(out->end(), ids.begin(), ids.end());
+}
+
+}  // namespace egca::trainer

@@ -1,0 +1,62 @@
+// The BPE model of a byte-level tokenizer: vocabulary over raw bytes and rank-ordered
+// merges. Private to trainer/ (tests and the benchmark include it directly).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace egca::trainer {
+
+// GPT-2's reversible byte <-> printable-character mapping used by byte-level vocabularies
+// ("Ġ" is the space byte 0x20). Encodes raw bytes as that UTF-8 spelling.
+std::string BytesToByteLevel(std::string_view bytes);
+// Inverse; false if `text` contains a character outside the 256-character alphabet.
+bool ByteLevelToBytes(std::string_view text, std::string* bytes);
+
+class BpeModel {
+ public:
+  struct Merge {
+    int32_t rank;
+    int32_t merged_id;
+  };
+
+  // Adds a vocabulary entry; `bytes` are the raw bytes the token stands for.
+  void AddToken(int32_t id, std::string bytes);
+  // Registers merge (left, right) -> merged with priority `rank` (lower merges first).
+  void AddMerge(int32_t left, int32_t right, int32_t rank, int32_t merged);
+  // Call after all tokens are added: fills the single-byte table. Returns the first byte
+  // value that has no single-byte token, or -1 if all 256 are present.
+  int Finish();
+  void set_ignore_merges(bool v) { ignore_merges_ = v; }
+
+  // -1 if absent.
+  int32_t Find(std::string_view bytes) const;
+  int32_t ByteToken(unsigned char b) const { return byte_token_[b]; }
+  const Merge* FindMerge(int32_t left, int32_t right) const {
+    auto it = merges_.find(Key(left, right));
+    return it == merges_.end() ? nullptr : &it->second;
+  }
+  size_t merge_count() const { return merges_.size(); }
+
+  // Appends the ids of one pre-token (raw bytes) to `out`: lowest-rank pair first, the
+  // leftmost among equal ranks (HF's order), using a priority queue over a linked list of
+  // symbols: O(n log n) in the word length.
+  void MergeWord(std::string_view word, std::vector<int32_t>* out) const;
+  // Same result by rescanning every adjacent pair after each merge: O(n^2). Baseline for
+  // the benchmark and a cross-check in tests.
+  void MergeWordNaive(std::string_view word, std::vector<int32_t>* out) const;
+
+ private:
+  static uint64_t Key(int32_t a, int32_t b) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
+  }
+  std::unordered_map<std::string, int32_t> bytes_to_id_;
+  std::unordered_map<uint64_t, Merge> merges_;
+  int32_t byte_token_[256];
+  bool ignore_merges_ = false;
+};
+
+}  // namespace egca::trainer
