@@ -328,6 +328,10 @@ std::string IsolateChild(const ChildPlan& plan) {
     if (setgroups(0, nullptr) != 0) return "setgroups";
     if (setresgid(plan.run_uid, plan.run_uid, plan.run_uid) != 0) return "setresgid";
     if (setresuid(plan.run_uid, plan.run_uid, plan.run_uid) != 0) return "setresuid";
+    // A credential change clears the parent-death signal: set it again, and make sure the
+    // server did not die in between.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return "PR_SET_PDEATHSIG";
+    if (getppid() != plan.server_pid) return "the server died during setup";
   } else if (plan.drop_capabilities) {
     std::string error = DropCapabilities();
     if (!error.empty()) return error;

@@ -45,6 +45,7 @@ struct ChildPlan {
   std::string work_dir;       // the child's private directory (cwd, HOME, TMPDIR)
   bool drop_uid;
   uid_t run_uid;
+  pid_t server_pid;
   bool drop_capabilities;     // user-namespace mode: shed the namespace's capabilities
   int landlock_abi;
   bool seccomp;

@@ -91,6 +91,7 @@ struct ChildSetup {
   plan.work_dir = state.work_dir;
   plan.drop_uid = state.caps.uid_drop;
   plan.run_uid = RunUidForServer(state.self);
+  plan.server_pid = state.self;
   plan.drop_capabilities = state.caps.user_namespace;
   plan.landlock_abi = state.caps.landlock_abi;
   plan.seccomp = state.caps.seccomp;

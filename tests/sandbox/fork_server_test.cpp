@@ -558,6 +558,30 @@ TEST(ForkServer, ServerCrashIsAnErrorThenRestarts) {
   EXPECT_NE(server->server_pid(), first_pid);
 }
 
+TEST(ForkServer, ServerKilledDuringARunTakesTheChildWithIt) {
+  auto server = StartServer();
+  ASSERT_NE(server, nullptr);
+  int server_pid = server->server_pid();
+  std::thread killer([server_pid] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    kill(server_pid, SIGKILL);
+  });
+  auto started = std::chrono::steady_clock::now();
+  auto failed = server->Run(Req("sleep"));  // wall limit 5 s
+  killer.join();
+  EXPECT_EQ(failed.status().code(), StatusCode::kUnavailable);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  // The sleeping child had the server as parent and PR_SET_PDEATHSIG(SIGKILL).
+  for (int i = 0; i < 100 && !ProcessesRelatedTo(server_pid).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (pid_t p : ProcessesRelatedTo(server_pid)) {
+    EXPECT_FALSE(ProcessAlive(p)) << "pid " << p << " outlived the server";
+  }
+  auto again = server->Run(Req("hello"));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+}
+
 TEST(ForkServer, DestructorLeavesNothingBehind) {
   int pid = 0;
   {
