@@ -196,9 +196,11 @@ MurphyTree Prune(const MurphyTree& input, const PruneOptions& options) {
     case PruneStrategy::kNone:
       break;
     case PruneStrategy::kIntraGroup: {
+      const int last = options.intra_last_turn > 0 ? options.intra_last_turn : tree.num_turns();
       if (options.intra_include_root_group) PruneGroupIntra(&tree, tree.root_group, budget);
       // Turn by turn, so a group under a node dropped at an earlier turn is never scored.
-      for (int turn = 1; turn < tree.num_turns(); ++turn) {
+      // Children of turn-t nodes are at turn t + 1.
+      for (int turn = 1; turn < tree.num_turns() && turn + 1 <= last; ++turn) {
         for (int id : RetainedAtTurn(tree, turn)) {
           PruneGroupIntra(&tree, tree.nodes[id].children, budget);
         }

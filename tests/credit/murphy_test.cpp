@@ -163,6 +163,24 @@ TEST(Murphy, BudgetsLargerThanTheTreeKeepEverything) {
   EXPECT_EQ(ComputeTreeSizes(Prune(HandTree(), {PruneStrategy::kInterGroup, 0, true})).retained, 4);
 }
 
+TEST(Murphy, PaperRetainedCounts) {
+  // Murphy's setting: 8 turn-1 responses, all failing, 8 refinements each = 72 nodes.
+  MurphyTree t;
+  for (int i = 0; i < 8; ++i) t.AddResponse(-1, 0.125 * (i % 4));
+  for (int p = 0; p < 8; ++p) {
+    for (int k = 0; k < 8; ++k) t.AddResponse(p, 0.25 * ((p + k) % 5));
+  }
+  ASSERT_EQ(ComputeTreeSizes(t).generated, 72);
+  // InterP, b = 4 groups: 8 + 4 x 8 = 40.
+  EXPECT_EQ(ComputeTreeSizes(Prune(t, {PruneStrategy::kInterGroup, 4, true})).retained, 40);
+  // IntraP, b = 4 on the turn-1 group only: 4 + 4 x 8 = 36.
+  PruneOptions intra{PruneStrategy::kIntraGroup, 4, true};
+  intra.intra_last_turn = 1;
+  EXPECT_EQ(ComputeTreeSizes(Prune(t, intra)).retained, 36);
+  // IntraP, b = 4 on every group: 4 + 4 x 4 = 20.
+  EXPECT_EQ(ComputeTreeSizes(Prune(t, {PruneStrategy::kIntraGroup, 4, true})).retained, 20);
+}
+
 TEST(Murphy, EveryNodeFailingGivesZeroCreditWithoutNaN) {
   MurphyTree t;
   for (int i = 0; i < 4; ++i) t.AddResponse(-1, 0.0);

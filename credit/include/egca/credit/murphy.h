@@ -74,6 +74,10 @@ struct PruneOptions {
   int budget = 0;  // b: children per group (IntraP) or groups per turn (InterP); >= 0
   // IntraP also prunes the turn-1 group (the paper prunes every response group).
   bool intra_include_root_group = true;
+  // IntraP prunes only groups whose members are at turn <= intra_last_turn (0 = every
+  // turn). Murphy's reported 72 -> 36 (8 turn-1 responses, 8 refinements of each) is
+  // b = 4 with intra_last_turn = 1: 4 + 4 x 8.
+  int intra_last_turn = 0;
 };
 
 // Ties break deterministically: higher score first, then lower position in the group
