@@ -210,4 +210,28 @@ std::vector<TestCase> TestsFromAssertLines(const std::vector<std::string>& asser
   return tests;
 }
 
+std::vector<TestCase> TestsFromScript(const std::string& script, const std::string& setup_code) {
+  std::vector<std::string> lines;
+  bool all_asserts = true;
+  size_t start = 0;
+  while (start <= script.size()) {
+    size_t end = script.find('\n', start);
+    if (end == std::string::npos) end = script.size();
+    std::string line = script.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    start = end + 1;
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    // Indented lines are continuations of something else.
+    if (line.rfind("assert ", 0) != 0 && line.rfind("assert(", 0) != 0) {
+      all_asserts = false;
+      break;
+    }
+    lines.push_back(std::move(line));
+  }
+  if (all_asserts && !lines.empty()) return TestsFromAssertLines(lines, setup_code);
+  TestCase whole = TestCase::Asserts(script, setup_code);
+  whole.name = "tests";
+  return {whole};
+}
+
 }  // namespace egca::tracer

@@ -81,4 +81,9 @@ StatusOr<std::vector<TestCase>> TestsFromAppsInputOutput(const std::string& json
 std::vector<TestCase> TestsFromAssertLines(const std::vector<std::string>& assert_lines,
                                            const std::string& setup_code);
 
+// A test script as tests: when every non-blank line is a one-line `assert` (MBPP lists,
+// most QuixBugs `tests`), one kAssert test per line, so R_hat counts them separately;
+// otherwise (helper classes, `def test1(): ...`) the whole script is one test.
+std::vector<TestCase> TestsFromScript(const std::string& script, const std::string& setup_code);
+
 }  // namespace egca::tracer

@@ -1,0 +1,203 @@
+// Real data through the warm executor: every reference solution of HumanEval (164), MBPP
+// (974) and the CodeRL APPS problems passes its tests under the data set's own
+// conventions; QuixBugs correct programs pass and buggy ones fail (the two that never
+// terminate as TIMEOUT).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "egca/core/files.h"
+#include "egca/tracer/executor.h"
+
+namespace egca::tracer {
+namespace {
+
+using nlohmann::json;
+using sandbox::VerdictKind;
+using sandbox::VerdictName;
+
+std::string DataFile(const std::string& relative) {
+  return std::string(EGCA_DATA_DIR) + "/" + relative;
+}
+
+std::vector<json> ReadJsonLines(const std::string& path) {
+  StatusOr<std::string> text = ReadMaybeGzipFile(path);
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  std::vector<json> records;
+  if (!text.ok()) return records;
+  size_t start = 0;
+  const std::string& t = *text;
+  while (start < t.size()) {
+    size_t end = t.find('\n', start);
+    if (end == std::string::npos) end = t.size();
+    if (end > start) records.push_back(json::parse(t.substr(start, end - start)));
+    start = end + 1;
+  }
+  return records;
+}
+
+json ReadJson(const std::string& path) {
+  StatusOr<std::string> text = ReadFile(path);
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  return text.ok() ? json::parse(*text) : json();
+}
+
+std::string Describe(const TestResult& r) {
+  const sandbox::Verdict& v = r.verdict;
+  return std::string(VerdictName(v.kind)) + " " + v.error_type + ": " + v.message + " [" +
+         v.detail + "] line " + std::to_string(v.line) + " stderr: " +
+         r.stderr_data.substr(0, 300);
+}
+
+class RealData : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto created = Executor::Create({});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    executor_ = std::move(created).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete executor_;
+    executor_ = nullptr;
+  }
+  static RunOptions Options(double seconds) {
+    RunOptions options;
+    options.limits.wall_seconds = seconds;
+    options.limits.cpu_seconds = seconds;
+    return options;
+  }
+  static Executor* executor_;
+};
+
+Executor* RealData::executor_ = nullptr;
+
+TEST_F(RealData, HumanEvalCanonicalSolutionsPassTheirChecks) {
+  std::vector<json> problems = ReadJsonLines(DataFile("humaneval/HumanEval.jsonl.gz"));
+  ASSERT_EQ(problems.size(), 164u);
+  int passed = 0;
+  for (const json& p : problems) {
+    const std::string source =
+        p["prompt"].get<std::string>() + p["canonical_solution"].get<std::string>();
+    TestCase check = TestCase::HumanEvalCheck(p["test"], p["entry_point"]);
+    StatusOr<TestResult> r = executor_->Run(source, check, Options(10));
+    ASSERT_TRUE(r.ok()) << p["task_id"] << ": " << r.status().ToString();
+    if (r->verdict.passed()) {
+      ++passed;
+    } else {
+      ADD_FAILURE() << p["task_id"] << ": " << Describe(*r);
+    }
+  }
+  EXPECT_EQ(passed, 164);
+}
+
+TEST_F(RealData, HumanEvalWrongSolutionFails) {
+  // The same check rejects a plausible wrong body (guards against a harness that
+  // passes everything).
+  std::vector<json> problems = ReadJsonLines(DataFile("humaneval/HumanEval.jsonl.gz"));
+  ASSERT_FALSE(problems.empty());
+  const json& p = problems[0];  // has_close_elements
+  const std::string wrong = p["prompt"].get<std::string>() + "    return False\n";
+  StatusOr<TestResult> r =
+      executor_->Run(wrong, TestCase::HumanEvalCheck(p["test"], p["entry_point"]), Options(10));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->verdict.kind, VerdictKind::kRuntimeError);
+  EXPECT_EQ(r->verdict.error_type, "AssertionError");
+}
+
+TEST_F(RealData, MbppReferenceCodePassesItsAsserts) {
+  std::vector<json> problems = ReadJsonLines(DataFile("mbpp/mbpp.jsonl"));
+  ASSERT_EQ(problems.size(), 974u);
+  int programs_passed = 0;
+  int asserts = 0;
+  for (const json& p : problems) {
+    std::vector<std::string> lines = p["test_list"].get<std::vector<std::string>>();
+    std::vector<TestCase> tests = TestsFromAssertLines(lines, p["test_setup_code"]);
+    asserts += static_cast<int>(tests.size());
+    StatusOr<ProgramResult> r = executor_->RunAll(p["code"].get<std::string>(), tests, Options(10));
+    ASSERT_TRUE(r.ok()) << p["task_id"] << ": " << r.status().ToString();
+    if (r->all_passed()) {
+      ++programs_passed;
+      continue;
+    }
+    for (size_t i = 0; i < r->tests.size(); ++i) {
+      if (!r->tests[i].verdict.passed()) {
+        ADD_FAILURE() << "MBPP " << p["task_id"] << " " << lines[i] << ": "
+                      << Describe(r->tests[i]);
+      }
+    }
+  }
+  EXPECT_EQ(programs_passed, 974);
+  EXPECT_EQ(asserts, 2922);
+}
+
+TEST_F(RealData, AppsCodeRlReferenceSolutionsPass) {
+  const std::string root = DataFile("apps/coderl_train");
+  std::vector<std::string> dirs;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    if (entry.is_directory()) dirs.push_back(entry.path().string());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  ASSERT_EQ(dirs.size(), 5u);
+  RunOptions options = Options(10);
+  options.apps_import_header = true;
+  int solutions = 0;
+  int passed = 0;
+  for (const std::string& dir : dirs) {
+    StatusOr<std::string> io = ReadFile(dir + "/input_output.json");
+    ASSERT_TRUE(io.ok()) << io.status().ToString();
+    StatusOr<std::vector<TestCase>> tests = TestsFromAppsInputOutput(*io, dir);
+    ASSERT_TRUE(tests.ok()) << tests.status().ToString();
+    json sols = ReadJson(dir + "/solutions.json");
+    for (size_t i = 0; i < sols.size(); ++i) {
+      ++solutions;
+      StatusOr<ProgramResult> r = executor_->RunAll(sols[i].get<std::string>(), *tests, options);
+      ASSERT_TRUE(r.ok()) << dir << " solution " << i << ": " << r.status().ToString();
+      if (r->all_passed()) {
+        ++passed;
+        continue;
+      }
+      for (const TestResult& t : r->tests) {
+        if (!t.verdict.passed()) ADD_FAILURE() << dir << " solution " << i << ": " << Describe(t);
+      }
+    }
+  }
+  EXPECT_EQ(solutions, 101);
+  EXPECT_EQ(passed, 101);
+}
+
+TEST_F(RealData, QuixBugsCorrectPassBuggyFail) {
+  std::vector<json> programs = ReadJsonLines(DataFile("quixbugs/quixbugs_python.jsonl"));
+  ASSERT_EQ(programs.size(), 40u);
+  // levenshtein's reference is the exponential recursion: one of its cases takes ~2 s.
+  const RunOptions correct_options = Options(10);
+  // Buggy programs stop at their first failing test, as the usual evaluators do.
+  RunOptions buggy_options = Options(2);
+  buggy_options.stop_on_first_failure = true;
+  std::set<std::string> buggy_timeouts;
+  for (const json& p : programs) {
+    const std::string name = p["name"];
+    std::vector<TestCase> tests = TestsFromScript(p["tests"], "");
+    StatusOr<ProgramResult> correct =
+        executor_->RunAll(p["solution"].get<std::string>(), tests, correct_options);
+    ASSERT_TRUE(correct.ok()) << name << ": " << correct.status().ToString();
+    for (const TestResult& t : correct->tests) {
+      if (!t.verdict.passed()) ADD_FAILURE() << name << " (solution): " << Describe(t);
+    }
+    StatusOr<ProgramResult> buggy =
+        executor_->RunAll(p["buggy_program"].get<std::string>(), tests, buggy_options);
+    ASSERT_TRUE(buggy.ok()) << name << ": " << buggy.status().ToString();
+    EXPECT_FALSE(buggy->all_passed()) << name << " (buggy program) passed all its tests";
+    for (const TestResult& t : buggy->tests) {
+      if (t.verdict.kind == VerdictKind::kTimeout) buggy_timeouts.insert(name);
+    }
+  }
+  EXPECT_EQ(buggy_timeouts, (std::set<std::string>{"bitcount", "sqrt"}));
+}
+
+}  // namespace
+}  // namespace egca::tracer
