@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +55,23 @@ std::mutex g_fork_mutex;
 // How long the caller waits for an outcome beyond the wall limit before it declares the
 // server hung (it enforces the wall limit itself; this only catches a broken server).
 constexpr double kServerGraceSeconds = 30.0;
+
+Status ValidateLimits(const Limits& l) {
+  auto bad = [](const char* field, double value) {
+    return InvalidArgument(fmt::format("Limits.{} must be positive and finite, got {}", field,
+                                       value));
+  };
+  if (!(l.wall_seconds > 0) || !std::isfinite(l.wall_seconds)) {
+    return bad("wall_seconds", l.wall_seconds);
+  }
+  if (!(l.cpu_seconds > 0) || !std::isfinite(l.cpu_seconds)) {
+    return bad("cpu_seconds", l.cpu_seconds);
+  }
+  if (l.memory_bytes == 0) return bad("memory_bytes", 0);
+  if (l.max_threads < 1) return bad("max_threads", l.max_threads);
+  if (l.max_open_files < 1) return bad("max_open_files", l.max_open_files);
+  return Status::Ok();
+}
 
 std::string DescribeWaitStatus(int status) {
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
@@ -104,6 +122,7 @@ class ForkServer::Impl {
   }
 
   StatusOr<ChildOutcome> Run(const ChildRequest& request) {
+    EGCA_RETURN_IF_ERROR(ValidateLimits(request.limits));
     std::lock_guard<std::mutex> lock(mu_);
     if (pid_ == 0) {
       Status started = Spawn();
@@ -114,12 +133,15 @@ class ForkServer::Impl {
     }
     // The server answers within the wall limit plus collection time; a server that does
     // not is broken and is replaced.
-    double limit = request.limits.wall_seconds + kServerGraceSeconds;
+    double deadline = internal::MonotonicSeconds() + request.limits.wall_seconds +
+                      kServerGraceSeconds;
     pollfd pfd{sock_.get(), POLLIN, 0};
     int ready;
     do {
-      ready = poll(&pfd, 1, static_cast<int>(std::ceil(limit * 1000)));
-    } while (ready < 0 && errno == EINTR);
+      double left = std::min(deadline - internal::MonotonicSeconds(), 3600.0);
+      ready = left <= 0 ? 0 : poll(&pfd, 1, static_cast<int>(std::ceil(left * 1000)));
+    } while ((ready < 0 && errno == EINTR) ||
+             (ready == 0 && internal::MonotonicSeconds() < deadline));
     if (ready <= 0) return ServerLost("waiting for the outcome (server hung)");
     ChildOutcome outcome;
     std::string error;

@@ -144,14 +144,18 @@ double ProcessCpuSeconds(pid_t pid) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+constexpr int kMaxReadsPerDrain = 16;
+
 class OutputCollector {
  public:
   explicit OutputCollector(const Limits& limits) : limits_(limits) {}
 
-  // Reads what is available from `fd` (non-blocking). Returns false at EOF.
-  bool Drain(int fd, int which, ChildOutcome* outcome) {
+  // Reads what is available from `fd` (non-blocking), at most kMaxReadsPerDrain chunks so
+  // a child writing as fast as the server reads cannot keep it from checking its limits.
+  // Returns false at EOF.
+  bool Drain(int fd, int which, ChildOutcome* outcome, int max_reads = kMaxReadsPerDrain) {
     char buf[65536];
-    for (;;) {
+    for (int reads = 0; reads < max_reads && !over_limit_; ++reads) {
       ssize_t n = read(fd, buf, sizeof(buf));
       if (n < 0) return errno == EAGAIN || errno == EINTR;
       if (n == 0) return false;
@@ -169,6 +173,7 @@ class OutputCollector {
       output_total_ += size;
       if (output_total_ > limits_.output_bytes) over_limit_ = true;
     }
+    return true;
   }
   bool over_limit() const { return over_limit_; }
 
@@ -259,7 +264,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     double now = MonotonicSeconds();
     double wake = reason == KillReason::kNone ? std::min(deadline, next_cpu_check) : now + 0.05;
     if (!pidfd.valid()) wake = std::min(wake, now + 0.002);
-    int timeout_ms = static_cast<int>(std::ceil(std::max(0.0, wake - now) * 1000));
+    int timeout_ms = static_cast<int>(std::ceil(std::min(std::max(0.0, wake - now), 60.0) * 1000));
     int ready = poll(fds, static_cast<nfds_t>(n), timeout_ms);
     if (ready < 0 && errno != EINTR) return fmt::format("poll: {}", std::strerror(errno));
     for (int s = 0; ready > 0 && s < n; ++s) {
@@ -292,7 +297,8 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
   KillGroup(pid);
   SweepOrphans(state.self);
   for (int i = 1; i < 4; ++i) {
-    if (open[i]) collector.Drain(read_end[i].get(), i, outcome);
+    // Everything still buffered in the pipe (at most its capacity: the writers are gone).
+    if (open[i]) collector.Drain(read_end[i].get(), i, outcome, /*max_reads=*/1 << 20);
   }
   RemoveTree(state.work_dir);
 

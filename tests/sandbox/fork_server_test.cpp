@@ -622,6 +622,17 @@ TEST(ForkServer, WarmUpStateIsInheritedByChildren) {
   EXPECT_EQ(warmed, "");  // warm-up ran in the server, not in the caller
 }
 
+TEST(ForkServer, BadLimitsAreInvalidArguments) {
+  auto server = StartServer();
+  ASSERT_NE(server, nullptr);
+  Limits l = FastLimits();
+  l.wall_seconds = 0;
+  auto outcome = server->Run(Req("hello", l));
+  EXPECT_EQ(outcome.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(outcome.status().message().find("wall_seconds"), std::string::npos);
+  EXPECT_TRUE(server->Run(Req("hello")).ok());
+}
+
 TEST(ForkServer, MissingChildMainIsInvalid) {
   ForkServerOptions options;
   auto server = ForkServer::Start(std::move(options));
