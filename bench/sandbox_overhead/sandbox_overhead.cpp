@@ -5,9 +5,8 @@
 //   BM_RunTouch50MB/<config> child_main allocates and touches 50 MB (page faults, RSS)
 //   BM_RunWarmHeap50MB       the server holds a 50 MB warm heap (like a warm interpreter
 //                            with preloaded modules): fork copies its page tables
-// <config>: full (every protection this machine allows), no_seccomp, no_seccomp_landlock
-// is not configurable from outside; "full" vs "no_seccomp" shows the filter's share.
-// items_per_second = runs/s.
+// seccomp:1 is the full configuration (every protection this machine allows; the label
+// lists them); seccomp:0 shows the filter's share. items_per_second = runs/s.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,7 +64,11 @@ void RunLoop(benchmark::State& state, ForkServer& server) {
     benchmark::DoNotOptimize(outcome->wall_seconds);
   }
   state.SetItemsProcessed(state.iterations());
-  state.SetLabel(server.capabilities().ToString());
+  egca::sandbox::Capabilities caps = server.capabilities();
+  state.SetLabel(std::string(caps.seccomp ? "seccomp " : "") +
+                 (caps.landlock_abi > 0 ? "landlock " : "") +
+                 (caps.network_namespace ? "netns " : "") +
+                 (caps.mount_namespace ? "mntns " : "") + (caps.uid_drop ? "uid-drop" : ""));
 }
 
 void BM_BareForkExit(benchmark::State& state) {
