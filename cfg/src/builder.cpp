@@ -227,14 +227,59 @@ void CfgBuilder::Scan(TSNode root, Statement* stmt) {
   }
 }
 
+std::optional<std::string_view> CfgBuilder::LineIndent(uint32_t byte) const {
+  uint32_t begin = byte;
+  while (begin > 0 && source_[begin - 1] != '\n') --begin;
+  std::string_view prefix = source_.substr(begin, byte - begin);
+  for (char c : prefix) {
+    // Not first on its line ("x = 1; y = 2", "if c: return"), or after a form feed.
+    if (c != ' ' && c != '\t') return std::nullopt;
+  }
+  return prefix;
+}
+
 void CfgBuilder::VisitBody(TSNode block, bool allow_docstring) {
   std::vector<TSNode> stmts = NamedChildren(block);
   bool first = true;
+  // __future__ imports must come first (after the module docstring); CPython refuses others.
+  bool future_allowed = scope_->kind == ScopeKind::kModule;
+  // tree-sitter is lenient about indentation where CPython's tokenizer is not: every
+  // statement that starts a line must be indented exactly like the block's first one, and
+  // module-level statements not at all.
+  std::optional<std::string_view> indent;
+  if (Is(block, "module")) indent = std::string_view();
   for (TSNode s : stmts) {
     if (Failed()) return;
     if (Is(s, "comment")) continue;
+    std::optional<std::string_view> own = LineIndent(ts_node_start_byte(s));
+    if (own) {
+      if (!indent && first) indent = own;
+      if (indent && *own != *indent) {
+        SetSyntaxError(s, own->size() > indent->size()
+                              ? "unexpected indent"
+                              : "unindent does not match any outer indentation level");
+        return;
+      }
+    }
+    if (Is(s, "future_import_statement")) {
+      if (!future_allowed) {
+        SetSyntaxError(s, "from __future__ imports must occur at the beginning of the file");
+        return;
+      }
+    } else if (!(first && allow_docstring && IsDocstringNode(s))) {
+      future_allowed = false;
+    }
     VisitStatement(s, first, allow_docstring);
     first = false;
+  }
+  if (first && !Failed()) {
+    // tree-sitter accepts a header with no body at the end of the input (a truncated
+    // completion); CPython does not.
+    TSNode parent = ts_node_parent(block);
+    if (!Is(block, "module")) {
+      SetSyntaxError(ts_node_is_null(parent) ? block : parent,
+                     "expected an indented block");
+    }
   }
 }
 

@@ -106,6 +106,8 @@ class CfgBuilder {
   // Finds lambdas/comprehensions (building their scopes) and yield/await below `node`,
   // without entering nested scopes.
   void Scan(TSNode node, Statement* stmt);
+  // Leading whitespace of the line holding `byte` if only whitespace precedes it there.
+  std::optional<std::string_view> LineIndent(uint32_t byte) const;
   // End of the header of a compound statement: the last non-comment child before `body`.
   uint32_t HeaderEnd(TSNode node, TSNode body) const;
   SourceSpan Span(uint32_t begin, uint32_t end) const { return lines_.SpanFromBytes(begin, end); }

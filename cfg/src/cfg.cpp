@@ -186,6 +186,18 @@ std::string Snippet(std::string_view source, const SourceSpan& span) {
 
 }  // namespace
 
+StatusOr<std::optional<SyntaxError>> ProgramCfg::CheckSyntax(std::string_view source,
+                                                              const BuildOptions& options) {
+  EGCA_ASSIGN_OR_RETURN(TsTreePtr tree, ParsePython(source, options.parse_timeout_micros));
+  TSNode root = ts_tree_root_node(tree.get());
+  if (!ts_node_has_error(root)) return std::optional<SyntaxError>();
+  TSNode err = FirstErrorNode(root);
+  LineIndex lines(source);
+  return std::optional<SyntaxError>(
+      SyntaxError{lines.SpanFromBytes(ts_node_start_byte(err), ts_node_end_byte(err)),
+                  ErrorMessage(err, source)});
+}
+
 StatusOr<ProgramCfg> ProgramCfg::Build(std::string_view source, const BuildOptions& options) {
   ProgramCfg program;
   program.source_ = std::string(source);

@@ -227,6 +227,12 @@ class ProgramCfg {
   // (kUnimplemented), parser timeout.
   static StatusOr<ProgramCfg> Build(std::string_view source, const BuildOptions& options = {});
 
+  // Parse only, no CFG: the first tree-sitter ERROR/MISSING node, or nullopt if the tree
+  // is clean. Cheaper than Build(); misses the compile-time checks Build() adds ('return'
+  // outside function, 'break' outside loop, Python 2 print, ...).
+  static StatusOr<std::optional<SyntaxError>> CheckSyntax(std::string_view source,
+                                                          const BuildOptions& options = {});
+
   bool parsed() const { return !syntax_error_.has_value(); }
   const std::optional<SyntaxError>& syntax_error() const { return syntax_error_; }
   const std::vector<Unsupported>& unsupported() const { return unsupported_; }
