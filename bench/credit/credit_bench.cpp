@@ -123,8 +123,7 @@ void BM_MurphyCredit(benchmark::State& state) {
   const BackupStrategy backup = state.range(1) == 0 ? BackupStrategy::kMaRS : BackupStrategy::kMeRS;
   int retained = 0;
   for (auto _ : state) {
-    const MurphyTree pruned =
-        prune ? Prune(tree, {PruneStrategy::kInterGroup, 4, true}) : tree;
+    const MurphyTree pruned = prune ? Prune(tree, {PruneStrategy::kInterGroup, 4, true}) : tree;
     const std::vector<double> credited = BackupRewards(pruned, {backup, 0.9});
     const NodeAdvantages adv = ComputeNodeAdvantages(pruned, credited);
     benchmark::DoNotOptimize(adv.advantage.data());

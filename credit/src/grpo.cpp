@@ -6,8 +6,10 @@ namespace egca::credit {
 
 const char* AdvantageNormalizationName(AdvantageNormalization normalization) {
   switch (normalization) {
-    case AdvantageNormalization::kMeanCentered: return "mean_centered";
-    case AdvantageNormalization::kMeanStd: return "mean_std";
+    case AdvantageNormalization::kMeanCentered:
+      return "mean_centered";
+    case AdvantageNormalization::kMeanStd:
+      return "mean_std";
   }
   return "?";
 }

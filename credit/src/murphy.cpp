@@ -95,9 +95,8 @@ std::string Excerpt(const std::string& text, int max_chars) {
 
 }  // namespace
 
-int MurphyTree::AddResponse(int parent, double reward, std::string completion,
-                            std::string feedback, std::string prompt,
-                            std::optional<int64_t> token_count) {
+int MurphyTree::AddResponse(int parent, double reward, std::string completion, std::string feedback,
+                            std::string prompt, std::optional<int64_t> token_count) {
   MurphyNode node;
   node.id = static_cast<int>(nodes.size());
   node.parent = parent;
@@ -118,9 +117,7 @@ int MurphyTree::AddResponse(int parent, double reward, std::string completion,
   return nodes.back().id;
 }
 
-bool MurphyTree::IsSolved(const MurphyNode& node) const {
-  return node.reward >= max_reward;
-}
+bool MurphyTree::IsSolved(const MurphyNode& node) const { return node.reward >= max_reward; }
 
 int MurphyTree::num_turns() const {
   int turns = 0;
@@ -135,23 +132,28 @@ Status ValidateTree(const MurphyTree& tree) {
   }
   std::vector<int> owner(n, -2);  // group that lists the node: -1 root, else parent id
   for (int id : tree.root_group) {
-    if (id < 0 || id >= n) return InvalidArgument("murphy tree: root group lists unknown id " + std::to_string(id));
-    if (owner[id] != -2) return InvalidArgument("murphy tree: " + NodeName(id) + " is listed twice");
+    if (id < 0 || id >= n)
+      return InvalidArgument("murphy tree: root group lists unknown id " + std::to_string(id));
+    if (owner[id] != -2)
+      return InvalidArgument("murphy tree: " + NodeName(id) + " is listed twice");
     owner[id] = -1;
   }
   for (const MurphyNode& node : tree.nodes) {
     for (int c : node.children) {
       if (c < 0 || c >= n) {
-        return InvalidArgument("murphy tree: " + NodeName(node.id) + " has unknown child " + std::to_string(c));
+        return InvalidArgument("murphy tree: " + NodeName(node.id) + " has unknown child " +
+                               std::to_string(c));
       }
-      if (owner[c] != -2) return InvalidArgument("murphy tree: " + NodeName(c) + " is listed twice");
+      if (owner[c] != -2)
+        return InvalidArgument("murphy tree: " + NodeName(c) + " is listed twice");
       owner[c] = node.id;
     }
   }
   for (int i = 0; i < n; ++i) {
     const MurphyNode& node = tree.nodes[i];
     const std::string name = NodeName(i);
-    if (node.id != i) return InvalidArgument("murphy tree: " + name + " has id " + std::to_string(node.id));
+    if (node.id != i)
+      return InvalidArgument("murphy tree: " + name + " has id " + std::to_string(node.id));
     if (owner[i] != node.parent) {
       return InvalidArgument("murphy tree: " + name + " has parent " + std::to_string(node.parent) +
                              " but is listed in the group of " + std::to_string(owner[i]));
@@ -182,9 +184,12 @@ Status ValidateTree(const MurphyTree& tree) {
 
 const char* PruneStrategyName(PruneStrategy strategy) {
   switch (strategy) {
-    case PruneStrategy::kNone: return "none";
-    case PruneStrategy::kIntraGroup: return "intra";
-    case PruneStrategy::kInterGroup: return "inter";
+    case PruneStrategy::kNone:
+      return "none";
+    case PruneStrategy::kIntraGroup:
+      return "intra";
+    case PruneStrategy::kInterGroup:
+      return "inter";
   }
   return "?";
 }
@@ -238,11 +243,12 @@ MurphyTree Prune(const MurphyTree& input, const PruneOptions& options) {
 std::string TreeSizes::ToString() const {
   std::string out;
   for (size_t t = 0; t < generated_per_turn.size(); ++t) {
-    out += "turn " + std::to_string(t + 1) + ": generated " + std::to_string(generated_per_turn[t]) +
-           ", retained " + std::to_string(retained_per_turn[t]) + "\n";
+    out += "turn " + std::to_string(t + 1) + ": generated " +
+           std::to_string(generated_per_turn[t]) + ", retained " +
+           std::to_string(retained_per_turn[t]) + "\n";
   }
-  out += "total: generated " + std::to_string(generated) + ", retained " + std::to_string(retained) +
-         "\n";
+  out += "total: generated " + std::to_string(generated) + ", retained " +
+         std::to_string(retained) + "\n";
   out += "groups: generated " + std::to_string(groups_generated) + ", retained " +
          std::to_string(groups_retained) + "\n";
   return out;
@@ -275,9 +281,12 @@ TreeSizes ComputeTreeSizes(const MurphyTree& tree) {
 
 const char* BackupStrategyName(BackupStrategy strategy) {
   switch (strategy) {
-    case BackupStrategy::kNone: return "none";
-    case BackupStrategy::kMaRS: return "MaRS";
-    case BackupStrategy::kMeRS: return "MeRS";
+    case BackupStrategy::kNone:
+      return "none";
+    case BackupStrategy::kMaRS:
+      return "MaRS";
+    case BackupStrategy::kMeRS:
+      return "MeRS";
   }
   return "?";
 }
@@ -289,9 +298,8 @@ std::vector<double> BackupRewards(const MurphyTree& tree, const BackupOptions& o
   for (const MurphyNode& n : tree.nodes) {
     if (n.retained) order.push_back(n.id);
   }
-  std::stable_sort(order.begin(), order.end(), [&tree](int a, int b) {
-    return tree.nodes[a].turn > tree.nodes[b].turn;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&tree](int a, int b) { return tree.nodes[a].turn > tree.nodes[b].turn; });
   for (int id : order) {
     const MurphyNode& node = tree.nodes[id];
     double best = -std::numeric_limits<double>::infinity();
@@ -306,8 +314,11 @@ std::vector<double> BackupRewards(const MurphyTree& tree, const BackupOptions& o
     double value = node.reward;
     if (count > 0) {
       switch (options.strategy) {
-        case BackupStrategy::kNone: break;
-        case BackupStrategy::kMaRS: value = std::max(node.reward, best); break;
+        case BackupStrategy::kNone:
+          break;
+        case BackupStrategy::kMaRS:
+          value = std::max(node.reward, best);
+          break;
         case BackupStrategy::kMeRS:
           // N_v = 2 reward components: the node's own and its children's discounted mean.
           // Solved nodes are never expanded (ValidateTree), so they keep r with N_v = 1.
@@ -381,7 +392,8 @@ std::string DumpMurphyTree(const MurphyTree& tree, const MurphyDumpOptions& opti
   char buf[256];
   std::string out;
   const TreeSizes sizes = ComputeTreeSizes(tree);
-  std::snprintf(buf, sizeof(buf), "murphy tree: turns=%d nodes=%d retained=%d groups=%d/%d max_reward=%.4f\n",
+  std::snprintf(buf, sizeof(buf),
+                "murphy tree: turns=%d nodes=%d retained=%d groups=%d/%d max_reward=%.4f\n",
                 tree.num_turns(), sizes.generated, sizes.retained, sizes.groups_retained,
                 sizes.groups_generated, tree.max_reward);
   out += buf;
@@ -390,7 +402,8 @@ std::string DumpMurphyTree(const MurphyTree& tree, const MurphyDumpOptions& opti
   if (options.advantages) {
     for (const MurphyGroup& g : options.advantages->groups) group_of[g.parent + 1] = &g;
   }
-  auto dump_group = [&](auto&& self, int parent, const std::vector<int>& members, int depth) -> void {
+  auto dump_group = [&](auto&& self, int parent, const std::vector<int>& members,
+                        int depth) -> void {
     const std::string indent(2 * depth, ' ');
     const int retained = static_cast<int>(RetainedMembers(tree, members).size());
     const MurphyGroup* g = group_of[parent + 1];

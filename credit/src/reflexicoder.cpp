@@ -8,8 +8,8 @@
 namespace egca::credit {
 namespace {
 
-constexpr std::string_view kTags[] = {"<think>",      "</think>",      "<answer>",
-                                      "</answer>",    "<reflection>",  "</reflection>"};
+constexpr std::string_view kTags[] = {"<think>",   "</think>",     "<answer>",
+                                      "</answer>", "<reflection>", "</reflection>"};
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
@@ -94,8 +94,8 @@ ReflectionTrajectory ParseReflectionTrajectory(std::string_view text,
     }
     out.answers.push_back(segment);
     if (out.num_reflections() > options.max_reflections) {
-      return fail(std::to_string(out.num_reflections()) + " reflections exceed max_reflections=" +
-                  std::to_string(options.max_reflections));
+      return fail(std::to_string(out.num_reflections()) +
+                  " reflections exceed max_reflections=" + std::to_string(options.max_reflections));
     }
   }
   out.well_formed = true;
@@ -164,8 +164,8 @@ StatusOr<ReflectionReward> ComputeReflectionReward(bool format_ok,
   const double r0 = scores.front();
   const double rn = scores.back();
   out.trajectory = (std::fabs(rn - o.r_max) <= o.eps ? 1.0 : 0.0) + o.eta * improvement;
-  out.efficiency = (rn >= o.tau_q ? 1.0 : 0.0) / std::max(n, 1) +
-                   (rn - r0) / (std::max(1, n - 1) + o.eps2);
+  out.efficiency =
+      (rn >= o.tau_q ? 1.0 : 0.0) / std::max(n, 1) + (rn - r0) / (std::max(1, n - 1) + o.eps2);
   out.overall = out.penalty * (o.phi * out.trajectory + o.psi * out.efficiency) + o.xi;
   return out;
 }

@@ -1,5 +1,6 @@
 #include "egca/credit/token_credit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -41,7 +42,8 @@ const SourceSpan* SelectSpan(const CreditSample& sample, const TokenCreditOption
       *scratch = sample.executed_boundaries[draw % sample.executed_boundaries.size()];
       return scratch;
     }
-    case LocalizationTarget::kUniform: break;
+    case LocalizationTarget::kUniform:
+      break;
   }
   return nullptr;
 }
@@ -85,11 +87,21 @@ std::string EscapeToken(std::string_view text) {
   std::string out;
   for (unsigned char c : text) {
     switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[8];
@@ -107,10 +119,14 @@ std::string EscapeToken(std::string_view text) {
 
 const char* FailureModeName(FailureMode mode) {
   switch (mode) {
-    case FailureMode::kSyntax: return "SYNTAX";
-    case FailureMode::kConstraint: return "CONSTRAINT";
-    case FailureMode::kLogic: return "LOGIC";
-    case FailureMode::kCorrect: return "CORRECT";
+    case FailureMode::kSyntax:
+      return "SYNTAX";
+    case FailureMode::kConstraint:
+      return "CONSTRAINT";
+    case FailureMode::kLogic:
+      return "LOGIC";
+    case FailureMode::kCorrect:
+      return "CORRECT";
   }
   return "?";
 }
@@ -125,10 +141,14 @@ std::optional<FailureMode> ParseFailureMode(std::string_view name) {
 
 const char* LocalizationTargetName(LocalizationTarget target) {
   switch (target) {
-    case LocalizationTarget::kEarliestDivergence: return "earliest";
-    case LocalizationTarget::kLastDivergence: return "last";
-    case LocalizationTarget::kRandomExecutedBoundary: return "random";
-    case LocalizationTarget::kUniform: return "uniform";
+    case LocalizationTarget::kEarliestDivergence:
+      return "earliest";
+    case LocalizationTarget::kLastDivergence:
+      return "last";
+    case LocalizationTarget::kRandomExecutedBoundary:
+      return "random";
+    case LocalizationTarget::kUniform:
+      return "uniform";
   }
   return "?";
 }
@@ -144,20 +164,28 @@ std::optional<LocalizationTarget> ParseLocalizationTarget(std::string_view name)
 
 const char* CreditPlacementName(CreditPlacement placement) {
   switch (placement) {
-    case CreditPlacement::kUniform: return "uniform";
-    case CreditPlacement::kLocalized: return "localized";
-    case CreditPlacement::kFallback: return "fallback";
-    case CreditPlacement::kNoTokens: return "no_tokens";
+    case CreditPlacement::kUniform:
+      return "uniform";
+    case CreditPlacement::kLocalized:
+      return "localized";
+    case CreditPlacement::kFallback:
+      return "fallback";
+    case CreditPlacement::kNoTokens:
+      return "no_tokens";
   }
   return "?";
 }
 
 const char* FallbackReasonName(FallbackReason reason) {
   switch (reason) {
-    case FallbackReason::kNone: return "none";
-    case FallbackReason::kMissingSpan: return "missing_span";
-    case FallbackReason::kEmptySpan: return "empty_span";
-    case FallbackReason::kNoOverlap: return "no_overlap";
+    case FallbackReason::kNone:
+      return "none";
+    case FallbackReason::kMissingSpan:
+      return "missing_span";
+    case FallbackReason::kEmptySpan:
+      return "empty_span";
+    case FallbackReason::kNoOverlap:
+      return "no_overlap";
   }
   return "?";
 }
@@ -270,9 +298,15 @@ Status AssignTokenCreditInto(const CreditSample& sample, const TokenCreditOption
       credit.placement = CreditPlacement::kFallback;
       FillUniform(sample.advantage, tokens, &credit);
       switch (credit.fallback) {
-        case FallbackReason::kMissingSpan: local.fallback_missing_span = 1; break;
-        case FallbackReason::kEmptySpan: local.fallback_empty_span = 1; break;
-        default: local.fallback_no_overlap = 1; break;
+        case FallbackReason::kMissingSpan:
+          local.fallback_missing_span = 1;
+          break;
+        case FallbackReason::kEmptySpan:
+          local.fallback_empty_span = 1;
+          break;
+        default:
+          local.fallback_no_overlap = 1;
+          break;
       }
     } else {
       credit.placement = CreditPlacement::kLocalized;
@@ -348,7 +382,9 @@ std::string DumpCreditMap(const CreditSample& sample, const TokenCredit& credit,
   }
   std::snprintf(buf, sizeof(buf), " code_offset=%u sum=%+.6f\n", sample.code_offset, sum);
   out += buf;
-  for (size_t t = 0; t < credit.advantages.size(); ++t) {
+  // A credit computed for another sample must not read past its token list.
+  const size_t shown = std::min(credit.advantages.size(), sample.token_bytes.size());
+  for (size_t t = 0; t < shown; ++t) {
     const TokenByteRange& tok = sample.token_bytes[t];
     std::string_view text;
     if (tok.begin <= tok.end && tok.end <= completion.size()) {

@@ -74,8 +74,8 @@ TEST(CreditGolden, LogicSampleOnLisExample) {
   s.code_offset = code_offset;
   // The divergence block: the comparison "nums[i] >= nums[j]" on code line 5.
   const size_t at = code.find("nums[i] >= nums[j]");
-  s.earliest_divergence = lines.SpanFromBytes(static_cast<uint32_t>(at),
-                                              static_cast<uint32_t>(at + 18));
+  s.earliest_divergence =
+      lines.SpanFromBytes(static_cast<uint32_t>(at), static_cast<uint32_t>(at + 18));
   StatusOr<TokenCredit> c = AssignTokenCredit(s, {});
   ASSERT_TRUE(c.ok());
   ExpectGolden("credit_map_logic.txt", DumpCreditMap(s, *c, completion));

@@ -31,7 +31,8 @@ TEST(GroupAdvantages, MeanStdUsesPopulationStd) {
 
 TEST(GroupAdvantages, EpsIsAddedToStd) {
   // rewards 1, 0: mean 0.5, std 0.5; eps 0.5 -> A = 0.5 / (0.5 + 0.5) = 0.5
-  const std::vector<double> a = GroupAdvantages({1.0, 0.0}, {AdvantageNormalization::kMeanStd, 0.5});
+  const std::vector<double> a =
+      GroupAdvantages({1.0, 0.0}, {AdvantageNormalization::kMeanStd, 0.5});
   EXPECT_DOUBLE_EQ(a[0], 0.5);
   EXPECT_DOUBLE_EQ(a[1], -0.5);
 }

@@ -63,8 +63,8 @@ TEST(MtGrpo, ThreeTurnsDiscountedSum) {
 TEST(MtGrpo, MergedRewardBaseline) {
   // merged = R^I + R^O = 2 1 1 0: mean 1, var (1 + 0 + 0 + 1)/4 = .5, std .70711
   // A = 1.41421 0 0 -1.41421 on both turns.
-  StatusOr<TurnAdvantages> a = MergedRewardAdvantages({{1, 0, 1, 0}}, {1, 1, 0, 0},
-                                                      {AdvantageNormalization::kMeanStd, 0.0});
+  StatusOr<TurnAdvantages> a =
+      MergedRewardAdvantages({{1, 0, 1, 0}}, {1, 1, 0, 0}, {AdvantageNormalization::kMeanStd, 0.0});
   ASSERT_TRUE(a.ok());
   EXPECT_NEAR(a->advantages[0][0], std::sqrt(2.0), 1e-12);
   EXPECT_NEAR(a->advantages[0][1], std::sqrt(2.0), 1e-12);

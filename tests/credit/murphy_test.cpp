@@ -83,14 +83,13 @@ TEST(Murphy, MeRSAveragesDiscountedChildren) {
 TEST(Murphy, NodeWiseGrpoUsesCreditedRewardsPerGroup) {
   const MurphyTree t = HandTree();
   const std::vector<double> r = BackupRewards(t, {BackupStrategy::kMaRS, 1.0});
-  const NodeAdvantages a =
-      ComputeNodeAdvantages(t, r, {AdvantageNormalization::kMeanStd, 0.0});
+  const NodeAdvantages a = ComputeNodeAdvantages(t, r, {AdvantageNormalization::kMeanStd, 0.0});
   ASSERT_EQ(a.groups.size(), 4u);
   // Turn-1 group on R~ = 1, 1, .25, .5: mean 2.75/4 = 0.6875; squared deviations
   // .09765625 + .09765625 + .19140625 + .03515625 = .421875; var = .10546875;
   // std = 0.3247595264; A = dev / std.
   EXPECT_NEAR(a.groups[0].stats.mean, 0.6875, 1e-15);
-  EXPECT_NEAR(a.advantage[0], 0.3125 / std::sqrt(0.10546875), 1e-12);   // 0.96225
+  EXPECT_NEAR(a.advantage[0], 0.3125 / std::sqrt(0.10546875), 1e-12);  // 0.96225
   EXPECT_NEAR(a.advantage[1], 0.3125 / std::sqrt(0.10546875), 1e-12);
   EXPECT_NEAR(a.advantage[2], -0.4375 / std::sqrt(0.10546875), 1e-12);  // -1.34715
   EXPECT_NEAR(a.advantage[3], -0.1875 / std::sqrt(0.10546875), 1e-12);  // -0.57735
@@ -198,8 +197,8 @@ TEST(Murphy, EveryNodeFailingGivesZeroCreditWithoutNaN) {
   for (const MtTrajectory& tr : GrpoMtTrajectories(t)) EXPECT_EQ(tr.advantage, 0.0);
   // InterP on all-zero-variance groups still keeps exactly b, the lowest parent ids.
   const MurphyTree p = Prune(t, {PruneStrategy::kInterGroup, 2, true});
-  EXPECT_TRUE(p.nodes[4].retained);   // child of n0
-  EXPECT_TRUE(p.nodes[8].retained);   // child of n1
+  EXPECT_TRUE(p.nodes[4].retained);    // child of n0
+  EXPECT_TRUE(p.nodes[8].retained);    // child of n1
   EXPECT_FALSE(p.nodes[12].retained);  // child of n2
 }
 

@@ -26,15 +26,15 @@ TEST(ReflectionFormat, NoReflectionIsWellFormed) {
 
 TEST(ReflectionFormat, RejectsMalformedTrajectories) {
   const char* bad[] = {
-      "<answer>b</answer>",                                               // no think
-      "<think>a</think>",                                                 // no answer
-      "<think>a</think><answer>b",                                        // unclosed
-      "<think>a</think><answer>b</answer><reflection>r</reflection>",     // reflection w/o answer
-      "<think>a</think><answer>b</answer><answer>c</answer>",            // answer w/o reflection
-      "<think>a</think>text<answer>b</answer>",                           // text between
-      "<think>a</think><answer>b</answer> trailing",                      // text after
-      "<think>a <answer>x</answer></think><answer>b</answer>",            // nested tag
-      "<think>a</think><reflection>r</reflection><answer>b</answer>",     // wrong order
+      "<answer>b</answer>",                                            // no think
+      "<think>a</think>",                                              // no answer
+      "<think>a</think><answer>b",                                     // unclosed
+      "<think>a</think><answer>b</answer><reflection>r</reflection>",  // reflection w/o answer
+      "<think>a</think><answer>b</answer><answer>c</answer>",          // answer w/o reflection
+      "<think>a</think>text<answer>b</answer>",                        // text between
+      "<think>a</think><answer>b</answer> trailing",                   // text after
+      "<think>a <answer>x</answer></think><answer>b</answer>",         // nested tag
+      "<think>a</think><reflection>r</reflection><answer>b</answer>",  // wrong order
   };
   for (const char* text : bad) {
     const ReflectionTrajectory t = ParseReflectionTrajectory(text);
@@ -43,7 +43,8 @@ TEST(ReflectionFormat, RejectsMalformedTrajectories) {
   }
   ReflectionFormatOptions strict;
   strict.allow_whitespace_between_segments = false;
-  EXPECT_FALSE(ParseReflectionTrajectory("<think>a</think> <answer>b</answer>", strict).well_formed);
+  EXPECT_FALSE(
+      ParseReflectionTrajectory("<think>a</think> <answer>b</answer>", strict).well_formed);
 }
 
 TEST(ReflectionFormat, EnforcesMaxReflections) {

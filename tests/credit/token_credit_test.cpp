@@ -104,8 +104,7 @@ TEST(TokenCredit, SyntaxUsesErrorSpan) {
 TEST(TokenCredit, TokenExactlyAdjacentToSpanDoesNotOverlap) {
   // code [5,7) "(x" -> completion [21,23) = token 6 exactly; tokens 5 [19,21) and 7 [23,26)
   // only touch its ends, and half-open ranges do not intersect there.
-  const std::vector<uint32_t> on =
-      TokensOverlappingSpan(Tokens(), kCodeOffset, CodeSpan(5, 7));
+  const std::vector<uint32_t> on = TokensOverlappingSpan(Tokens(), kCodeOffset, CodeSpan(5, 7));
   ASSERT_EQ(on.size(), 1u);
   EXPECT_EQ(on[0], 6u);
 }

@@ -16,7 +16,7 @@
 namespace egca::credit {
 
 struct MtGrpoOptions {
-  double alpha = 1.0;  // weight of later turns' advantages on earlier turns
+  double alpha = 1.0;                   // weight of later turns' advantages on earlier turns
   GroupAdvantageOptions normalization;  // kMeanStd in the paper
 };
 
@@ -34,9 +34,9 @@ StatusOr<TurnAdvantages> MtGrpoAdvantages(const std::vector<std::vector<double>>
                                           const MtGrpoOptions& options = {});
 
 // GRPO-OR: the outcome advantage A^O on every turn (intermediate rewards ignored).
-StatusOr<TurnAdvantages> OutcomeOnlyAdvantages(
-    const std::vector<std::vector<double>>& intermediate, const std::vector<double>& outcome,
-    const GroupAdvantageOptions& options = {});
+StatusOr<TurnAdvantages> OutcomeOnlyAdvantages(const std::vector<std::vector<double>>& intermediate,
+                                               const std::vector<double>& outcome,
+                                               const GroupAdvantageOptions& options = {});
 
 // GRPO-MR: the merged reward R^O + sum_k R^I_(k), normalized, on every turn.
 StatusOr<TurnAdvantages> MergedRewardAdvantages(

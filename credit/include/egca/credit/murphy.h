@@ -25,15 +25,15 @@ namespace egca::credit {
 // One generated program. Node ids are indices into MurphyTree::nodes.
 struct MurphyNode {
   int id = 0;
-  int parent = -1;  // -1: a response to the original prompt (turn 1)
-  int turn = 1;     // 1-based; a child's turn is its parent's + 1
+  int parent = -1;         // -1: a response to the original prompt (turn 1)
+  int turn = 1;            // 1-based; a child's turn is its parent's + 1
   std::string prompt;      // the prompt it was generated from (may be left empty)
   std::string completion;  // the generated text
   std::string feedback;    // executor feedback on it (failing tests, traceback, ...)
   double reward = 0.0;     // immediate reward r: fraction of tests passed, in [0, max_reward]
   std::optional<int64_t> token_count;  // completion tokens, when the trainer knows them
-  std::vector<int> children;  // the child group generated from this node's feedback
-  bool retained = true;       // false once pruning dropped it (or an ancestor)
+  std::vector<int> children;           // the child group generated from this node's feedback
+  bool retained = true;                // false once pruning dropped it (or an ancestor)
 };
 
 struct MurphyTree {
@@ -45,9 +45,8 @@ struct MurphyTree {
   // Appends a response: to the original prompt when parent = -1, else to the feedback-
   // conditioned prompt of node `parent`. Returns its id. Turn and group membership are
   // derived from `parent`. Precondition: parent is -1 or an existing id.
-  int AddResponse(int parent, double reward, std::string completion = {},
-                  std::string feedback = {}, std::string prompt = {},
-                  std::optional<int64_t> token_count = std::nullopt);
+  int AddResponse(int parent, double reward, std::string completion = {}, std::string feedback = {},
+                  std::string prompt = {}, std::optional<int64_t> token_count = std::nullopt);
 
   bool IsSolved(const MurphyNode& node) const;
   int num_turns() const;  // deepest turn (0 for an empty tree)
@@ -83,6 +82,7 @@ struct PruneOptions {
 // Ties break deterministically: higher score first, then lower position in the group
 // (IntraP) or lower parent id (InterP). Groups are visited top-down, so a group inside a
 // dropped subtree is never scored. Returns a copy with `retained` updated; nothing is erased.
+// Precondition (for this and every function below): ValidateTree(tree).ok().
 MurphyTree Prune(const MurphyTree& tree, const PruneOptions& options);
 
 // Generated vs retained sizes.
@@ -91,8 +91,8 @@ struct TreeSizes {
   std::vector<int> retained_per_turn;
   int generated = 0;
   int retained = 0;
-  int groups_generated = 0;  // root group + every expanded node's child group
-  int groups_retained = 0;   // groups with at least one retained member under a retained parent
+  int groups_generated = 0;      // root group + every expanded node's child group
+  int groups_retained = 0;       // groups with at least one retained member under a retained parent
   std::string ToString() const;  // "turn 1: 8 -> 4\n..." plus totals
 };
 
@@ -127,13 +127,13 @@ struct MurphyGroup {
 };
 
 struct NodeAdvantages {
-  std::vector<double> advantage;  // by node id; NaN for pruned nodes
+  std::vector<double> advantage;    // by node id; NaN for pruned nodes
   std::vector<MurphyGroup> groups;  // every retained group, top-down, parents in id order
 };
 
 // Node-wise GRPO (Murphy eq. 5): advantages normalized within each retained group using
-// `credited` (from BackupRewards; pass each node's r for plain per-group GRPO). The Murphy
-// loss sums the GRPO loss of every group listed.
+// `credited` (from BackupRewards; pass each node's r for plain per-group GRPO), which must
+// have one entry per node. The Murphy loss sums the GRPO loss of every group listed.
 NodeAdvantages ComputeNodeAdvantages(const MurphyTree& tree, const std::vector<double>& credited,
                                      const GroupAdvantageOptions& options = {});
 
@@ -155,10 +155,10 @@ std::vector<MtTrajectory> GrpoMtTrajectories(const MurphyTree& tree,
 // ---- Dumps -----------------------------------------------------------------------------
 
 struct MurphyDumpOptions {
-  const std::vector<double>* credited = nullptr;         // Borrowed; adds "R~=" columns
-  const NodeAdvantages* advantages = nullptr;            // Borrowed; adds "A=" columns
-  bool show_pruned = true;                               // list dropped nodes, marked
-  int feedback_chars = 40;                               // feedback excerpt length (0 = none)
+  const std::vector<double>* credited = nullptr;  // Borrowed; adds "R~=" columns
+  const NodeAdvantages* advantages = nullptr;     // Borrowed; adds "A=" columns
+  bool show_pruned = true;                        // list dropped nodes, marked
+  int feedback_chars = 40;                        // feedback excerpt length (0 = none)
 };
 
 // Deterministic indented dump: one line per node under its group, numbers with 4 decimals.

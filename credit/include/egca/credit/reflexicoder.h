@@ -52,12 +52,12 @@ struct ReflectionRewardOptions {
   double h_pos = 0.05;  // bonus for staying at r_max
   double h_neg = 1.0;   // penalty for stagnating below r_max
   double r_max = 1.0;
-  double eta = 0.5;     // weight of the improvement term in R_traj
-  double tau_q = 1.0;   // quality threshold of the efficiency term
-  double eps2 = 1e-6;   // keeps E(n)'s relative term finite
-  double phi = 0.5;     // weight of R_traj
-  double psi = 1.0;     // weight of E(n)
-  double xi = 1.0;      // weight of the format term
+  double eta = 0.5;    // weight of the improvement term in R_traj
+  double tau_q = 1.0;  // quality threshold of the efficiency term
+  double eps2 = 1e-6;  // keeps E(n)'s relative term finite
+  double phi = 0.5;    // weight of R_traj
+  double psi = 1.0;    // weight of E(n)
+  double xi = 1.0;     // weight of the format term
 };
 
 // Eq. 4. P(n) = 1 for n <= n0, else
@@ -73,14 +73,14 @@ double ImprovementSignal(double previous, double current,
 
 // Every term of eq. 9, for inspection and logging.
 struct ReflectionReward {
-  bool format_ok = false;  // F
-  int n = 0;               // reflection cycles
-  double penalty = 0.0;    // P(n)
-  std::vector<double> weights;  // w_1..w_n
-  std::vector<double> signals;  // m_1..m_n
-  double trajectory = 0.0;  // R_traj (eq. 7)
-  double efficiency = 0.0;  // E(n) (eq. 8)
-  double overall = 0.0;     // R_overall (eq. 9)
+  bool format_ok = false;        // F
+  int n = 0;                     // reflection cycles
+  double penalty = 0.0;          // P(n)
+  std::vector<double> weights;   // w_1..w_n
+  std::vector<double> signals;   // m_1..m_n
+  double trajectory = 0.0;       // R_traj (eq. 7)
+  double efficiency = 0.0;       // E(n) (eq. 8)
+  double overall = 0.0;          // R_overall (eq. 9)
   std::string ToString() const;  // one line, "F=1 n=2 P=1.0000 ..."
 };
 

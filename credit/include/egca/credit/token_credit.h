@@ -69,9 +69,9 @@ struct TokenByteRange {
 // code; the router fills the ones it has.
 struct CreditSample {
   FailureMode mode = FailureMode::kCorrect;
-  double advantage = 0.0;                   // A_i (from GroupAdvantages)
-  std::vector<TokenByteRange> token_bytes;  // [T_i] byte ranges into the completion
-  uint32_t code_offset = 0;                 // completion byte where the extracted code starts
+  double advantage = 0.0;                         // A_i (from GroupAdvantages)
+  std::vector<TokenByteRange> token_bytes;        // [T_i] byte ranges into the completion
+  uint32_t code_offset = 0;                       // completion byte where the extracted code starts
   std::optional<SourceSpan> error_span;           // SYNTAX: interpreter error location
   std::optional<SourceSpan> earliest_divergence;  // LOGIC: block of k* (EGCA default)
   std::optional<SourceSpan> last_divergence;      // LOGIC: last diverging block (ablation)
@@ -93,9 +93,9 @@ enum class CreditPlacement {
 // Why a localized sample fell back to uniform.
 enum class FallbackReason {
   kNone,
-  kMissingSpan,   // the router supplied no span for the selected target
-  kEmptySpan,     // the span is empty (end <= begin)
-  kNoOverlap,     // the span overlaps no token (outside the completion, zero-width tokens)
+  kMissingSpan,  // the router supplied no span for the selected target
+  kEmptySpan,    // the span is empty (end <= begin)
+  kNoOverlap,    // the span overlaps no token (outside the completion, zero-width tokens)
 };
 
 const char* CreditPlacementName(CreditPlacement placement);
@@ -143,9 +143,9 @@ StatusOr<TokenCredit> AssignTokenCredit(const CreditSample& sample,
                                         TokenCreditStats* stats = nullptr);
 
 // AssignTokenCredit for every sample of a group, in order. The first error names the sample.
-StatusOr<std::vector<TokenCredit>> AssignGroupTokenCredit(
-    const std::vector<CreditSample>& samples, const TokenCreditOptions& options,
-    TokenCreditStats* stats = nullptr);
+StatusOr<std::vector<TokenCredit>> AssignGroupTokenCredit(const std::vector<CreditSample>& samples,
+                                                          const TokenCreditOptions& options,
+                                                          TokenCreditStats* stats = nullptr);
 
 // Hot-path variants writing into caller-owned results whose advantage buffers are reused
 // across training steps (a fresh 8,192-token buffer per sample per step costs more in page
