@@ -159,6 +159,21 @@ int TestChild(std::string_view payload, int result_fd) {
     WriteAllFd(result_fd, report);
     return 0;
   }
+  if (cmd == "read") {
+    // arg: a path to read a few bytes from; reports "errno=E" when it cannot be opened.
+    int fd = open(arg.c_str(), O_RDONLY);
+    if (fd < 0) {
+      WriteAllFd(result_fd, fmt::format("errno={}", errno));
+      return 0;
+    }
+    char buf[64];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    close(fd);
+    // "opened" first: for /proc/<pid>/mem opening is the access check (offset 0 never reads).
+    WriteAllFd(result_fd, n < 0 ? fmt::format("opened, read errno={}", errno)
+                                : fmt::format("opened, read {}", n));
+    return 0;
+  }
   if (cmd == "env") {
     std::string all;
     for (char** e = environ; *e != nullptr; ++e) all += std::string(*e) + "\n";
@@ -472,6 +487,21 @@ TEST_F(ForkServerTest, WritesOutsideThePrivateDirDoNotEscape) {
     EXPECT_NE(o.result.find("home=ok cwd=ok home_is_cwd=true"), std::string::npos) << o.result;
     struct stat st {};
     EXPECT_NE(stat(target.c_str(), &st), 0) << target << " appeared outside the sandbox";
+  }
+}
+
+TEST_F(ForkServerTest, CannotReadTheMemoryOrEnvironmentOfServerOrCaller) {
+  Capabilities caps = server_->capabilities();
+  if (!caps.uid_drop && caps.landlock_abi == 0) {
+    GTEST_SKIP() << "same uid without Landlock: /proc of the caller is readable";
+  }
+  for (int pid : {server_->server_pid(), static_cast<int>(getpid())}) {
+    for (const char* file : {"mem", "environ"}) {
+      std::string path = fmt::format("/proc/{}/{}", pid, file);
+      ChildOutcome o = MustRun(Req("read:" + path));
+      EXPECT_EQ(o.termination, Termination::kExited);
+      EXPECT_EQ(o.result.rfind("errno=", 0), 0u) << path << ": " << o.result;
+    }
   }
 }
 
