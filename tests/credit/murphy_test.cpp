@@ -80,6 +80,32 @@ TEST(Murphy, MeRSAveragesDiscountedChildren) {
   EXPECT_DOUBLE_EQ(BackupRewards(HandTree(), {BackupStrategy::kMeRS, 1.0})[0], 0.4375);
 }
 
+TEST(Murphy, ThreeTurnBackupRecurses) {
+  // n0 (r .25) -> n1 (r .5) -> n2 (r 1), n3 (r 0);  n0 -> n4 (r 0), a leaf.
+  MurphyTree t;
+  t.AddResponse(-1, 0.25);  // n0
+  t.AddResponse(0, 0.5);    // n1
+  t.AddResponse(1, 1.0);    // n2 (turn 3)
+  t.AddResponse(1, 0.0);    // n3 (turn 3)
+  t.AddResponse(0, 0.0);    // n4
+  ASSERT_TRUE(ValidateTree(t).ok());
+  EXPECT_EQ(t.num_turns(), 3);
+  // MaRS: n1 = max(.5, 1, 0) = 1; n0 = max(.25, n1 = 1, n4 = 0) = 1.
+  const std::vector<double> mars = BackupRewards(t, {BackupStrategy::kMaRS, 1.0});
+  EXPECT_DOUBLE_EQ(mars[1], 1.0);
+  EXPECT_DOUBLE_EQ(mars[0], 1.0);
+  // MeRS, gamma .5: n1 = (.5 + .5 * mean(1, 0)) / 2 = (.5 + .25) / 2 = .375;
+  // n0 = (.25 + .5 * mean(.375, 0)) / 2 = (.25 + .09375) / 2 = .171875.
+  const std::vector<double> mers = BackupRewards(t, {BackupStrategy::kMeRS, 0.5});
+  EXPECT_DOUBLE_EQ(mers[1], 0.375);
+  EXPECT_DOUBLE_EQ(mers[0], 0.171875);
+  // GRPO-MT: paths n0>n1>n2, n0>n1>n3, n0>n4 with final rewards 1, 0, 0.
+  const std::vector<MtTrajectory> tr = GrpoMtTrajectories(t);
+  ASSERT_EQ(tr.size(), 3u);
+  EXPECT_EQ(tr[0].path, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(tr[2].path, (std::vector<int>{0, 4}));
+}
+
 TEST(Murphy, NodeWiseGrpoUsesCreditedRewardsPerGroup) {
   const MurphyTree t = HandTree();
   const std::vector<double> r = BackupRewards(t, {BackupStrategy::kMaRS, 1.0});

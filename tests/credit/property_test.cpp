@@ -65,6 +65,12 @@ TEST(CreditProperty, TokenOperatorPreservesAdvantageSum) {
     ASSERT_NEAR(sum, s.advantage, 1e-9 * std::max(1.0, std::fabs(s.advantage))) << "iter " << iter;
     if (c->placement == CreditPlacement::kLocalized) {
       ++localized;
+      // The operator's binary search (sorted tokens) must find exactly the tokens the plain
+      // linear scan of TokensOverlappingSpan finds.
+      const std::vector<uint32_t> expected =
+          TokensOverlappingSpan(s.token_bytes, s.code_offset, *c->span);
+      ASSERT_EQ(c->span_token_count, expected.size()) << "iter " << iter;
+      ASSERT_EQ(c->span_token_begin, expected.front()) << "iter " << iter;
       if (o.soft_weight == 1.0) {
         int nonzero = 0;
         for (double a : c->advantages) nonzero += a != 0.0;
@@ -76,6 +82,41 @@ TEST(CreditProperty, TokenOperatorPreservesAdvantageSum) {
   // The generator must exercise both paths, or the property says little.
   EXPECT_GT(localized, 500);
   EXPECT_GT(fallbacks, 200);
+}
+
+TEST(CreditProperty, UnorderedTokenRangesUseTheSameOverlapRule) {
+  // Shuffled token ranges (no tokenizer emits them, but nothing forbids them): the credited
+  // tokens are still exactly those intersecting the span.
+  std::mt19937_64 rng(5);
+  for (int iter = 0; iter < 2000; ++iter) {
+    CreditSample s;
+    s.mode = FailureMode::kLogic;
+    s.advantage = 1.0;
+    uint32_t at = 0;
+    for (int t = 0; t < 64; ++t) {
+      const uint32_t w = 1 + static_cast<uint32_t>(rng() % 5);
+      s.token_bytes.push_back({at, at + w});
+      at += w;
+    }
+    std::shuffle(s.token_bytes.begin(), s.token_bytes.end(), rng);
+    s.earliest_divergence = RandomSpan(rng, at);
+    StatusOr<TokenCredit> c = AssignTokenCredit(s, {});
+    ASSERT_TRUE(c.ok());
+    const uint32_t b = s.earliest_divergence->begin_byte;
+    const uint32_t e = s.earliest_divergence->end_byte;
+    if (e <= b) continue;  // empty spans fall back (tested elsewhere)
+    int overlapping = 0;
+    for (const TokenByteRange& tok : s.token_bytes) overlapping += tok.begin < e && b < tok.end;
+    if (overlapping == 0) continue;
+    for (size_t t = 0; t < s.token_bytes.size(); ++t) {
+      const TokenByteRange& tok = s.token_bytes[t];
+      const bool overlaps = tok.begin < e && b < tok.end;
+      ASSERT_EQ(c->advantages[t] != 0.0, overlaps) << "iter " << iter << " token " << t;
+      if (overlaps) {
+        ASSERT_DOUBLE_EQ(c->advantages[t], 1.0 / overlapping);
+      }
+    }
+  }
 }
 
 TEST(CreditProperty, AdvantagesAreShiftInvariant) {
