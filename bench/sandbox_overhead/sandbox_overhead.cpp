@@ -38,10 +38,13 @@ int Touch50MB(std::string_view, int) {
 char* g_warm_heap = nullptr;
 
 std::unique_ptr<ForkServer> MakeServer(egca::sandbox::ChildMain child, bool seccomp,
-                                       std::function<void()> warm_up = {}) {
+                                       std::function<void()> warm_up = {},
+                                       bool namespaces_and_landlock = true) {
   ForkServerOptions options;
   options.child_main = std::move(child);
   options.install_seccomp = seccomp;
+  options.use_namespaces = namespaces_and_landlock;
+  options.use_landlock = namespaces_and_landlock;
   options.warm_up = std::move(warm_up);
   auto server = ForkServer::Start(std::move(options));
   if (!server.ok()) {
@@ -86,6 +89,13 @@ void BM_Run(benchmark::State& state) {
   RunLoop(state, *server);
 }
 BENCHMARK(BM_Run)->ArgName("seccomp")->Arg(1)->Arg(0)->UseRealTime();
+
+// Seccomp and rlimits only (the weakest configuration): the cost of the other layers.
+void BM_RunSeccompOnly(benchmark::State& state) {
+  auto server = MakeServer(EmptyChild, true, {}, /*namespaces_and_landlock=*/false);
+  RunLoop(state, *server);
+}
+BENCHMARK(BM_RunSeccompOnly)->UseRealTime();
 
 void BM_RunTouch50MB(benchmark::State& state) {
   auto server = MakeServer(Touch50MB, state.range(0) != 0);

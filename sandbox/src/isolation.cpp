@@ -285,12 +285,14 @@ uid_t RunUidForServer(pid_t server_pid) {
 Capabilities SetUpServerIsolation(const ForkServerOptions& options) {
   Capabilities caps;
   caps.seccomp = options.install_seccomp && SeccompAvailable();
-  caps.landlock_abi = LandlockAbi();
+  caps.landlock_abi = options.use_landlock ? LandlockAbi() : 0;
   // Made before unshare so that a scratch root outside /tmp exists for the tmpfs mount.
   MakeDirs(options.scratch_root, 0711);
   bool root = geteuid() == 0;
   bool have_namespaces = false;
-  if (root) {
+  if (!options.use_namespaces) {
+    // Nothing to create.
+  } else if (root) {
     have_namespaces = ::unshare(CLONE_NEWNS | CLONE_NEWNET) == 0;
   } else {
     have_namespaces = EnterUserNamespace();

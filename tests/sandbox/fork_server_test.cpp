@@ -270,10 +270,13 @@ ChildRequest Req(std::string payload, Limits limits = FastLimits()) {
 
 std::string ScratchRoot() { return fmt::format("/tmp/egca-sandbox-test-{}", getpid()); }
 
-std::unique_ptr<ForkServer> StartServer(bool seccomp = true) {
+std::unique_ptr<ForkServer> StartServer(bool seccomp = true, bool namespaces = true,
+                                        bool landlock = true) {
   ForkServerOptions options;
   options.child_main = TestChild;
   options.install_seccomp = seccomp;
+  options.use_namespaces = namespaces;
+  options.use_landlock = landlock;
   options.scratch_root = ScratchRoot();
   auto server = ForkServer::Start(std::move(options));
   EXPECT_TRUE(server.ok()) << server.status().ToString();
@@ -570,6 +573,33 @@ TEST(ForkServer, NoSeccompDoubleForkEscapeIsStillCleanedUp) {
   pid_t grandchild = std::atoi(outcome->result.c_str());
   ASSERT_GT(grandchild, 0) << outcome->result;
   EXPECT_FALSE(ProcessAlive(grandchild));
+  EXPECT_TRUE(ProcessesRelatedTo(server->server_pid()).empty());
+}
+
+TEST(ForkServer, SeccompAndRlimitsAloneStillHold) {
+  // The weakest configuration (an unprivileged user without user namespaces or Landlock):
+  // violations, limits and cleanup do not depend on the other layers.
+  auto server = StartServer(/*seccomp=*/true, /*namespaces=*/false, /*landlock=*/false);
+  ASSERT_NE(server, nullptr);
+  Capabilities caps = server->capabilities();
+  EXPECT_FALSE(caps.network_namespace);
+  EXPECT_FALSE(caps.mount_namespace);
+  EXPECT_EQ(caps.landlock_abi, 0);
+  auto fork_outcome = server->Run(Req("fork"));
+  ASSERT_TRUE(fork_outcome.ok());
+  EXPECT_EQ(fork_outcome->termination, Termination::kViolation);
+  EXPECT_EQ(fork_outcome->violation, "clone");
+  auto socket_outcome = server->Run(Req("connect"));
+  ASSERT_TRUE(socket_outcome.ok());
+  EXPECT_EQ(socket_outcome->violation, "socket");
+  Limits l = FastLimits();
+  l.output_bytes = 1 << 16;
+  auto flood = server->Run(Req("flood", l));
+  ASSERT_TRUE(flood.ok());
+  EXPECT_EQ(flood->termination, Termination::kOutputLimit);
+  auto env = server->Run(Req("env"));
+  ASSERT_TRUE(env.ok());
+  EXPECT_NE(env->result.find("PYTHONHASHSEED=0\n"), std::string::npos);
   EXPECT_TRUE(ProcessesRelatedTo(server->server_pid()).empty());
 }
 

@@ -84,6 +84,11 @@ struct ForkServerOptions {
   // Private working directories are created under this directory (made if missing).
   std::string scratch_root = "/tmp/egca-sandbox";
   bool install_seccomp = true;    // off only for debugging egca itself
+  // Namespaces (network + mount; a user namespace when unprivileged) and Landlock are used
+  // where the kernel permits; these switch them off (to measure their cost, or on hosts
+  // where they misbehave). ProbeCapabilities() reports what the machine allows.
+  bool use_namespaces = true;
+  bool use_landlock = true;
   // Extra environment variables for the server and its children, set after the fixed
   // environment (see docs/sandbox.md: PYTHONHASHSEED=0, HOME=TMPDIR=the private directory,
   // LANG=C.UTF-8, TZ=UTC, PATH=/usr/bin:/bin). The caller's environment is not inherited.
