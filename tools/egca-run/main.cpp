@@ -1,0 +1,318 @@
+// egca-run: run a Python program on tests inside egca's sandbox and print one verdict per
+// test, a summary with the pass fraction R_hat, and (with --trace) the execution trace.
+//
+//   egca-run prog.py --fn add --input '[1, 2]' --expect 3 --input '[2, 2]' --expect 4
+//   egca-run prog.py --stdin in.txt --expect-stdout out.txt
+//   egca-run prog.py --tests humaneval_test.py --entry-point add      (HumanEval check)
+//   egca-run prog.py --tests asserts.py [--setup setup.py]            (MBPP/QuixBugs asserts)
+//   egca-run prog.py --tests cases.json   (JSON list of cases, or APPS input_output.json)
+//
+// Exit status: 0 every test passed, 1 some test did not, 2 bad usage or unreadable input
+// (or egca itself failed).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "egca/core/files.h"
+#include "egca/tracer/executor.h"
+#include "egca/tracer/test_case.h"
+#include "egca/tracer/trace.pb.h"
+#include "egca/tracer/trace_dump.h"
+
+namespace {
+
+using egca::Status;
+using egca::StatusOr;
+using egca::sandbox::Verdict;
+using egca::sandbox::VerdictKind;
+using egca::tracer::ProgramResult;
+using egca::tracer::TestCase;
+using egca::tracer::TestKind;
+using egca::tracer::TestResult;
+using json = nlohmann::ordered_json;
+
+constexpr int kExitAllPassed = 0;
+constexpr int kExitSomeFailed = 1;
+constexpr int kExitUsage = 2;
+
+struct Args {
+  std::string program;
+  std::string function;
+  std::vector<std::string> inputs;
+  std::vector<std::string> expects;
+  std::vector<std::string> stdin_files;
+  std::vector<std::string> expect_stdout_files;
+  std::string tests_file;
+  std::string setup_file;
+  std::string entry_point;
+  bool apps = false;
+  bool json_output = false;
+  bool trace = false;
+  std::string trace_mode = "none";
+  bool stop_on_failure = false;
+  double timeout = 10;
+  double memory_mib = 2048;
+  uint64_t output_limit = 8ull << 20;
+};
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+StatusOr<std::vector<TestCase>> BuildTests(const Args& a) {
+  std::vector<TestCase> tests;
+  if (!a.function.empty()) {
+    if (!a.expects.empty() && a.expects.size() != a.inputs.size()) {
+      return egca::InvalidArgument(fmt::format(
+          "--expect given {} times but --input {} times (one --expect per --input, or none)",
+          a.expects.size(), a.inputs.size()));
+    }
+    std::vector<std::string> inputs = a.inputs;
+    if (inputs.empty()) inputs.push_back("[]");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      json args = json::parse(inputs[i], nullptr, false);
+      if (args.is_discarded() || !args.is_array()) {
+        return egca::InvalidArgument(
+            fmt::format("--input '{}': not a JSON array of arguments", inputs[i]));
+      }
+      TestCase t = TestCase::Call(a.function, inputs[i]);
+      if (!a.expects.empty()) {
+        json expected = json::parse(a.expects[i], nullptr, false);
+        if (expected.is_discarded()) {
+          return egca::InvalidArgument(fmt::format("--expect '{}': not JSON", a.expects[i]));
+        }
+        t.expected_json = a.expects[i];
+        t.has_expected = true;
+      }
+      t.name = fmt::format("{}({})", a.function, args.dump().substr(1, args.dump().size() - 2));
+      tests.push_back(std::move(t));
+    }
+  } else if (!a.inputs.empty() || !a.expects.empty()) {
+    return egca::InvalidArgument("--input/--expect need --fn NAME");
+  }
+
+  if (!a.expect_stdout_files.empty() && a.expect_stdout_files.size() != a.stdin_files.size()) {
+    return egca::InvalidArgument("--expect-stdout given a different number of times than --stdin");
+  }
+  for (size_t i = 0; i < a.stdin_files.size(); ++i) {
+    EGCA_ASSIGN_OR_RETURN(std::string input, egca::ReadFile(a.stdin_files[i]));
+    TestCase t = TestCase::Stdio(std::move(input));
+    if (!a.expect_stdout_files.empty()) {
+      EGCA_ASSIGN_OR_RETURN(t.expected_stdout, egca::ReadFile(a.expect_stdout_files[i]));
+      t.has_expected = true;
+    }
+    t.name = a.stdin_files[i];
+    tests.push_back(std::move(t));
+  }
+
+  if (!a.tests_file.empty()) {
+    EGCA_ASSIGN_OR_RETURN(std::string text, egca::ReadMaybeGzipFile(a.tests_file));
+    std::string setup;
+    if (!a.setup_file.empty()) {
+      EGCA_ASSIGN_OR_RETURN(setup, egca::ReadSourceFile(a.setup_file));
+    }
+    if (EndsWith(a.tests_file, ".json") || EndsWith(a.tests_file, ".json.gz")) {
+      EGCA_ASSIGN_OR_RETURN(std::vector<TestCase> parsed,
+                            egca::tracer::ParseTestsJson(text, a.tests_file));
+      tests.insert(tests.end(), parsed.begin(), parsed.end());
+    } else if (text.find("def check(") != std::string::npos) {
+      if (a.entry_point.empty()) {
+        return egca::InvalidArgument(
+            a.tests_file + ": defines check(candidate); name the function with --entry-point");
+      }
+      TestCase t = TestCase::HumanEvalCheck(text, a.entry_point);
+      t.setup_code = setup;
+      t.name = fmt::format("check({})", a.entry_point);
+      tests.push_back(std::move(t));
+    } else {
+      std::vector<TestCase> parsed = egca::tracer::TestsFromScript(text, setup);
+      tests.insert(tests.end(), parsed.begin(), parsed.end());
+    }
+  }
+  if (tests.empty()) {
+    return egca::InvalidArgument("no tests: give --fn NAME [--input JSON], --stdin FILE or --tests FILE");
+  }
+  for (size_t i = 0; i < tests.size(); ++i) {
+    if (tests[i].name.empty()) tests[i].name = fmt::format("test {}", i + 1);
+  }
+  return tests;
+}
+
+// One line, at most `width` bytes (UTF-8 safe cut), newlines shown as \n.
+std::string OneLine(const std::string& text, size_t width) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  if (out.size() <= width) return out;
+  size_t cut = width;
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+  return out.substr(0, cut) + "...";
+}
+
+std::string Detail(const TestCase& test, const Verdict& v) {
+  switch (v.kind) {
+    case VerdictKind::kOk:
+      return test.kind == TestKind::kCall ? "-> " + v.actual : v.detail;
+    case VerdictKind::kWrongAnswer:
+      return fmt::format("got {}, expected {}", v.actual, v.expected);
+    case VerdictKind::kSyntaxError:
+    case VerdictKind::kRuntimeError: {
+      std::string where = v.line > 0 ? fmt::format(" at {}:{}", v.line, v.column) : "";
+      std::string text = v.error_type + (v.message.empty() ? "" : ": " + v.message) + where;
+      if (!v.detail.empty()) text += " (" + v.detail + ")";
+      return text;
+    }
+    default:
+      return v.detail;
+  }
+}
+
+json VerdictJson(const TestCase& test, const TestResult& r, bool with_trace) {
+  const Verdict& v = r.verdict;
+  json j = {{"name", test.name},
+            {"kind", egca::tracer::TestKindName(test.kind)},
+            {"verdict", egca::sandbox::VerdictName(v.kind)},
+            {"passed", v.passed()},
+            {"error_type", v.error_type},
+            {"message", v.message},
+            {"line", v.line},
+            {"column", v.column},
+            {"end_line", v.end_line},
+            {"end_column", v.end_column},
+            {"signal", v.signal},
+            {"detail", v.detail},
+            {"actual", v.actual},
+            {"expected", v.expected},
+            {"wall_seconds", v.wall_seconds},
+            {"cpu_seconds", v.cpu_seconds},
+            {"max_rss_bytes", v.max_rss_bytes},
+            {"stdout", r.stdout_data},
+            {"stderr", r.stderr_data}};
+  if (with_trace && r.trace != nullptr) j["trace"] = egca::tracer::DumpTrace(*r.trace);
+  return j;
+}
+
+void PrintTable(const std::vector<TestCase>& tests, const ProgramResult& result, bool trace) {
+  size_t name_width = 4;
+  for (size_t i = 0; i < result.tests.size(); ++i) {
+    name_width = std::max(name_width, std::min<size_t>(OneLine(tests[i].name, 40).size(), 40));
+  }
+  fmt::print("{:>3}  {:<6}  {:<{}}  {:<13}  {:>8}  {}\n", "#", "kind", "test", name_width,
+             "verdict", "time", "detail");
+  for (size_t i = 0; i < result.tests.size(); ++i) {
+    const TestResult& r = result.tests[i];
+    fmt::print("{:>3}  {:<6}  {:<{}}  {:<13}  {:>6.0f}ms  {}\n", i + 1,
+               egca::tracer::TestKindName(tests[i].kind), OneLine(tests[i].name, 40), name_width,
+               egca::sandbox::VerdictName(r.verdict.kind), r.verdict.wall_seconds * 1000,
+               OneLine(Detail(tests[i], r.verdict), 100));
+  }
+  const int run = static_cast<int>(result.tests.size());
+  fmt::print("\npassed {}/{}  R_hat = {:.3f}{}\n", result.passed, result.total,
+             result.pass_fraction(),
+             run < result.total ? fmt::format("  (stopped after test {})", run) : "");
+  if (!trace) return;
+  for (size_t i = 0; i < result.tests.size(); ++i) {
+    const TestResult& r = result.tests[i];
+    fmt::print("\n--- trace of test {} ({}) ---\n", i + 1, OneLine(tests[i].name, 60));
+    if (r.trace == nullptr) {
+      fmt::print("(no trace: the run ended before the harness returned it)\n");
+    } else {
+      fmt::print("{}", egca::tracer::DumpTrace(*r.trace));
+    }
+  }
+}
+
+int Fail(const std::string& message) {
+  fmt::print(stderr, "egca-run: {}\n", message);
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Run a Python program on tests in egca's sandbox; one verdict per test."};
+  Args a;
+  app.add_option("program", a.program, "Python source file (UTF-8)")->required();
+  app.add_option("--fn", a.function, "function to call (call-based tests; class Solution works)");
+  // One value per occurrence; without allow_extra_args(false) CLI11 would split a
+  // bracketed value like '[1, 2]' into several.
+  app.add_option("--input", a.inputs, "JSON array of arguments; repeat for more tests")
+      ->allow_extra_args(false);
+  app.add_option("--expect", a.expects, "expected return value as JSON, one per --input")
+      ->allow_extra_args(false);
+  app.add_option("--stdin", a.stdin_files, "file fed to stdin; repeat for more tests")
+      ->allow_extra_args(false);
+  app.add_option("--expect-stdout", a.expect_stdout_files, "expected stdout, one per --stdin")
+      ->allow_extra_args(false);
+  app.add_option("--tests", a.tests_file,
+                 "tests: .json (list of cases or APPS input_output), HumanEval check, or asserts");
+  app.add_option("--setup", a.setup_file, "setup code run before assert tests (MBPP)");
+  app.add_option("--entry-point", a.entry_point, "function passed to check() (HumanEval)");
+  app.add_flag("--apps", a.apps, "APPS conventions (standard import header, function wrapping)");
+  app.add_flag("--json", a.json_output, "print one JSON object instead of the table");
+  app.add_flag("--trace", a.trace, "trace each run natively and print the trace dump");
+  app.add_option("--trace-mode", a.trace_mode, "none | native | python_settrace")
+      ->check(CLI::IsMember({"none", "native", "python_settrace"}));
+  app.add_flag("--stop-on-failure", a.stop_on_failure, "stop after the first failing test");
+  app.add_option("--timeout", a.timeout, "wall-clock and CPU seconds per test")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--memory", a.memory_mib, "address-space limit per test, MiB")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--output-limit", a.output_limit, "stdout+stderr bytes per test")
+      ->check(CLI::PositiveNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  StatusOr<std::string> source = egca::ReadSourceFile(a.program);
+  if (!source.ok()) return Fail(source.status().ToString());
+  StatusOr<std::vector<TestCase>> tests = BuildTests(a);
+  if (!tests.ok()) return Fail(tests.status().ToString());
+
+  egca::tracer::RunOptions options;
+  options.limits.wall_seconds = a.timeout;
+  options.limits.cpu_seconds = a.timeout;
+  options.limits.memory_bytes = static_cast<uint64_t>(a.memory_mib * 1024 * 1024);
+  options.limits.output_bytes = a.output_limit;
+  options.apps_import_header = a.apps;
+  options.stop_on_first_failure = a.stop_on_failure;
+  egca::tracer::ParseTraceMode(a.trace_mode, &options.trace_mode);
+  if (a.trace) options.trace_mode = egca::tracer::TraceMode::kNative;
+  if (options.trace_mode == egca::tracer::TraceMode::kNative) options.trace.enabled = true;
+
+  auto executor = egca::tracer::Executor::Create({});
+  if (!executor.ok()) return Fail(executor.status().ToString());
+  StatusOr<ProgramResult> result = (*executor)->RunAll(*source, *tests, options);
+  if (!result.ok()) return Fail(result.status().ToString());
+
+  if (a.json_output) {
+    json out = {{"program", a.program},
+                {"passed", result->passed},
+                {"total", result->total},
+                {"pass_fraction", result->pass_fraction()}};
+    json arr = json::array();
+    for (size_t i = 0; i < result->tests.size(); ++i) {
+      arr.push_back(VerdictJson((*tests)[i], result->tests[i], a.trace || options.trace_mode ==
+                                                                   egca::tracer::TraceMode::kNative));
+    }
+    out["tests"] = std::move(arr);
+    fmt::print("{}\n", out.dump(2, ' ', false, json::error_handler_t::replace));
+  } else {
+    PrintTable(*tests, *result, a.trace);
+  }
+  return result->all_passed() ? kExitAllPassed : kExitSomeFailed;
+}
