@@ -190,6 +190,8 @@ void Tokenizer::Impl::Encode(std::string_view text, const EncodeOptions& options
 // ---- Tokenizer ------------------------------------------------------------------------
 
 Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+const Tokenizer::Impl& TokenizerInternals(const Tokenizer& tokenizer) { return *tokenizer.impl_; }
 Tokenizer::~Tokenizer() = default;
 
 StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromJson(std::string_view json,

@@ -1,7 +1,8 @@
 #include "tokenizer_bpe.h"
 
 #include <limits>
-#include <queue>
+#include <algorithm>
+#include <functional>
 
 #include "unicode_text.h"
 
@@ -67,8 +68,37 @@ bool ByteLevelToBytes(std::string_view text, std::string* bytes) {
 void BpeModel::AddToken(int32_t id, std::string bytes) { bytes_to_id_.emplace(std::move(bytes), id); }
 
 void BpeModel::AddMerge(int32_t left, int32_t right, int32_t rank, int32_t merged) {
-  // A repeated pair takes the later rank, as HF's HashMap collect does.
-  merges_[Key(left, right)] = Merge{rank, merged};
+  if ((merge_count_ + 1) * 2 > slots_.size()) Rehash(slots_.empty() ? 1024 : slots_.size() * 2);
+  const uint64_t key = Key(left, right);
+  for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
+    Slot& slot = slots_[i];
+    if (slot.key == key) {
+      slot.merge = Merge{rank, merged};  // a repeated pair takes the later rank, as in HF
+      return;
+    }
+    if (slot.key == kEmpty) {
+      slot.key = key;
+      slot.merge = Merge{rank, merged};
+      ++merge_count_;
+      return;
+    }
+  }
+}
+
+void BpeModel::Rehash(size_t capacity) {
+  std::vector<Slot> old;
+  old.swap(slots_);
+  slots_.assign(capacity, Slot{});
+  mask_ = capacity - 1;
+  for (const Slot& slot : old) {
+    if (slot.key == kEmpty) continue;
+    for (size_t i = Hash(slot.key) & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i].key == kEmpty) {
+        slots_[i] = slot;
+        break;
+      }
+    }
+  }
 }
 
 int BpeModel::Finish() {
@@ -120,23 +150,53 @@ void BpeModel::MergeWord(std::string_view word, std::vector<int32_t>* out) const
     out->push_back(byte_token_[static_cast<unsigned char>(word[0])]);
     return;
   }
-  std::vector<Symbol> symbols(n);
+  if (n <= kShortWord) {
+    // Short words (most of real text): rescanning a handful of pairs in a stack array is
+    // cheaper than heap bookkeeping, and picks the same merges (lowest rank, leftmost).
+    int32_t ids[kShortWord];
+    int32_t count = n;
+    for (int32_t i = 0; i < n; ++i) ids[i] = byte_token_[static_cast<unsigned char>(word[i])];
+    while (count > 1) {
+      int32_t best_rank = std::numeric_limits<int32_t>::max(), best = -1, merged = -1;
+      for (int32_t i = 0; i + 1 < count; ++i) {
+        const Merge* m = FindMerge(ids[i], ids[i + 1]);
+        if (m != nullptr && m->rank < best_rank) {
+          best_rank = m->rank;
+          best = i;
+          merged = m->merged_id;
+        }
+      }
+      if (best < 0) break;
+      ids[best] = merged;
+      for (int32_t i = best + 1; i + 1 < count; ++i) ids[i] = ids[i + 1];
+      --count;
+    }
+    out->insert(out->end(), ids, ids + count);
+    return;
+  }
+  // Per-thread scratch: avoids two allocations per long word.
+  thread_local std::vector<Symbol> symbols;
+  thread_local std::vector<Candidate> heap;
+  symbols.resize(n);
+  heap.clear();
+  const auto push = [](const Candidate& c) {
+    heap.push_back(c);
+    std::push_heap(heap.begin(), heap.end(), std::greater<Candidate>());
+  };
   for (int32_t i = 0; i < n; ++i) {
     symbols[i] = Symbol{byte_token_[static_cast<unsigned char>(word[i])], i - 1,
                         i + 1 < n ? i + 1 : -1, true};
   }
-  std::vector<Candidate> heap_storage;
-  heap_storage.reserve(n);
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> queue(
-      std::greater<Candidate>(), std::move(heap_storage));
   for (int32_t i = 0; i + 1 < n; ++i) {
     if (const Merge* m = FindMerge(symbols[i].id, symbols[i + 1].id)) {
-      queue.push(Candidate{m->rank, i, m->merged_id});
+      heap.push_back(Candidate{m->rank, i, m->merged_id});
     }
   }
-  while (!queue.empty()) {
-    const Candidate top = queue.top();
-    queue.pop();
+  std::make_heap(heap.begin(), heap.end(), std::greater<Candidate>());
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<Candidate>());
+    const Candidate top = heap.back();
+    heap.pop_back();
     Symbol& left = symbols[top.pos];
     if (!left.live || left.next < 0) continue;
     Symbol& right = symbols[left.next];
@@ -149,12 +209,12 @@ void BpeModel::MergeWord(std::string_view word, std::vector<int32_t>* out) const
     if (right.next >= 0) symbols[right.next].prev = top.pos;
     if (left.prev >= 0) {
       if (const Merge* pm = FindMerge(symbols[left.prev].id, left.id)) {
-        queue.push(Candidate{pm->rank, left.prev, pm->merged_id});
+        push(Candidate{pm->rank, left.prev, pm->merged_id});
       }
     }
     if (left.next >= 0) {
       if (const Merge* nm = FindMerge(left.id, symbols[left.next].id)) {
-        queue.push(Candidate{nm->rank, top.pos, nm->merged_id});
+        push(Candidate{nm->rank, top.pos, nm->merged_id});
       }
     }
   }

@@ -36,10 +36,15 @@ class BpeModel {
   int32_t Find(std::string_view bytes) const;
   int32_t ByteToken(unsigned char b) const { return byte_token_[b]; }
   const Merge* FindMerge(int32_t left, int32_t right) const {
-    auto it = merges_.find(Key(left, right));
-    return it == merges_.end() ? nullptr : &it->second;
+    if (slots_.empty()) return nullptr;
+    const uint64_t key = Key(left, right);
+    for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.key == key) return &slot.merge;
+      if (slot.key == kEmpty) return nullptr;
+    }
   }
-  size_t merge_count() const { return merges_.size(); }
+  size_t merge_count() const { return merge_count_; }
 
   // Appends the ids of one pre-token (raw bytes) to `out`: lowest-rank pair first, the
   // leftmost among equal ranks (HF's order), using a priority queue over a linked list of
@@ -50,11 +55,24 @@ class BpeModel {
   void MergeWordNaive(std::string_view word, std::vector<int32_t>* out) const;
 
  private:
+  // Words up to this many bytes are merged by rescanning a stack array.
+  static constexpr int32_t kShortWord = 12;
   static uint64_t Key(int32_t a, int32_t b) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
   }
   std::unordered_map<std::string, int32_t> bytes_to_id_;
-  std::unordered_map<uint64_t, Merge> merges_;
+  // Open-addressing table (linear probing, load <= 1/2): the merge lookup is the hot
+  // operation of BPE and std::unordered_map's bucket chains cost ~2x here.
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  struct Slot {
+    uint64_t key = kEmpty;
+    Merge merge{0, 0};
+  };
+  static size_t Hash(uint64_t key) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 20); }
+  void Rehash(size_t capacity);
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t merge_count_ = 0;
   int32_t byte_token_[256];
   bool ignore_merges_ = false;
 };

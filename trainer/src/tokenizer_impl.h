@@ -86,6 +86,9 @@ struct Tokenizer::Impl {
               std::vector<TokenOffset>* offsets) const;
 };
 
+// The internals of `tokenizer` (benchmark baselines, white-box tests).
+const Tokenizer::Impl& TokenizerInternals(const Tokenizer& tokenizer);
+
 // Builds Impl from tokenizer.json text. Errors: "<name>: <json path>: <problem>".
 StatusOr<std::unique_ptr<Tokenizer::Impl>> LoadTokenizerJson(std::string_view json,
                                                             const std::string& name,
