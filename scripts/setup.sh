@@ -17,6 +17,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libyaml-cpp-dev
   libpcre2-dev zlib1g-dev libseccomp-dev
+  libicu-dev                              # NFC/NFKC normalization (tokenizer)
 )
 
 missing=()
