@@ -117,6 +117,11 @@ void RemoveTree(const std::string& path) {
   ::rmdir(path.c_str());
 }
 
+void EmptyDirectoryAt(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) EmptyDirectory(fd, 0);
+}
+
 bool MakeDirs(const std::string& path, mode_t mode) {
   if (path.empty()) return false;
   for (size_t pos = 1; pos <= path.size(); ++pos) {

@@ -62,6 +62,8 @@ void CloseFdsFrom(int lowest);
 
 // Removes `path` and everything below it without following symlinks. Best effort.
 void RemoveTree(const std::string& path);
+// Removes everything below the directory `path` but keeps the directory. Best effort.
+void EmptyDirectoryAt(const std::string& path);
 
 // "mkdir -p" with `mode` for directories it creates.
 bool MakeDirs(const std::string& path, mode_t mode);
