@@ -603,6 +603,49 @@ TEST(ForkServer, SeccompAndRlimitsAloneStillHold) {
   EXPECT_TRUE(ProcessesRelatedTo(server->server_pid()).empty());
 }
 
+TEST(ForkServer, OneServerPerThreadStartedConcurrently) {
+  // Batch runs: each worker thread starts its own server while the others are running.
+  int fds_before = CountOpenFds();
+  constexpr int kThreads = 4;
+  std::vector<std::thread> workers;
+  std::vector<int> good(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([t, &good] {
+      auto server = StartServer();
+      if (server == nullptr) return;
+      for (int i = 0; i < 25; ++i) {
+        auto o = server->Run(Req(i % 5 == 0 ? "fork" : "echo_stdin"));
+        if (!o.ok()) continue;
+        bool ok = i % 5 == 0 ? o->termination == Termination::kViolation
+                             : o->termination == Termination::kExited && o->result.empty();
+        good[t] += ok;
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(good[t], 25) << "worker " << t;
+  EXPECT_EQ(CountOpenFds(), fds_before);
+}
+
+TEST(ForkServer, RunFromSeveralThreadsIsSerialized) {
+  auto server = StartServer();
+  ASSERT_NE(server, nullptr);
+  std::vector<std::thread> callers;
+  std::vector<int> good(3, 0);
+  for (int t = 0; t < 3; ++t) {
+    callers.emplace_back([t, &good, &server] {
+      for (int i = 0; i < 20; ++i) {
+        ChildRequest r = Req("echo_stdin");
+        r.stdin_data = fmt::format("caller {} run {}", t, i);
+        auto o = server->Run(r);
+        good[t] += o.ok() && o->result == r.stdin_data;
+      }
+    });
+  }
+  for (auto& c : callers) c.join();
+  for (int t = 0; t < 3; ++t) EXPECT_EQ(good[t], 20) << "caller " << t;
+}
+
 TEST(ForkServer, ServerCrashIsAnErrorThenRestarts) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);
