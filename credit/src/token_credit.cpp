@@ -357,6 +357,17 @@ StatusOr<std::vector<TokenCredit>> AssignGroupTokenCredit(const std::vector<Cred
   return out;
 }
 
+std::vector<float> PackTokenAdvantages(const std::vector<TokenCredit>& credits, size_t max_len,
+                                       float pad) {
+  std::vector<float> out(credits.size() * max_len, pad);
+  for (size_t i = 0; i < credits.size(); ++i) {
+    const std::vector<double>& a = credits[i].advantages;
+    const size_t n = std::min(a.size(), max_len);
+    for (size_t t = 0; t < n; ++t) out[i * max_len + t] = static_cast<float>(a[t]);
+  }
+  return out;
+}
+
 std::string DumpCreditMap(const CreditSample& sample, const TokenCredit& credit,
                           std::string_view completion) {
   char buf[256];

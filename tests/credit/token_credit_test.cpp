@@ -336,5 +336,15 @@ TEST(TokenCredit, IntoVariantResetsReusedResults) {
   EXPECT_DOUBLE_EQ(credits[1].advantages[10], -0.2);
 }
 
+TEST(TokenCredit, PackTokenAdvantagesPadsAndTruncates) {
+  std::vector<TokenCredit> credits(3);
+  credits[0].advantages = {0.5, -0.25};
+  credits[1].advantages = {1.0, 2.0, 3.0, 4.0};  // longer than max_len: cut
+  // credits[2]: no tokens, all padding
+  const std::vector<float> packed = PackTokenAdvantages(credits, 3, -9.0f);
+  EXPECT_EQ(packed,
+            (std::vector<float>{0.5f, -0.25f, -9.0f, 1.0f, 2.0f, 3.0f, -9.0f, -9.0f, -9.0f}));
+}
+
 }  // namespace
 }  // namespace egca::credit

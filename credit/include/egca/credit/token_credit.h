@@ -158,6 +158,12 @@ Status AssignGroupTokenCreditInto(const std::vector<CreditSample>& samples,
                                   std::vector<TokenCredit>* credits,
                                   TokenCreditStats* stats = nullptr);
 
+// Token advantages of a group as one row-major [B, max_len] float buffer (B = credits.size()),
+// the layout of the trainer's advantage tensor: row i holds credits[i].advantages, cut at
+// max_len and padded with `pad`. Narrowing to float happens here and nowhere else.
+std::vector<float> PackTokenAdvantages(const std::vector<TokenCredit>& credits, size_t max_len,
+                                       float pad = 0.0f);
+
 // Deterministic text dump of one sample's credit map: a header (mode, A_i, placement, span,
 // sum) and one line per token: index, byte range, the token's text (escaped), a_{i,t}.
 // `completion` is the completion text the token ranges index into.
