@@ -1,6 +1,7 @@
 #include "egca/trainer/tokenizer.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 
 #include "egca/core/files.h"
@@ -204,17 +205,13 @@ StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromJson(std::string_view json,
 StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromFile(const std::string& path_or_dir,
                                                          const TokenizerOptions& options) {
   std::string path = path_or_dir;
-  auto contents = ReadFile(path);
-  if (!contents.ok()) {
-    // A directory (or a path that does not read as a file): look for tokenizer.json in it.
-    const std::string in_dir =
-        path + (path.empty() || path.back() == '/' ? "" : "/") + "tokenizer.json";
-    auto from_dir = ReadFile(in_dir);
-    if (!from_dir.ok()) return contents.status();
-    path = in_dir;
-    contents = std::move(from_dir);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    path += (path.back() == '/' ? "" : "/");
+    path += "tokenizer.json";
   }
-  return FromJson(*contents, path, options);
+  EGCA_ASSIGN_OR_RETURN(const std::string contents, ReadFile(path));
+  return FromJson(contents, path, options);
 }
 
 Encoding Tokenizer::Encode(std::string_view text, const EncodeOptions& options) const {
