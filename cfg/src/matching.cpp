@@ -19,7 +19,7 @@ std::vector<Features> BlockFeatures(const ProgramCfg& program, int32_t scope,
                                     int32_t iterations) {
   const FunctionCfg& f = program.scopes()[scope];
   std::vector<Features> out(f.block_count());
-  NormGraph g = BuildNormGraph(program, {scope}, /*include_imports=*/true);
+  NormGraph g = BuildNormGraph(program, {scope}, /*include_imports=*/true, LabelMode::kKind);
   std::vector<std::vector<uint64_t>> labels = WlLabels(g, iterations);
   for (size_t it = 0; it < labels.size(); ++it) {
     for (size_t v = 0; v < g.nodes.size(); ++v) {

@@ -27,12 +27,50 @@ uint64_t HashCombine(uint64_t seed, uint64_t value) {
   return x ^ (x >> 31);
 }
 
-std::string NormalizedLabel(const Statement& s) {
-  return fmt::format("{}@{}", StmtKindName(s.kind), s.loop_depth);
+const char* CoarseClass(StmtKind kind) {
+  switch (kind) {
+    case StmtKind::kIf:
+    case StmtKind::kElif:
+    case StmtKind::kMatch:
+    case StmtKind::kCase:
+    case StmtKind::kComprehensionIf:
+      return "branch";
+    case StmtKind::kFor:
+    case StmtKind::kAsyncFor:
+    case StmtKind::kWhile:
+    case StmtKind::kComprehensionFor:
+      return "loop";
+    case StmtKind::kReturn:
+    case StmtKind::kLambdaBody:
+      return "return";
+    case StmtKind::kRaise:
+    case StmtKind::kAssert:
+      return "raise";
+    case StmtKind::kBreak:
+    case StmtKind::kContinue:
+      return "jump";
+    case StmtKind::kTry:
+    case StmtKind::kExcept:
+    case StmtKind::kFinally:
+    case StmtKind::kWith:
+    case StmtKind::kAsyncWith:
+      return "try";
+    case StmtKind::kFunctionDef:
+    case StmtKind::kAsyncFunctionDef:
+    case StmtKind::kClassDef:
+      return "def";
+    default:
+      return "simple";
+  }
+}
+
+std::string NormalizedLabel(const Statement& s, LabelMode mode) {
+  return fmt::format("{}@{}", mode == LabelMode::kCoarse ? CoarseClass(s.kind) : StmtKindName(s.kind),
+                     s.loop_depth);
 }
 
 NormGraph BuildNormGraph(const ProgramCfg& program, const std::vector<int32_t>& scopes,
-                         bool include_imports) {
+                         bool include_imports, LabelMode mode) {
   NormGraph g;
   const auto& all = program.scopes();
   std::vector<int32_t> entry_node(all.size(), -1);
@@ -54,7 +92,7 @@ NormGraph BuildNormGraph(const ProgramCfg& program, const std::vector<int32_t>& 
         if (!included(bb.statements[i])) continue;
         int32_t id = static_cast<int32_t>(g.nodes.size());
         g.nodes.push_back(NormNode{sc, b, static_cast<int32_t>(i),
-                                   HashString(NormalizedLabel(bb.statements[i]))});
+                                   HashString(NormalizedLabel(bb.statements[i], mode))});
         if (bn.last >= 0) g.edges.push_back(NormEdge{bn.last, id, uint8_t(EdgeKind::kNormal)});
         if (bn.first < 0) bn.first = id;
         bn.last = id;
@@ -146,10 +184,10 @@ StructureFingerprint StructureFingerprint::OfScope(const ProgramCfg& program, in
     return fp;
   }
   std::vector<int32_t> scopes = ScopeAndDescendants(program, scope);
-  if (!options.include_module_level && scope == 0) {
+  if (!options.include_module_level && scope == 0 && scopes.size() > 1) {
     scopes.erase(std::remove(scopes.begin(), scopes.end(), 0), scopes.end());
   }
-  NormGraph g = BuildNormGraph(program, scopes, options.include_imports);
+  NormGraph g = BuildNormGraph(program, scopes, options.include_imports, options.labels);
   std::vector<std::vector<uint64_t>> labels = WlLabels(g, options.iterations);
   for (size_t it = 0; it < labels.size(); ++it) {
     for (uint64_t l : labels[it]) fp.features_[HashCombine(it, l)] += 1.0;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "egca/cfg/cfg.h"
+#include "egca/cfg/structure.h"
 
 namespace egca::cfg {
 
@@ -31,7 +32,7 @@ struct NormGraph {
 
 // Graph over `scopes` (each with its statements); scope edges only between included scopes.
 NormGraph BuildNormGraph(const ProgramCfg& program, const std::vector<int32_t>& scopes,
-                         bool include_imports);
+                         bool include_imports, LabelMode mode);
 
 // labels[i][v] = l_i(v) for i = 0..iterations.
 std::vector<std::vector<uint64_t>> WlLabels(const NormGraph& graph, int32_t iterations);
