@@ -326,7 +326,7 @@ std::vector<pid_t> ProcessesRelatedTo(pid_t pid) {
   return out;
 }
 
-class ForkServerTest : public ::testing::Test {
+class SandboxForkServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { server_ = StartServer().release(); }
   static void TearDownTestSuite() {
@@ -340,9 +340,9 @@ class ForkServerTest : public ::testing::Test {
   }
   static ForkServer* server_;
 };
-ForkServer* ForkServerTest::server_ = nullptr;
+ForkServer* SandboxForkServerTest::server_ = nullptr;
 
-TEST_F(ForkServerTest, NormalExitWithResultAndOutput) {
+TEST_F(SandboxForkServerTest, NormalExitWithResultAndOutput) {
   ChildOutcome o = MustRun(Req("hello"));
   EXPECT_EQ(o.termination, Termination::kExited);
   EXPECT_EQ(o.exit_code, 0);
@@ -360,7 +360,7 @@ TEST_F(ForkServerTest, NormalExitWithResultAndOutput) {
   EXPECT_EQ(code.exit_code, 42);
 }
 
-TEST_F(ForkServerTest, StdinIsTheRequestThenEof) {
+TEST_F(SandboxForkServerTest, StdinIsTheRequestThenEof) {
   ChildRequest r = Req("echo_stdin");
   r.stdin_data = std::string(300000, 'i') + "end";
   ChildOutcome o = MustRun(r);
@@ -368,7 +368,7 @@ TEST_F(ForkServerTest, StdinIsTheRequestThenEof) {
   EXPECT_EQ(o.result, r.stdin_data);
 }
 
-TEST_F(ForkServerTest, LargeResultDrainedWithStdout) {
+TEST_F(SandboxForkServerTest, LargeResultDrainedWithStdout) {
   Limits l = FastLimits();
   l.output_bytes = 64ull << 20;
   ChildOutcome o = MustRun(Req("big:10485760", l));
@@ -378,7 +378,7 @@ TEST_F(ForkServerTest, LargeResultDrainedWithStdout) {
   EXPECT_EQ(o.stdout_data.size(), 160u * 16 * 1024);
 }
 
-TEST_F(ForkServerTest, ResultOverLimitIsCutAndFlagged) {
+TEST_F(SandboxForkServerTest, ResultOverLimitIsCutAndFlagged) {
   Limits l = FastLimits();
   l.result_bytes = 1000;
   l.output_bytes = 64ull << 20;
@@ -388,7 +388,7 @@ TEST_F(ForkServerTest, ResultOverLimitIsCutAndFlagged) {
   EXPECT_TRUE(o.result_truncated);
 }
 
-TEST_F(ForkServerTest, WallTimeoutSleeping) {
+TEST_F(SandboxForkServerTest, WallTimeoutSleeping) {
   Limits l = FastLimits();
   l.wall_seconds = 0.3;
   ChildOutcome o = MustRun(Req("sleep", l));
@@ -398,7 +398,7 @@ TEST_F(ForkServerTest, WallTimeoutSleeping) {
   EXPECT_LT(o.cpu_seconds, 0.2);
 }
 
-TEST_F(ForkServerTest, CpuLimitBusyLoop) {
+TEST_F(SandboxForkServerTest, CpuLimitBusyLoop) {
   Limits l = FastLimits();
   l.cpu_seconds = 0.4;  // below RLIMIT_CPU's 1 s granularity: the server's accounting
   l.wall_seconds = 5;
@@ -408,7 +408,7 @@ TEST_F(ForkServerTest, CpuLimitBusyLoop) {
   EXPECT_LT(o.wall_seconds, 2);
 }
 
-TEST_F(ForkServerTest, WallTimeoutBusyLoopIgnoringSignals) {
+TEST_F(SandboxForkServerTest, WallTimeoutBusyLoopIgnoringSignals) {
   Limits l = FastLimits();
   l.wall_seconds = 0.3;
   ChildOutcome o = MustRun(Req("busy_ignoring_signals", l));
@@ -416,7 +416,7 @@ TEST_F(ForkServerTest, WallTimeoutBusyLoopIgnoringSignals) {
   EXPECT_LT(o.wall_seconds, 1.5);
 }
 
-TEST_F(ForkServerTest, MemoryLimitMakesMallocFail) {
+TEST_F(SandboxForkServerTest, MemoryLimitMakesMallocFail) {
   Limits l = FastLimits();
   l.memory_bytes = 256ull << 20;
   ChildOutcome o = MustRun(Req("malloc_loop", l));
@@ -426,7 +426,7 @@ TEST_F(ForkServerTest, MemoryLimitMakesMallocFail) {
   EXPECT_LE(o.max_rss_bytes, 256ull << 20);
 }
 
-TEST_F(ForkServerTest, OutputFloodIsKilledQuickly) {
+TEST_F(SandboxForkServerTest, OutputFloodIsKilledQuickly) {
   Limits l = FastLimits();
   l.output_bytes = 1 << 20;
   ChildOutcome o = MustRun(Req("flood", l));
@@ -435,7 +435,7 @@ TEST_F(ForkServerTest, OutputFloodIsKilledQuickly) {
   EXPECT_LT(o.wall_seconds, 1.0);
 }
 
-TEST_F(ForkServerTest, ForkIsAViolationNamingTheCall) {
+TEST_F(SandboxForkServerTest, ForkIsAViolationNamingTheCall) {
   ChildOutcome o = MustRun(Req("fork"));
   EXPECT_EQ(o.termination, Termination::kViolation);
   EXPECT_EQ(o.violation, "clone");
@@ -443,13 +443,13 @@ TEST_F(ForkServerTest, ForkIsAViolationNamingTheCall) {
   EXPECT_EQ(o.result, "");
 }
 
-TEST_F(ForkServerTest, SocketIsAViolation) {
+TEST_F(SandboxForkServerTest, SocketIsAViolation) {
   ChildOutcome o = MustRun(Req("connect"));
   EXPECT_EQ(o.termination, Termination::kViolation);
   EXPECT_EQ(o.violation, "socket");
 }
 
-TEST_F(ForkServerTest, ExecAndSetsidAreViolations) {
+TEST_F(SandboxForkServerTest, ExecAndSetsidAreViolations) {
   ChildOutcome exec = MustRun(Req("execve"));
   EXPECT_EQ(exec.termination, Termination::kViolation);
   EXPECT_EQ(exec.violation, "execve");
@@ -458,7 +458,7 @@ TEST_F(ForkServerTest, ExecAndSetsidAreViolations) {
   EXPECT_EQ(setsid_outcome.violation, "setsid");
 }
 
-TEST_F(ForkServerTest, KillingTheParentOrTheGroupIsAViolationAndServerSurvives) {
+TEST_F(SandboxForkServerTest, KillingTheParentOrTheGroupIsAViolationAndServerSurvives) {
   int server_pid = server_->server_pid();
   ChildOutcome o = MustRun(Req("kill_parent"));
   EXPECT_EQ(o.termination, Termination::kViolation);
@@ -469,13 +469,13 @@ TEST_F(ForkServerTest, KillingTheParentOrTheGroupIsAViolationAndServerSurvives) 
   EXPECT_EQ(MustRun(Req("hello")).result, "result bytes");
 }
 
-TEST_F(ForkServerTest, SegfaultIsASignal) {
+TEST_F(SandboxForkServerTest, SegfaultIsASignal) {
   ChildOutcome o = MustRun(Req("segv"));
   EXPECT_EQ(o.termination, Termination::kSignaled);
   EXPECT_EQ(o.signal, SIGSEGV);
 }
 
-TEST_F(ForkServerTest, WritesOutsideThePrivateDirDoNotEscape) {
+TEST_F(SandboxForkServerTest, WritesOutsideThePrivateDirDoNotEscape) {
   Capabilities caps = server_->capabilities();
   if (caps.landlock_abi == 0 && !caps.mount_namespace) {
     GTEST_SKIP() << "neither Landlock nor a mount namespace: " << caps.ToString();
@@ -493,7 +493,7 @@ TEST_F(ForkServerTest, WritesOutsideThePrivateDirDoNotEscape) {
   }
 }
 
-TEST_F(ForkServerTest, CannotReadTheMemoryOrEnvironmentOfServerOrCaller) {
+TEST_F(SandboxForkServerTest, CannotReadTheMemoryOrEnvironmentOfServerOrCaller) {
   Capabilities caps = server_->capabilities();
   if (!caps.uid_drop && caps.landlock_abi == 0) {
     GTEST_SKIP() << "same uid without Landlock: /proc of the caller is readable";
@@ -508,7 +508,7 @@ TEST_F(ForkServerTest, CannotReadTheMemoryOrEnvironmentOfServerOrCaller) {
   }
 }
 
-TEST_F(ForkServerTest, FixedEnvironment) {
+TEST_F(SandboxForkServerTest, FixedEnvironment) {
   ChildOutcome o = MustRun(Req("env"));
   EXPECT_NE(o.result.find("PYTHONHASHSEED=0\n"), std::string::npos);
   EXPECT_NE(o.result.find("LANG=C.UTF-8\n"), std::string::npos);
@@ -518,7 +518,7 @@ TEST_F(ForkServerTest, FixedEnvironment) {
   EXPECT_EQ(o.result.find("GTEST"), std::string::npos);  // nothing of the caller's
 }
 
-TEST_F(ForkServerTest, OnlyStdioAndResultFdAreOpen) {
+TEST_F(SandboxForkServerTest, OnlyStdioAndResultFdAreOpen) {
   ChildOutcome o = MustRun(Req("fds"));
   std::set<std::string> fds;
   size_t pos = 0;
@@ -530,7 +530,7 @@ TEST_F(ForkServerTest, OnlyStdioAndResultFdAreOpen) {
   EXPECT_EQ(fds, (std::set<std::string>{"0", "1", "2", "3"})) << o.result;
 }
 
-TEST_F(ForkServerTest, ThreadLimitWhenUidDropped) {
+TEST_F(SandboxForkServerTest, ThreadLimitWhenUidDropped) {
   if (!server_->capabilities().uid_drop) GTEST_SKIP() << "RLIMIT_NPROC needs the uid drop";
   Limits l = FastLimits();
   l.max_threads = 8;
@@ -539,7 +539,7 @@ TEST_F(ForkServerTest, ThreadLimitWhenUidDropped) {
   EXPECT_EQ(o.result, "7");  // the main thread counts
 }
 
-TEST_F(ForkServerTest, LingeringThreadIsKilledWithTheProcess) {
+TEST_F(SandboxForkServerTest, LingeringThreadIsKilledWithTheProcess) {
   Limits l = FastLimits();
   l.wall_seconds = 0.3;
   ChildOutcome o = MustRun(Req("thread_exit_main", l));
@@ -548,7 +548,7 @@ TEST_F(ForkServerTest, LingeringThreadIsKilledWithTheProcess) {
   EXPECT_FALSE(ProcessAlive(o.pid));
 }
 
-TEST_F(ForkServerTest, TwoHundredRunsLeaveNoStrayProcessOrFd) {
+TEST_F(SandboxForkServerTest, TwoHundredRunsLeaveNoStrayProcessOrFd) {
   int server_pid = server_->server_pid();
   MustRun(Req("hello"));  // the first run may allocate lazily
   int fds_before = CountOpenFds();
@@ -563,7 +563,7 @@ TEST_F(ForkServerTest, TwoHundredRunsLeaveNoStrayProcessOrFd) {
   EXPECT_TRUE(ProcessesRelatedTo(server_pid).empty());
 }
 
-TEST(ForkServer, NoSeccompDoubleForkEscapeIsStillCleanedUp) {
+TEST(SandboxForkServer, NoSeccompDoubleForkEscapeIsStillCleanedUp) {
   // Without the filter the child can setsid() and double-fork; the server is a child
   // subreaper and sweeps everything below it after the run.
   auto server = StartServer(/*seccomp=*/false);
@@ -576,7 +576,7 @@ TEST(ForkServer, NoSeccompDoubleForkEscapeIsStillCleanedUp) {
   EXPECT_TRUE(ProcessesRelatedTo(server->server_pid()).empty());
 }
 
-TEST(ForkServer, SeccompAndRlimitsAloneStillHold) {
+TEST(SandboxForkServer, SeccompAndRlimitsAloneStillHold) {
   // The weakest configuration (an unprivileged user without user namespaces or Landlock):
   // violations, limits and cleanup do not depend on the other layers.
   auto server = StartServer(/*seccomp=*/true, /*namespaces=*/false, /*landlock=*/false);
@@ -603,7 +603,7 @@ TEST(ForkServer, SeccompAndRlimitsAloneStillHold) {
   EXPECT_TRUE(ProcessesRelatedTo(server->server_pid()).empty());
 }
 
-TEST(ForkServer, OneServerPerThreadStartedConcurrently) {
+TEST(SandboxForkServer, OneServerPerThreadStartedConcurrently) {
   // Batch runs: each worker thread starts its own server while the others are running.
   int fds_before = CountOpenFds();
   constexpr int kThreads = 4;
@@ -627,7 +627,7 @@ TEST(ForkServer, OneServerPerThreadStartedConcurrently) {
   EXPECT_EQ(CountOpenFds(), fds_before);
 }
 
-TEST(ForkServer, RunFromSeveralThreadsIsSerialized) {
+TEST(SandboxForkServer, RunFromSeveralThreadsIsSerialized) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);
   std::vector<std::thread> callers;
@@ -646,7 +646,7 @@ TEST(ForkServer, RunFromSeveralThreadsIsSerialized) {
   for (int t = 0; t < 3; ++t) EXPECT_EQ(good[t], 20) << "caller " << t;
 }
 
-TEST(ForkServer, ServerCrashIsAnErrorThenRestarts) {
+TEST(SandboxForkServer, ServerCrashIsAnErrorThenRestarts) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);
   int first_pid = server->server_pid();
@@ -661,7 +661,7 @@ TEST(ForkServer, ServerCrashIsAnErrorThenRestarts) {
   EXPECT_NE(server->server_pid(), first_pid);
 }
 
-TEST(ForkServer, ServerKilledDuringARunTakesTheChildWithIt) {
+TEST(SandboxForkServer, ServerKilledDuringARunTakesTheChildWithIt) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);
   int server_pid = server->server_pid();
@@ -685,7 +685,7 @@ TEST(ForkServer, ServerKilledDuringARunTakesTheChildWithIt) {
   ASSERT_TRUE(again.ok()) << again.status().ToString();
 }
 
-TEST(ForkServer, DestructorLeavesNothingBehind) {
+TEST(SandboxForkServer, DestructorLeavesNothingBehind) {
   int pid = 0;
   {
     auto server = StartServer();
@@ -698,7 +698,7 @@ TEST(ForkServer, DestructorLeavesNothingBehind) {
   EXPECT_NE(stat(fmt::format("{}/srv-{}", ScratchRoot(), pid).c_str(), &st), 0);
 }
 
-TEST(ForkServer, WarmUpFailureIsAnError) {
+TEST(SandboxForkServer, WarmUpFailureIsAnError) {
   ForkServerOptions options;
   options.child_main = TestChild;
   options.scratch_root = ScratchRoot();
@@ -708,7 +708,7 @@ TEST(ForkServer, WarmUpFailureIsAnError) {
   EXPECT_NE(server.status().message().find("no interpreter"), std::string::npos);
 }
 
-TEST(ForkServer, WarmUpStateIsInheritedByChildren) {
+TEST(SandboxForkServer, WarmUpStateIsInheritedByChildren) {
   static std::string warmed;
   ForkServerOptions options;
   options.scratch_root = ScratchRoot();
@@ -725,7 +725,7 @@ TEST(ForkServer, WarmUpStateIsInheritedByChildren) {
   EXPECT_EQ(warmed, "");  // warm-up ran in the server, not in the caller
 }
 
-TEST(ForkServer, BadLimitsAreInvalidArguments) {
+TEST(SandboxForkServer, BadLimitsAreInvalidArguments) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);
   Limits l = FastLimits();
@@ -736,13 +736,13 @@ TEST(ForkServer, BadLimitsAreInvalidArguments) {
   EXPECT_TRUE(server->Run(Req("hello")).ok());
 }
 
-TEST(ForkServer, MissingChildMainIsInvalid) {
+TEST(SandboxForkServer, MissingChildMainIsInvalid) {
   ForkServerOptions options;
   auto server = ForkServer::Start(std::move(options));
   EXPECT_EQ(server.status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(ForkServer, ProbeReportsSeccomp) {
+TEST(SandboxForkServer, ProbeReportsSeccomp) {
   Capabilities caps = ProbeCapabilities();
   EXPECT_TRUE(caps.seccomp) << caps.ToString();
   if (geteuid() == 0) {

@@ -106,7 +106,7 @@ bool Satisfied(const json& requires_list, const Capabilities& caps, std::string*
   return true;
 }
 
-TEST(HostileCorpus, ManifestCoversEveryProgram) {
+TEST(SandboxHostileCorpus, ManifestCoversEveryProgram) {
   json manifest = json::parse(Slurp(kCorpusDir + "/expected.json"));
   std::vector<std::string> files = CorpusFiles();
   EXPECT_GE(files.size(), 30u);
@@ -127,7 +127,7 @@ TEST(HostileCorpus, ManifestCoversEveryProgram) {
   }
 }
 
-TEST(HostileCorpus, EveryProgramGetsItsVerdictAndNothingEscapes) {
+TEST(SandboxHostileCorpus, EveryProgramGetsItsVerdictAndNothingEscapes) {
   json manifest = json::parse(Slurp(kCorpusDir + "/expected.json"));
   const char* home_env = std::getenv("HOME");
   std::string home = home_env != nullptr ? home_env : "/root";
