@@ -1,0 +1,6 @@
+def safe(f):
+    try:
+        return f()
+    except:
+        log = 1
+        raise

@@ -1,0 +1,7 @@
+def group(f):
+    try:
+        f()
+    except* ValueError:
+        pass
+    except* TypeError as eg:
+        return eg

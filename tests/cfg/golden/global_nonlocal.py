@@ -1,0 +1,6 @@
+counter = 0
+
+def bump():
+    global counter
+    counter += 1
+    return counter

@@ -1,0 +1,4 @@
+def clamp(x, hi):
+    if x > hi:
+        x = hi
+    return x

@@ -1,0 +1,8 @@
+def scan(xs):
+    for x in xs:
+        try:
+            if x:
+                return x
+        finally:
+            continue
+    return None

@@ -1,0 +1,2 @@
+def f(xs):
+    for x in xs:

@@ -1,0 +1,7 @@
+def run(f):
+    f.open()
+    try:
+        f.work()
+    finally:
+        f.close()
+    return f

@@ -1,0 +1,4 @@
+def f(x):
+    return x
+    x += 1
+    return x
