@@ -144,7 +144,7 @@ void OnSigsys(int, siginfo_t* info, void*) {
 // run). It matches no other constant in the program (syscall numbers, flags, ioctls).
 constexpr uint32_t kPidPlaceholder = 0x5EC0FFEE;
 
-std::string BuildSeccompFilterImpl(std::vector<sock_filter>* program) {
+std::string BuildSeccompFilterImpl(ViolationAction action, std::vector<sock_filter>* program) {
   const pid_t self = static_cast<pid_t>(kPidPlaceholder);
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == nullptr) return "seccomp_init failed";
@@ -155,7 +155,9 @@ std::string BuildSeccompFilterImpl(std::vector<sock_filter>* program) {
   // A foreign ABI (int 0x80 / x32) would bypass the native rules: kill outright.
   seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 
-  const uint32_t trap = SCMP_ACT_TRAP;
+  // "trap" is the violation action: SECCOMP_RET_USER_NOTIF (the server is told which call
+  // and kills the child) or SECCOMP_RET_TRAP (SIGSYS to the child's reporter).
+  const uint32_t trap = action == ViolationAction::kNotify ? SCMP_ACT_NOTIFY : SCMP_ACT_TRAP;
   // Process creation, program execution, networking, debugging other processes, and
   // everything that changes the system rather than the process.
   static const char* const kTrapped[] = {
@@ -271,10 +273,46 @@ std::string DropCapabilities() {
   return {};
 }
 
+// Replaces the pid placeholder in the child's copy-on-write copy of a compiled program.
+std::string PatchPid(std::vector<sock_filter>* program, pid_t self) {
+  int patched = 0;
+  for (sock_filter& insn : *program) {
+    if (BPF_CLASS(insn.code) == BPF_JMP && BPF_SRC(insn.code) == BPF_K &&
+        insn.k == kPidPlaceholder) {
+      insn.k = static_cast<uint32_t>(self);
+      ++patched;
+    }
+  }
+  // libseccomp shares identical comparison blocks between syscalls, so one patched
+  // instruction may serve several rules; none at all would mean a changed compiler.
+  if (patched == 0) return "seccomp: no pid comparison in the compiled filter";
+  return {};
+}
+
+std::string SendFd(int sock, int fd) {
+  char data = 'L';
+  iovec iov{&data, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+  if (::sendmsg(sock, &msg, MSG_NOSIGNAL) != 1) {
+    return fmt::format("sending the seccomp listener: {}", std::strerror(errno));
+  }
+  return {};
+}
+
 }  // namespace
 
-std::string BuildSeccompFilter(std::vector<sock_filter>* program) {
-  return BuildSeccompFilterImpl(program);
+std::string BuildSeccompFilter(ViolationAction action, std::vector<sock_filter>* program) {
+  return BuildSeccompFilterImpl(action, program);
 }
 
 uid_t RunUidForServer(pid_t server_pid) {
@@ -351,20 +389,31 @@ std::string IsolateChild(const ChildPlan& plan) {
     sa.sa_flags = SA_SIGINFO | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSYS, &sa, nullptr) != 0) return "sigaction(SIGSYS)";
-    // The program is this child's copy-on-write copy of the server's: patch it in place.
-    std::vector<sock_filter>& program = *plan.seccomp_program;
-    int patched = 0;
-    for (sock_filter& insn : program) {
-      if (BPF_CLASS(insn.code) == BPF_JMP && BPF_SRC(insn.code) == BPF_K &&
-          insn.k == kPidPlaceholder) {
-        insn.k = static_cast<uint32_t>(g_self);
-        ++patched;
+    // Preferred: violations reported to the server through a notification listener, which
+    // the program cannot block or fake. Falls back to SIGSYS when the kernel refuses a
+    // listener (before 5.0, or an outer sandbox already holds one).
+    if (plan.notify_program != nullptr && plan.notify_sock >= 0) {
+      std::string error = PatchPid(plan.notify_program, g_self);
+      if (!error.empty()) return error;
+      sock_fprog fprog{static_cast<unsigned short>(plan.notify_program->size()),
+                       plan.notify_program->data()};
+      long listener = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                                SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
+      if (listener >= 0) {
+        error = SendFd(plan.notify_sock, static_cast<int>(listener));
+        ::close(static_cast<int>(listener));
+        ::close(plan.notify_sock);
+        return error;
+      }
+      if (errno != EINVAL && errno != EBUSY && errno != ENOSYS) {
+        return fmt::format("seccomp(NEW_LISTENER): {}", std::strerror(errno));
       }
     }
-    // libseccomp shares identical comparison blocks between syscalls, so one patched
-    // instruction may serve several rules; none at all would mean a changed compiler.
-    if (patched == 0) return "seccomp: no pid comparison in the compiled filter";
-    sock_fprog fprog{static_cast<unsigned short>(program.size()), program.data()};
+    if (plan.notify_sock >= 0) ::close(plan.notify_sock);
+    std::string error = PatchPid(plan.seccomp_program, g_self);
+    if (!error.empty()) return error;
+    sock_fprog fprog{static_cast<unsigned short>(plan.seccomp_program->size()),
+                     plan.seccomp_program->data()};
     if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0) {
       return fmt::format("seccomp(SET_MODE_FILTER): {}", std::strerror(errno));
     }

@@ -49,13 +49,20 @@ struct ChildPlan {
   bool drop_capabilities;     // user-namespace mode: shed the namespace's capabilities
   int landlock_abi;
   bool seccomp;
-  std::vector<sock_filter>* seccomp_program;  // from BuildSeccompFilter; patched in place
+  std::vector<sock_filter>* seccomp_program;  // kTrap program; patched in place
+  std::vector<sock_filter>* notify_program;   // kNotify program or null; patched in place
+  int notify_sock;  // where the notification listener is sent to the server, or -1
   ViolationRecord* violation;  // shared with the server
 };
 
+// What a forbidden system call does: kNotify stops the calling thread and tells the server
+// through a listener fd (SECCOMP_RET_USER_NOTIF); kTrap sends SIGSYS to the child, whose
+// handler records the call in the shared page and kills the child.
+enum class ViolationAction { kNotify, kTrap };
+
 // Compiles the children's seccomp filter (once per server). Rules about the child's own
 // pid hold a placeholder that IsolateChild() replaces. Returns an error message or "".
-std::string BuildSeccompFilter(std::vector<sock_filter>* program);
+std::string BuildSeccompFilter(ViolationAction action, std::vector<sock_filter>* program);
 
 
 // In the forked child: applies rlimits, uid drop, Landlock and the seccomp filter in that

@@ -5,7 +5,9 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <seccomp.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,7 +38,8 @@ constexpr int kServerSocketFd = 3;  // the server's end of the socketpair, and t
 constexpr int kChildResultFd = 3;
 constexpr double kCpuCheckInterval = 0.05;  // seconds between server-side CPU readings
 
-enum class KillReason { kNone, kWall, kCpu, kOutput };
+enum class KillReason { kNone, kWall, kCpu, kOutput, kViolation };
+constexpr int kChildNotifyFd = 4;  // the child's end of the listener hand-over socket
 
 struct ServerState {
   const ForkServerOptions* options;
@@ -45,7 +48,10 @@ struct ServerState {
   std::string server_dir;  // <scratch_root>/srv-<pid>
   std::string work_dir;    // <server_dir>/work: the current child's private directory
   ViolationRecord* record;  // shared page
-  std::vector<sock_filter> seccomp_program;  // compiled once; each child patches its copy
+  std::vector<sock_filter> seccomp_program;  // kTrap filter, compiled once; each child
+                                             // patches its copy
+  std::vector<sock_filter> notify_program;   // kNotify filter (empty: not available)
+  seccomp_notif* notification = nullptr;     // receive buffer (seccomp_notify_alloc)
 };
 
 // Everything the child needs after fork (its copy-on-write copy of the server's memory;
@@ -53,7 +59,7 @@ struct ServerState {
 struct ChildSetup {
   ServerState* state;
   const ChildRequest* request;
-  int fds[4];  // stdin (memfd), stdout, stderr, result: become 0, 1, 2, 3
+  int fds[5];  // stdin (memfd), stdout, stderr, result, notify socket (or -1): become 0-4
 };
 
 [[noreturn]] void ChildFail(ViolationRecord* record, const std::string& what) {
@@ -69,16 +75,18 @@ struct ChildSetup {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != state.self) _exit(kIsolationFailedExit);
   setpgid(0, 0);
-  int moved[4];
-  for (int i = 0; i < 4; ++i) {
+  const bool notify = setup.fds[kChildNotifyFd] >= 0;
+  const int count = notify ? 5 : 4;
+  int moved[5];
+  for (int i = 0; i < count; ++i) {
     // Above every target number first, so no dup2 below clobbers a source.
     moved[i] = fcntl(setup.fds[i], F_DUPFD, 16);
     if (moved[i] < 0) ChildFail(state.record, "fcntl(F_DUPFD)");
   }
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < count; ++i) {
     if (dup2(moved[i], i) != i) ChildFail(state.record, "dup2");
   }
-  CloseFdsFrom(4);
+  CloseFdsFrom(count);  // fd 4 (notify) is closed by IsolateChild before child_main
   sigset_t all;
   sigemptyset(&all);
   sigprocmask(SIG_SETMASK, &all, nullptr);
@@ -97,6 +105,8 @@ struct ChildSetup {
   plan.landlock_abi = state.caps.landlock_abi;
   plan.seccomp = state.caps.seccomp;
   plan.seccomp_program = &state.seccomp_program;
+  plan.notify_program = notify ? &state.notify_program : nullptr;
+  plan.notify_sock = notify ? kChildNotifyFd : -1;
   plan.violation = state.record;
   std::string error = IsolateChild(plan);
   if (!error.empty()) ChildFail(state.record, error);
@@ -184,6 +194,26 @@ class OutputCollector {
   bool over_limit_ = false;
 };
 
+// Receives one descriptor sent with SCM_RIGHTS; -1 if none arrived.
+int ReceiveFd(int sock) {
+  char data;
+  iovec iov{&data, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) <= 0) return -1;
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  if (cmsg == nullptr || cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS) {
+    return -1;
+  }
+  int fd;
+  std::memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+  return fd;
+}
+
 void KillGroup(pid_t pid) {
   kill(-pid, SIGKILL);
   kill(pid, SIGKILL);
@@ -233,6 +263,16 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     write_end[i].Reset(p[1]);
     SetNonBlocking(p[0]);
   }
+  // The child hands its seccomp notification listener over this socket.
+  UniqueFd notify_server_end, notify_child_end, listener;
+  if (!state.notify_program.empty()) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+      return fmt::format("socketpair: {}", std::strerror(errno));
+    }
+    notify_server_end.Reset(sv[0]);
+    notify_child_end.Reset(sv[1]);
+  }
   // Bigger pipes: fewer wake-ups when a child writes a large trace.
   fcntl(read_end[kChildResultFd].get(), F_SETPIPE_SZ, 1 << 20);
   std::memset(state.record, 0, sizeof(ViolationRecord));
@@ -240,7 +280,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
 
   ChildSetup setup{&state, &request,
                    {stdin_fd.get(), write_end[1].get(), write_end[2].get(),
-                    write_end[3].get()}};
+                    write_end[3].get(), notify_child_end.get()}};
   double start = MonotonicSeconds();
   pid_t pid = fork();
   if (pid < 0) return fmt::format("fork: {}", std::strerror(errno));
@@ -249,6 +289,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
   outcome->pid = pid;
   stdin_fd.Reset();
   for (int i = 1; i < 4; ++i) write_end[i].Reset();
+  notify_child_end.Reset();
   UniqueFd pidfd(PidfdOpen(pid));
 
   OutputCollector collector(limits);
@@ -263,10 +304,11 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     if (reason == KillReason::kNone) reason = why;
     KillGroup(pid);
   };
+  int violation_nr = -1;
   while (!reaped) {
-    pollfd fds[5];
+    pollfd fds[7];
     int n = 0;
-    int index_of[5] = {};
+    int index_of[7] = {};
     for (int i = 1; i < 4; ++i) {
       if (!open[i]) continue;
       fds[n] = {read_end[i].get(), POLLIN, 0};
@@ -276,6 +318,15 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     if (pidfd.valid()) {
       fds[n] = {pidfd.get(), POLLIN, 0};
       pidfd_slot = n++;
+    }
+    int handover_slot = -1, listener_slot = -1;
+    if (notify_server_end.valid()) {
+      fds[n] = {notify_server_end.get(), POLLIN, 0};
+      handover_slot = n++;
+    }
+    if (listener.valid()) {
+      fds[n] = {listener.get(), POLLIN, 0};
+      listener_slot = n++;
     }
     int sock_slot = n;
     fds[n++] = {kServerSocketFd, POLLRDHUP, 0};
@@ -296,6 +347,24 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
         _exit(0);
       }
       if (s == pidfd_slot) continue;
+      if (s == handover_slot) {
+        listener.Reset(ReceiveFd(notify_server_end.get()));
+        notify_server_end.Reset();
+        continue;
+      }
+      if (s == listener_slot) {
+        if ((fds[s].revents & POLLIN) && state.notification != nullptr) {
+          std::memset(state.notification, 0, sizeof(seccomp_notif));
+          if (seccomp_notify_receive(listener.get(), state.notification) == 0 &&
+              violation_nr < 0) {
+            // The calling thread waits for an answer it never gets: the whole group dies.
+            violation_nr = state.notification->data.nr;
+            kill_for(KillReason::kViolation);
+          }
+        }
+        if (fds[s].revents & (POLLHUP | POLLERR)) listener.Reset();  // no task left on it
+        continue;
+      }
       int i = index_of[s];
       if (!collector.Drain(read_end[i].get(), i, outcome)) open[i] = false;
     }
@@ -346,6 +415,10 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     outcome->termination = Termination::kOutputLimit;
   } else if (reason == KillReason::kCpu) {
     outcome->termination = Termination::kCpuTimeout;
+  } else if (reason == KillReason::kViolation) {
+    outcome->termination = Termination::kViolation;
+    outcome->violation = SyscallName(violation_nr);
+    outcome->signal = SIGSYS;
   } else if (record.magic == kViolationMagic) {
     outcome->termination = Termination::kViolation;
     outcome->violation = SyscallName(record.syscall_nr);
@@ -407,7 +480,16 @@ void ServerMain(const ForkServerOptions& options, int sock) {
   }
   state.record = static_cast<ViolationRecord*>(page);
   if (state.caps.seccomp && ready.error.empty()) {
-    ready.error = BuildSeccompFilter(&state.seccomp_program);
+    ready.error = BuildSeccompFilter(ViolationAction::kTrap, &state.seccomp_program);
+    // Without the notify API (libseccomp < 2.5 / kernel < 5.0) children use SIGSYS only.
+    seccomp_notif_resp* unused_response = nullptr;
+    if (ready.error.empty() &&
+        BuildSeccompFilter(ViolationAction::kNotify, &state.notify_program).empty() &&
+        seccomp_notify_alloc(&state.notification, &unused_response) == 0) {
+      seccomp_notify_free(nullptr, unused_response);
+    } else {
+      state.notify_program.clear();
+    }
   }
   ApplyServerEnvironment(options, state.work_dir);
   if (chdir("/") != 0) ready.error = "chdir /";

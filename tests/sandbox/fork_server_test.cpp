@@ -120,6 +120,15 @@ int TestChild(std::string_view payload, int result_fd) {
     WriteAllFd(result_fd, "fork returned");
     return 0;
   }
+  if (cmd == "fork_sigsys_blocked") {
+    // What glibc's posix_spawn does around its clone: block every signal first.
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, nullptr);
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    return 0;
+  }
   if (cmd == "connect") {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
@@ -441,6 +450,14 @@ TEST_F(SandboxForkServerTest, ForkIsAViolationNamingTheCall) {
   EXPECT_EQ(o.violation, "clone");
   EXPECT_EQ(o.signal, SIGSYS);
   EXPECT_EQ(o.result, "");
+}
+
+TEST_F(SandboxForkServerTest, ViolationIsNamedEvenWithSignalsBlocked) {
+  // The seccomp notification listener tells the server the call; a SIGSYS handler could
+  // not run with SIGSYS blocked (the kernel would kill with SIGSYS, name unknown).
+  ChildOutcome o = MustRun(Req("fork_sigsys_blocked"));
+  EXPECT_EQ(o.termination, Termination::kViolation);
+  EXPECT_EQ(o.violation, "clone");
 }
 
 TEST_F(SandboxForkServerTest, SocketIsAViolation) {

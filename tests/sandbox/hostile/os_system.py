@@ -1,8 +1,8 @@
 # Hostile program for the sandbox corpus (tests/sandbox/hostile/expected.json).
-# Expected: VIOLATION
-# Why: os.system() spawns a shell: clone without CLONE_THREAD (glibc's posix_spawn) is
-# trapped. posix_spawn blocks all signals first, so the kernel kills with SIGSYS without
-# the handler naming the call: the detail is 'unknown'.
+# Expected: VIOLATION (clone)
+# Why: os.system() spawns a shell: clone without CLONE_THREAD (glibc's posix_spawn,
+# which blocks every signal first; the server still learns the call through the seccomp
+# notification listener).
 
 import os
 
