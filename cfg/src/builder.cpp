@@ -816,7 +816,8 @@ int32_t CfgBuilder::ReserveScope(ScopeKind kind, std::string name, TSNode node,
     const FunctionCfg& p = out_->scopes_[f.parent];
     if (p.kind == ScopeKind::kModule) {
       f.qualified_name = name;
-    } else if (p.kind == ScopeKind::kClass) {
+    } else if (p.kind == ScopeKind::kClass || p.kind == ScopeKind::kComprehension) {
+      // CPython adds "<locals>" only below functions and lambdas.
       f.qualified_name = p.qualified_name + "." + name;
     } else {
       f.qualified_name = p.qualified_name + ".<locals>." + name;

@@ -236,7 +236,8 @@ class ProgramCfg {
   bool parsed() const { return !syntax_error_.has_value(); }
   const std::optional<SyntaxError>& syntax_error() const { return syntax_error_; }
   const std::vector<Unsupported>& unsupported() const { return unsupported_; }
-  // scopes()[0] is the module; the others in source order of their definitions.
+  // scopes()[0] is the module; the others in source order of their definitions, except
+  // that scopes inside a comprehension's first iterable follow the comprehension's own.
   const std::vector<FunctionCfg>& scopes() const { return scopes_; }
   const FunctionCfg& module() const { return scopes_.front(); }
 
