@@ -70,8 +70,8 @@ void RunLoop(benchmark::State& state, ForkServer& server) {
   egca::sandbox::Capabilities caps = server.capabilities();
   state.SetLabel(std::string(caps.seccomp ? "seccomp " : "") +
                  (caps.landlock_abi > 0 ? "landlock " : "") +
-                 (caps.network_namespace ? "netns " : "") +
-                 (caps.mount_namespace ? "mntns " : "") + (caps.uid_drop ? "uid-drop" : ""));
+                 (caps.network_namespace ? "netns " : "") + (caps.mount_namespace ? "mntns " : "") +
+                 (caps.uid_drop ? "uid-drop" : ""));
 }
 
 void BM_BareForkExit(benchmark::State& state) {

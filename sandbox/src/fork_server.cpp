@@ -27,12 +27,18 @@ using internal::UniqueFd;
 
 const char* TerminationName(Termination t) {
   switch (t) {
-    case Termination::kExited: return "exited";
-    case Termination::kSignaled: return "signaled";
-    case Termination::kWallTimeout: return "wall_timeout";
-    case Termination::kCpuTimeout: return "cpu_timeout";
-    case Termination::kOutputLimit: return "output_limit";
-    case Termination::kViolation: return "violation";
+    case Termination::kExited:
+      return "exited";
+    case Termination::kSignaled:
+      return "signaled";
+    case Termination::kWallTimeout:
+      return "wall_timeout";
+    case Termination::kCpuTimeout:
+      return "cpu_timeout";
+    case Termination::kOutputLimit:
+      return "output_limit";
+    case Termination::kViolation:
+      return "violation";
   }
   return "unknown";
 }
@@ -58,8 +64,8 @@ constexpr double kServerGraceSeconds = 30.0;
 
 Status ValidateLimits(const Limits& l) {
   auto bad = [](const char* field, double value) {
-    return InvalidArgument(fmt::format("Limits.{} must be positive and finite, got {}", field,
-                                       value));
+    return InvalidArgument(
+        fmt::format("Limits.{} must be positive and finite, got {}", field, value));
   };
   if (!(l.wall_seconds > 0) || !std::isfinite(l.wall_seconds)) {
     return bad("wall_seconds", l.wall_seconds);
@@ -110,8 +116,8 @@ class ForkServer::Impl {
     internal::ReadyMessage ready;
     if (!internal::ReceiveReady(sock_.get(), &ready)) {
       int status = Reap(/*force=*/true);
-      return Internal(fmt::format("fork server died during start-up ({})",
-                                  DescribeWaitStatus(status)));
+      return Internal(
+          fmt::format("fork server died during start-up ({})", DescribeWaitStatus(status)));
     }
     if (!ready.ok) {
       Reap(/*force=*/true);
@@ -133,8 +139,8 @@ class ForkServer::Impl {
     }
     // The server answers within the wall limit plus collection time; a server that does
     // not is broken and is replaced.
-    double deadline = internal::MonotonicSeconds() + request.limits.wall_seconds +
-                      kServerGraceSeconds;
+    double deadline =
+        internal::MonotonicSeconds() + request.limits.wall_seconds + kServerGraceSeconds;
     pollfd pfd{sock_.get(), POLLIN, 0};
     int ready;
     do {
@@ -164,9 +170,8 @@ class ForkServer::Impl {
  private:
   Status ServerLost(const char* during) {
     int status = Reap(/*force=*/true);
-    return Unavailable(fmt::format(
-        "fork server {} while {}; it is restarted on the next Run()",
-        DescribeWaitStatus(status), during));
+    return Unavailable(fmt::format("fork server {} while {}; it is restarted on the next Run()",
+                                   DescribeWaitStatus(status), during));
   }
 
   // Ends the server: closing the socket makes it clean up and exit; `force` kills it at
@@ -206,8 +211,8 @@ ForkServer::~ForkServer() = default;
 StatusOr<std::unique_ptr<ForkServer>> ForkServer::Start(ForkServerOptions options) {
   if (!options.child_main) return InvalidArgument("ForkServerOptions.child_main is required");
   if (options.scratch_root.empty() || options.scratch_root[0] != '/') {
-    return InvalidArgument(fmt::format("ForkServerOptions.scratch_root must be absolute: '{}'",
-                                       options.scratch_root));
+    return InvalidArgument(
+        fmt::format("ForkServerOptions.scratch_root must be absolute: '{}'", options.scratch_root));
   }
   auto impl = std::make_unique<Impl>(std::move(options));
   EGCA_RETURN_IF_ERROR(impl->Spawn());

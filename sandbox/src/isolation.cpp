@@ -1,25 +1,25 @@
 #include "isolation.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
 #include <linux/landlock.h>
 #include <linux/mount.h>
-#include <sched.h>
-#include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <seccomp.h>
-#include <sys/mman.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
-#include <grp.h>
 
 #include <cerrno>
 #include <cmath>
@@ -69,8 +69,8 @@ bool SeccompAvailable() { return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0; }
 
 bool WriteSmallFile(const char* path, const std::string& text) {
   UniqueFd fd(::open(path, O_WRONLY | O_CLOEXEC));
-  return fd.valid() && ::write(fd.get(), text.data(), text.size()) ==
-                           static_cast<ssize_t>(text.size());
+  return fd.valid() &&
+         ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
 }
 
 // Read-only view of every mount, tmpfs over /tmp and over the scratch root. Runs in the
@@ -89,8 +89,7 @@ bool SetUpMounts(const ForkServerOptions& options) {
   // scratch_root exists on the host already (made before unshare) unless it lies under
   // /tmp, which is now the fresh tmpfs.
   if (!MakeDirs(options.scratch_root, 0711)) return false;
-  std::string data = fmt::format("size={},nr_inodes=65536,mode=0711",
-                                 options.scratch_tmpfs_bytes);
+  std::string data = fmt::format("size={},nr_inodes=65536,mode=0711", options.scratch_tmpfs_bytes);
   return ::mount("tmpfs", options.scratch_root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
                  data.c_str()) == 0;
 }
@@ -160,6 +159,7 @@ std::string BuildSeccompFilterImpl(ViolationAction action, std::vector<sock_filt
   const uint32_t trap = action == ViolationAction::kNotify ? SCMP_ACT_NOTIFY : SCMP_ACT_TRAP;
   // Process creation, program execution, networking, debugging other processes, and
   // everything that changes the system rather than the process.
+  // clang-format off
   static const char* const kTrapped[] = {
       "fork", "vfork", "execve", "execveat", "connect", "bind", "listen",
       "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_open",
@@ -172,6 +172,7 @@ std::string BuildSeccompFilterImpl(ViolationAction action, std::vector<sock_filt
       "syslog", "iopl", "ioperm", "name_to_handle_at", "open_by_handle_at", "fanotify_init",
       "vhangup", "move_mount", "open_tree", "fsopen", "fsmount", "fspick", "mount_setattr",
       "process_madvise", "seccomp"};
+  // clang-format on
   for (const char* name : kTrapped) {
     int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR) continue;  // not on this architecture
@@ -184,15 +185,18 @@ std::string BuildSeccompFilterImpl(ViolationAction action, std::vector<sock_filt
   rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
                          SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
   // Threads are fine; any other clone makes a process.
-  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(clone), 1,
-                         SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  rc |=
+      seccomp_rule_add(ctx, trap, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
   // clone3 passes its flags in memory the filter cannot read: ENOSYS makes glibc fall
   // back to clone, which is checked above.
   rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
   // Signals only to itself (kill(0)/kill(-pgid)/kill(-1) included in "not itself").
-  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
-  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
-  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(rt_sigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(kill), 1,
+                         SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(tgkill), 1,
+                         SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(rt_sigqueueinfo), 1,
+                         SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
   rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(rt_tgsigqueueinfo), 1,
                          SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
   // Resource limits of other processes (glibc's setrlimit passes pid 0).
@@ -249,8 +253,8 @@ std::string ApplyLandlock(int abi, const std::string& work_dir) {
     landlock_path_beneath_attr rule{};
     rule.allowed_access = access;
     rule.parent_fd = fd.get();
-    return ::syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_PATH_BENEATH, &rule,
-                     0) == 0;
+    return ::syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_PATH_BENEATH, &rule, 0) ==
+           0;
   };
   if (!allow(work_dir.c_str(), fs_write)) {
     return fmt::format("landlock rule for {}: {}", work_dir, std::strerror(errno));
@@ -397,8 +401,8 @@ std::string IsolateChild(const ChildPlan& plan) {
       if (!error.empty()) return error;
       sock_fprog fprog{static_cast<unsigned short>(plan.notify_program->size()),
                        plan.notify_program->data()};
-      long listener = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-                                SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
+      long listener =
+          ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
       if (listener >= 0) {
         error = SendFd(plan.notify_sock, static_cast<int>(listener));
         ::close(static_cast<int>(listener));

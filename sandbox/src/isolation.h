@@ -42,16 +42,16 @@ uid_t RunUidForServer(pid_t server_pid);
 
 struct ChildPlan {
   const Limits* limits;
-  std::string work_dir;       // the child's private directory (cwd, HOME, TMPDIR)
+  std::string work_dir;  // the child's private directory (cwd, HOME, TMPDIR)
   bool drop_uid;
   uid_t run_uid;
   pid_t server_pid;
-  bool drop_capabilities;     // user-namespace mode: shed the namespace's capabilities
+  bool drop_capabilities;  // user-namespace mode: shed the namespace's capabilities
   int landlock_abi;
   bool seccomp;
   std::vector<sock_filter>* seccomp_program;  // kTrap program; patched in place
   std::vector<sock_filter>* notify_program;   // kNotify program or null; patched in place
-  int notify_sock;  // where the notification listener is sent to the server, or -1
+  int notify_sock;             // where the notification listener is sent to the server, or -1
   ViolationRecord* violation;  // shared with the server
 };
 
@@ -63,7 +63,6 @@ enum class ViolationAction { kNotify, kTrap };
 // Compiles the children's seccomp filter (once per server). Rules about the child's own
 // pid hold a placeholder that IsolateChild() replaces. Returns an error message or "".
 std::string BuildSeccompFilter(ViolationAction action, std::vector<sock_filter>* program);
-
 
 // In the forked child: applies rlimits, uid drop, Landlock and the seccomp filter in that
 // order. Returns an error message (empty on success); the child then exits with

@@ -3,9 +3,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <seccomp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -13,13 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cxxabi.h>
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <cxxabi.h>
 #include <exception>
 #include <string>
 #include <vector>
@@ -45,8 +45,8 @@ struct ServerState {
   const ForkServerOptions* options;
   Capabilities caps;
   pid_t self;
-  std::string server_dir;  // <scratch_root>/srv-<pid>
-  std::string work_dir;    // <server_dir>/work: the current child's private directory
+  std::string server_dir;   // <scratch_root>/srv-<pid>
+  std::string work_dir;     // <server_dir>/work: the current child's private directory
   ViolationRecord* record;  // shared page
   std::vector<sock_filter> seccomp_program;  // kTrap filter, compiled once; each child
                                              // patches its copy
@@ -64,8 +64,8 @@ struct ChildSetup {
 
 [[noreturn]] void ChildFail(ViolationRecord* record, const std::string& what) {
   record->setup_failed = 1;
-  std::snprintf(record->setup_error, sizeof(record->setup_error), "%s (errno %d: %s)",
-                what.c_str(), errno, std::strerror(errno));
+  std::snprintf(record->setup_error, sizeof(record->setup_error), "%s (errno %d: %s)", what.c_str(),
+                errno, std::strerror(errno));
   _exit(kIsolationFailedExit);
 }
 
@@ -172,8 +172,8 @@ class OutputCollector {
       if (n == 0) return false;
       auto size = static_cast<uint64_t>(n);
       if (which == kChildResultFd) {
-        uint64_t room = limits_.result_bytes - std::min<uint64_t>(outcome->result.size(),
-                                                                  limits_.result_bytes);
+        uint64_t room =
+            limits_.result_bytes - std::min<uint64_t>(outcome->result.size(), limits_.result_bytes);
         if (size > room) outcome->result_truncated = true;
         outcome->result.append(buf, std::min(size, room));
         continue;
@@ -278,9 +278,10 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
   std::memset(state.record, 0, sizeof(ViolationRecord));
   std::fflush(nullptr);  // nothing buffered in the server may be written twice
 
-  ChildSetup setup{&state, &request,
-                   {stdin_fd.get(), write_end[1].get(), write_end[2].get(),
-                    write_end[3].get(), notify_child_end.get()}};
+  ChildSetup setup{&state,
+                   &request,
+                   {stdin_fd.get(), write_end[1].get(), write_end[2].get(), write_end[3].get(),
+                    notify_child_end.get()}};
   double start = MonotonicSeconds();
   pid_t pid = fork();
   if (pid < 0) return fmt::format("fork: {}", std::strerror(errno));
@@ -355,8 +356,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
       if (s == listener_slot) {
         if ((fds[s].revents & POLLIN) && state.notification != nullptr) {
           std::memset(state.notification, 0, sizeof(seccomp_notif));
-          if (seccomp_notify_receive(listener.get(), state.notification) == 0 &&
-              violation_nr < 0) {
+          if (seccomp_notify_receive(listener.get(), state.notification) == 0 && violation_nr < 0) {
             // The calling thread waits for an answer it never gets: the whole group dies.
             violation_nr = state.notification->data.nr;
             kill_for(KillReason::kViolation);
@@ -390,18 +390,18 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
   EmptyDirectoryAt(state.work_dir);
 
   outcome->wall_seconds = end - start;
-  outcome->cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) *
-                             1e-6;
+  outcome->cpu_seconds =
+      static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+      static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
   outcome->max_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
   const ViolationRecord& record = *state.record;
   if (WIFEXITED(status)) {
     outcome->termination = Termination::kExited;
     outcome->exit_code = WEXITSTATUS(status);
     if (outcome->exit_code == kIsolationFailedExit && record.setup_failed) {
-      return fmt::format("sandbox setup failed in the child: {}",
-                         std::string(record.setup_error, strnlen(record.setup_error,
-                                                                 sizeof(record.setup_error))));
+      return fmt::format(
+          "sandbox setup failed in the child: {}",
+          std::string(record.setup_error, strnlen(record.setup_error, sizeof(record.setup_error))));
     }
   } else if (WIFSIGNALED(status)) {
     outcome->termination = Termination::kSignaled;

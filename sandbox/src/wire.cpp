@@ -164,8 +164,8 @@ bool ReceiveOutcome(int fd, ChildOutcome* o, std::string* error) {
   Decoder d(body);
   int32_t termination = 0, pid = 0;
   uint8_t truncated = 0;
-  bool ok = d.GetString(error) && d.Get(&termination) && d.Get(&o->exit_code) && d.Get(&o->signal) &&
-            d.GetString(&o->violation) && d.GetString(&o->stdout_data) &&
+  bool ok = d.GetString(error) && d.Get(&termination) && d.Get(&o->exit_code) &&
+            d.Get(&o->signal) && d.GetString(&o->violation) && d.GetString(&o->stdout_data) &&
             d.GetString(&o->stderr_data) && d.GetString(&o->result) && d.Get(&truncated) &&
             d.Get(&o->wall_seconds) && d.Get(&o->cpu_seconds) && d.Get(&o->max_rss_bytes) &&
             d.Get(&pid) && d.done();

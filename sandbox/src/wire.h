@@ -10,9 +10,9 @@
 
 namespace egca::sandbox::internal {
 
-constexpr uint32_t kReadyMagic = 0x45524459;     // server -> caller after warm-up
-constexpr uint32_t kRequestMagic = 0x45524551;   // caller -> server
-constexpr uint32_t kOutcomeMagic = 0x454f5554;   // server -> caller
+constexpr uint32_t kReadyMagic = 0x45524459;    // server -> caller after warm-up
+constexpr uint32_t kRequestMagic = 0x45524551;  // caller -> server
+constexpr uint32_t kOutcomeMagic = 0x454f5554;  // server -> caller
 
 // Ready frame: whether warm-up succeeded (else `error` says why) and the protections the
 // server actually put in place.

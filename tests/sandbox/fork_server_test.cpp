@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -162,9 +162,9 @@ int TestChild(std::string_view payload, int result_fd) {
     std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
     char cwd[4096] = {};
     getcwd(cwd, sizeof(cwd));
-    std::string report = fmt::format("outside={} home={} cwd={} home_is_cwd={}",
-                                     TryCreate(arg), TryCreate(home + "/in_home.txt"),
-                                     TryCreate("in_cwd.txt"), home == cwd);
+    std::string report =
+        fmt::format("outside={} home={} cwd={} home_is_cwd={}", TryCreate(arg),
+                    TryCreate(home + "/in_home.txt"), TryCreate("in_cwd.txt"), home == cwd);
     WriteAllFd(result_fd, report);
     return 0;
   }
@@ -248,10 +248,13 @@ int TestChild(std::string_view payload, int result_fd) {
     // The main thread leaves; a detached thread keeps the process alive until the wall
     // limit: the whole thread group must be killed.
     pthread_t t;
-    pthread_create(&t, nullptr, [](void*) -> void* {
-      for (;;) sleep(1000);
-      return nullptr;
-    }, nullptr);
+    pthread_create(
+        &t, nullptr,
+        [](void*) -> void* {
+          for (;;) sleep(1000);
+          return nullptr;
+        },
+        nullptr);
     syscall(SYS_exit, 0);  // ends the calling thread only
     return 0;
   }
@@ -570,8 +573,10 @@ TEST_F(SandboxForkServerTest, TwoHundredRunsLeaveNoStrayProcessOrFd) {
   MustRun(Req("hello"));  // the first run may allocate lazily
   int fds_before = CountOpenFds();
   for (int i = 0; i < 200; ++i) {
-    const char* payload = i % 4 == 0 ? "fork" : i % 4 == 1 ? "segv" : i % 4 == 2 ? "hello"
-                                                                               : "exit:1";
+    const char* payload = i % 4 == 0   ? "fork"
+                          : i % 4 == 1 ? "segv"
+                          : i % 4 == 2 ? "hello"
+                                       : "exit:1";
     ChildOutcome o = MustRun(Req(payload));
     ASSERT_NE(o.termination, Termination::kWallTimeout) << payload;
   }

@@ -176,8 +176,8 @@ TEST(SandboxHostileCorpus, EveryProgramGetsItsVerdictAndNothingEscapes) {
     const Verdict& v = result->verdict;
     std::string expected = entry.at("verdict").get<std::string>();
     EXPECT_EQ(VerdictName(v.kind), expected)
-        << "detail: " << v.detail << " | " << v.error_type << ": " << v.message
-        << " | termination " << TerminationName(result->termination) << " signal " << v.signal
+        << "detail: " << v.detail << " | " << v.error_type << ": " << v.message << " | termination "
+        << TerminationName(result->termination) << " signal " << v.signal
         << " | stderr: " << result->stderr_data.substr(0, 400);
     if (entry.contains("detail")) {
       EXPECT_NE(v.detail.find(entry["detail"].get<std::string>()), std::string::npos)
