@@ -23,6 +23,7 @@ class BpeModel {
     int32_t merged_id;
   };
 
+  void Reserve(size_t tokens) { bytes_to_id_.reserve(tokens); }
   // Adds a vocabulary entry; `bytes` are the raw bytes the token stands for.
   void AddToken(int32_t id, std::string bytes);
   // Registers merge (left, right) -> merged with priority `rank` (lower merges first).

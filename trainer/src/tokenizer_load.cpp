@@ -91,6 +91,8 @@ class Loader {
       max_id = std::max(max_id, v->get<int32_t>());
     }
     Grow(max_id + 1);
+    impl_->text_to_id.reserve(vocab->size() + 64);
+    impl_->bpe.Reserve(vocab->size());
     std::string bytes;
     for (auto v = vocab->begin(); v != vocab->end(); ++v) {
       const int32_t id = v->get<int32_t>();
