@@ -13,7 +13,11 @@
 //
 // Threading: a ForkServer serves one Run() at a time (Run() is internally serialized);
 // use one server per worker for parallelism. Call Start() early, before the calling
-// process starts threads of its own where possible (the server is a fork of the caller).
+// process starts threads of its own where possible (the server is a fork of the caller):
+// forks by Start()/restarts are serialized process-wide and the server closes every
+// inherited descriptor, but `warm_up` must not need a lock another caller thread may have
+// held at the fork. See docs/sandbox.md for the isolation layers and what holds when the
+// caller is not root.
 #pragma once
 
 #include <cstdint>
@@ -60,8 +64,8 @@ struct ChildRequest {
 struct ChildOutcome {
   Termination termination = Termination::kExited;
   int exit_code = 0;
-  int signal = 0;
-  std::string violation;        // kViolation: name of the forbidden system call
+  int signal = 0;               // kSignaled: the signal; kViolation: SIGSYS
+  std::string violation;        // kViolation: name of the forbidden system call ("clone")
   std::string stdout_data;      // at most limits.output_bytes (combined with stderr)
   std::string stderr_data;
   std::string result;           // everything child_main wrote to result_fd
@@ -122,7 +126,9 @@ class ForkServer {
   ForkServer& operator=(const ForkServer&) = delete;
 
   // Runs one request in a fresh child. A candidate misbehaving is an outcome, not an
-  // error; an error means the server itself failed (it is restarted on the next call).
+  // error. Errors: INVALID_ARGUMENT for non-positive limits; UNAVAILABLE when the server
+  // died or hung (it is restarted, warm_up included, on the next call); INTERNAL when a
+  // child could not be isolated (the message names the step) or the restart failed.
   StatusOr<ChildOutcome> Run(const ChildRequest& request);
 
   // Protections the current server process put in place (after a restart: the new one's).
