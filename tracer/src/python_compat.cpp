@@ -60,3 +60,84 @@ void CollectLocals(PyFrameObject* frame, std::vector<LocalBinding>* out) {
 PyObject* CurrentTraceObject() { return PyThreadState_Get()->c_traceobj; }
 
 }  // namespace egca::tracer::hook
+
+namespace egca::tracer::hook {
+namespace {
+
+class LocationReader {
+ public:
+  LocationReader(const uint8_t* p, const uint8_t* end) : p_(p), end_(end) {}
+  bool done() const { return p_ >= end_; }
+  int Byte() { return p_ < end_ ? *p_++ : 0; }
+  // 6-bit groups, low first; bit 6 continues.
+  int Varint() {
+    int read = Byte();
+    int value = read & 63;
+    int shift = 0;
+    while ((read & 64) && p_ < end_) {
+      read = Byte();
+      shift += 6;
+      value |= (read & 63) << shift;
+    }
+    return value;
+  }
+  int SignedVarint() {
+    int u = Varint();
+    return (u & 1) ? -(u >> 1) : (u >> 1);
+  }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+}  // namespace
+
+void DecodePositions(PyCodeObject* code, std::vector<PositionRange>* out) {
+  PyObject* table = code->co_linetable;
+  if (table == nullptr || !PyBytes_Check(table)) return;
+  const auto* data = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(table));
+  LocationReader reader(data, data + PyBytes_GET_SIZE(table));
+  int line = code->co_firstlineno;
+  int unit = 0;
+  while (!reader.done()) {
+    int first = reader.Byte();
+    int kind = (first >> 3) & 15;
+    PositionRange r;
+    r.begin = unit;
+    unit += (first & 7) + 1;
+    r.end = unit;
+    switch (kind) {
+      case 15:  // no location
+        break;
+      case 14:  // long form
+        line += reader.SignedVarint();
+        r.line = line;
+        r.end_line = line + reader.Varint();
+        r.column = reader.Varint() - 1;
+        r.end_column = reader.Varint() - 1;
+        break;
+      case 13:  // no column info
+        line += reader.SignedVarint();
+        r.line = r.end_line = line;
+        break;
+      case 10:
+      case 11:
+      case 12:  // one-line form
+        line += kind - 10;
+        r.line = r.end_line = line;
+        r.column = reader.Byte();
+        r.end_column = reader.Byte();
+        break;
+      default: {  // short form
+        int second = reader.Byte();
+        r.line = r.end_line = line;
+        r.column = (kind << 3) | (second >> 4);
+        r.end_column = r.column + (second & 15);
+      }
+    }
+    out->push_back(r);
+  }
+}
+
+}  // namespace egca::tracer::hook

@@ -84,3 +84,18 @@ void CollectLocals(PyFrameObject* frame, std::vector<LocalBinding>* out);
 PyObject* CurrentTraceObject();
 
 }  // namespace egca::tracer::hook
+
+namespace egca::tracer::hook {
+
+// One entry of a code object's position table (PEP 657), covering code units
+// [begin, end). Lines 1-based, columns 0-based UTF-8 bytes; -1 where unknown.
+struct PositionRange {
+  int begin = 0, end = 0;  // code units
+  int line = -1, end_line = -1, column = -1, end_column = -1;
+};
+
+// Decodes co_linetable (CPython 3.11's location table format, Objects/locations.md)
+// directly: what co_positions() yields, without a Python tuple per instruction.
+void DecodePositions(PyCodeObject* code, std::vector<PositionRange>* out);
+
+}  // namespace egca::tracer::hook

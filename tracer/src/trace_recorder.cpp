@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include "egca/core/span.h"
 #include "python_compat.h"
 #include "source_digest.h"
@@ -22,6 +24,24 @@
 namespace egca::tracer {
 namespace hook {
 namespace {
+
+// Saves and restores the thread's exception state around one event (EXCEPTION events
+// arrive with the exception fetched; nothing we do may leave a new one set).
+class ErrorState {
+ public:
+  ErrorState() { PyErr_Fetch(&type_, &value_, &tb_); }
+  ~ErrorState() {
+    PyErr_Clear();
+    PyErr_Restore(type_, value_, tb_);
+  }
+  ErrorState(const ErrorState&) = delete;
+  ErrorState& operator=(const ErrorState&) = delete;
+
+ private:
+  PyObject* type_ = nullptr;  // Owned (handed back by PyErr_Restore).
+  PyObject* value_ = nullptr;
+  PyObject* tb_ = nullptr;
+};
 
 // Per code object, computed once.
 struct CodeInfo {
@@ -34,8 +54,35 @@ struct CodeInfo {
   std::vector<proto::Span> spans;   // statement span per line, from span_base
 };
 
+// The hot path records events as flat records; the proto::Trace is built once, when the
+// trace is taken (Materialize). Texts of encoded values live in one string pool.
+struct ValueRec {
+  uint32_t text_begin = 0;  // into Recorder::text_pool_
+  uint32_t text_len = 0;
+  uint64_t hash = 0;
+  bool partial = false;
+};
+
+struct VarRec {
+  uint32_t name = 0;  // into Recorder::names_
+  ValueRec value;
+};
+
+struct EventRec {
+  proto::EventKind kind = proto::LINE;
+  uint32_t code = 0, line = 0, depth = 0, frame = 0, prev_line = 0;
+  const proto::Span* span = nullptr;  // Borrowed from CodeInfo::spans (never resized)
+  uint32_t vars_begin = 0, vars_end = 0;  // into Recorder::vars_
+  uint32_t dels_begin = 0, dels_end = 0;  // into Recorder::dels_
+  uint32_t text_mark = 0;                 // text_pool_ size before this event
+  bool is_yield = false, is_resume = false, unwinding = false, has_return = false;
+  ValueRec return_value;
+  int32_t exception = -1;  // into Recorder::exceptions_
+};
+
 struct VarState {
   PyObject* name = nullptr;  // Owned.
+  uint32_t name_id = 0;
   uint64_t hash = 0;
   uint64_t seen = 0;         // snapshot number of the frame when last bound
 };
@@ -50,7 +97,7 @@ struct FrameState {
 
 class Recorder {
  public:
-  Recorder() = default;
+  Recorder() { ClearRun(); }
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
@@ -89,20 +136,27 @@ class Recorder {
 
   void Stop() {
     if (!active_) return;
-    if (installed_ && CurrentTraceObject() != marker_) trace_.set_tracer_displaced(true);
+    if (installed_ && CurrentTraceObject() != marker_) trace_->set_tracer_displaced(true);
     PyEval_SetTrace(nullptr, nullptr);
     installed_ = false;
     active_ = false;
-    trace_.set_traced_seconds(
+    trace_->set_traced_seconds(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time_).count());
-    trace_.set_event_bytes(event_bytes_);
   }
 
   void Take(proto::Trace* out) {
     Stop();
-    out->Clear();
-    out->Swap(&trace_);
+    out->CopyFrom(*trace_);  // header and code table only: events are built next
+    Materialize(out);
     Reset();
+  }
+
+  bool TakeSerialized(std::string* out) {
+    Stop();
+    Materialize(trace_);
+    bool ok = trace_->SerializeToString(out);
+    Reset();
+    return ok;
   }
 
   bool active() const { return active_; }
@@ -134,8 +188,8 @@ class Recorder {
       if (info.is_user) {
         info.is_generator = IsGeneratorCode(code);
         info.is_namespace = !(code->co_flags & CO_OPTIMIZED);
-        info.index = static_cast<uint32_t>(trace_.code_size());
-        proto::CodeObject* co = trace_.add_code();
+        info.index = static_cast<uint32_t>(trace_->code_size());
+        proto::CodeObject* co = trace_->add_code();
         co->set_qualname(Utf8(code->co_qualname));
         co->set_name(Utf8(code->co_name));
         co->set_first_line(static_cast<uint32_t>(code->co_firstlineno));
@@ -157,6 +211,7 @@ class Recorder {
       if (what == PyTrace_CALL || what == PyTrace_LINE) DisableLineEvents(frame);
       return;
     }
+    ErrorState saved;
     switch (what) {
       case PyTrace_CALL: {
         auto it = frames_.find(frame);
@@ -173,13 +228,13 @@ class Recorder {
         }
         it->second.suspended = false;
         ++depth_;
-        if (options_.record_calls) Record(proto::CALL, frame, info, &it->second, nullptr, resume);
+        if (options_.record_calls) Record(proto::CALL, frame, info, &it->second, resume);
         return;
       }
       case PyTrace_LINE: {
         if (!options_.record_lines) return;
         FrameState* state = FindFrame(frame);
-        if (state != nullptr) Record(proto::LINE, frame, info, state, nullptr, false);
+        if (state != nullptr) Record(proto::LINE, frame, info, state, false);
         return;
       }
       case PyTrace_RETURN: {
@@ -190,15 +245,18 @@ class Recorder {
         }
         bool yielded = arg != nullptr && info->is_generator && IsSuspendedGenerator(frame);
         if (options_.record_returns && recording_) {
-          proto::Event* event = Record(proto::RETURN, frame, info, &it->second, nullptr, false);
+          EventRec* event = Record(proto::RETURN, frame, info, &it->second, false);
           if (event != nullptr) {
-            event->set_is_yield(yielded);
+            event->is_yield = yielded;
             if (arg == nullptr) {
-              event->set_unwinding(true);
+              event->unwinding = true;
             } else {
-              encoder_->Encode(arg, event->mutable_return_value());
+              encoder_->BeginSnapshot();
+              event->has_return = true;
+              event->return_value = EncodeToPool(arg);
+              encoder_->EndSnapshot();
             }
-            Commit(event);
+            Commit();
           }
         }
         if (depth_ > 0) --depth_;
@@ -214,16 +272,19 @@ class Recorder {
         if (!options_.record_exceptions) return;
         FrameState* state = FindFrame(frame);
         if (state == nullptr) return;
-        proto::Event* event = Record(proto::EXCEPTION, frame, info, state, nullptr, false);
+        EventRec* event = Record(proto::EXCEPTION, frame, info, state, false);
         if (event == nullptr) return;
         if (arg != nullptr && PyTuple_Check(arg) && PyTuple_GET_SIZE(arg) >= 2) {
           PyObject* type = PyTuple_GET_ITEM(arg, 0);
           PyObject* value = PyTuple_GET_ITEM(arg, 1);
-          proto::ExceptionInfo* ex = event->mutable_exception();
-          if (PyType_Check(type)) ex->set_type(TypeName(reinterpret_cast<PyTypeObject*>(type)));
-          if (PyExceptionInstance_Check(value)) ex->set_message(ExceptionMessage(value));
+          std::pair<std::string, std::string> ex;
+          if (PyType_Check(type)) ex.first = TypeName(reinterpret_cast<PyTypeObject*>(type));
+          if (PyExceptionInstance_Check(value)) ex.second = ExceptionMessage(value);
+          event = &events_.back();  // ExceptionMessage() does not record, but stay safe
+          event->exception = static_cast<int32_t>(exceptions_.size());
+          exceptions_.push_back(std::move(ex));
         }
-        Commit(event);
+        Commit();
         return;
       }
       default:
@@ -237,55 +298,134 @@ class Recorder {
     return it == frames_.end() ? nullptr : &it->second;
   }
 
-  // Builds the event (where, kind, depth, changed locals). CALL/LINE events are
-  // committed here; RETURN/EXCEPTION events are returned uncommitted for the caller to
-  // complete and Commit(). Returns null once recording has stopped.
-  proto::Event* Record(proto::EventKind kind, PyFrameObject* frame, CodeInfo* info,
-                       FrameState* state, PyObject*, bool resume) {
+  // Records the event (where, kind, depth, changed locals). CALL/LINE events are
+  // committed here; RETURN/EXCEPTION events are returned uncommitted (the last record)
+  // for the caller to complete and Commit(). Returns null once recording has stopped.
+  EventRec* Record(proto::EventKind kind, PyFrameObject* frame, CodeInfo* info,
+                   FrameState* state, bool resume) {
     if (!recording_) return nullptr;
-    if (static_cast<uint64_t>(trace_.events_size()) >= options_.max_events) {
+    if (events_.size() >= options_.max_events) {
       Truncate(proto::MAX_EVENTS);
       return nullptr;
     }
     last_frame_ = frame;
     last_frame_state_ = state;
-    proto::Event* event = trace_.add_events();
-    event->set_kind(kind);
-    event->set_code(info->index);
     int raw_line = PyFrame_GetLineNumber(frame);
     // A module body's RESUME sits on artificial line 0; report its first line instead.
     if (raw_line <= 0) raw_line = BorrowedCode(frame)->co_firstlineno;
     uint32_t line = static_cast<uint32_t>(std::max(0, raw_line));
-    event->set_line(line);
-    if (const proto::Span* span = SpanFor(BorrowedCode(frame), info, line)) {
-      *event->mutable_span() = *span;
-    }
-    event->set_depth(depth_);
-    event->set_frame(state->id);
-    event->set_prev_line(state->last_line);
-    if (resume) event->set_is_resume(true);
+    EventRec& event = events_.emplace_back();
+    event.kind = kind;
+    event.code = info->index;
+    event.line = line;
+    event.span = SpanFor(BorrowedCode(frame), info, line);
+    event.depth = depth_;
+    event.frame = state->id;
+    event.prev_line = state->last_line;
+    event.is_resume = resume;
+    event.text_mark = static_cast<uint32_t>(text_pool_.size());
+    event.vars_begin = event.vars_end = static_cast<uint32_t>(vars_.size());
+    event.dels_begin = event.dels_end = static_cast<uint32_t>(dels_.size());
     state->last_line = line;
-    if (options_.record_variables) Snapshot(frame, state, event);
+    if (options_.record_variables) Snapshot(frame, state);
     if (kind == proto::CALL || kind == proto::LINE) {
-      Commit(event);
+      Commit();
       return nullptr;
     }
-    return event;
+    return &events_.back();
   }
 
-  void Commit(proto::Event* event) {
-    if (!recording_) return;
-    uint64_t size = event->ByteSizeLong() + 4;  // + field tag and length prefix
+  // Upper bound of the serialized size of the last event (so max_bytes is never exceeded);
+  // drops it and truncates the trace if it does not fit.
+  void Commit() {
+    if (!recording_ || events_.empty()) return;
+    EventRec& e = events_.back();
+    // Scalars and span: at most 82 bytes; each variable 35 + name + text; a return value
+    // 26 + text; an exception 18 + type + message.
+    uint64_t size = 82;
+    for (uint32_t i = e.vars_begin; i < e.vars_end; ++i) {
+      size += 35 + names_[vars_[i].name].size() + vars_[i].value.text_len;
+    }
+    for (uint32_t i = e.dels_begin; i < e.dels_end; ++i) size += 6 + names_[dels_[i]].size();
+    if (e.has_return) size += 26 + e.return_value.text_len;
+    if (e.exception >= 0) {
+      const auto& ex = exceptions_[static_cast<size_t>(e.exception)];
+      size += 18 + ex.first.size() + ex.second.size();
+    }
     if (event_bytes_ + size > options_.max_bytes) {
-      trace_.mutable_events()->RemoveLast();
+      vars_.resize(e.vars_begin);
+      dels_.resize(e.dels_begin);
+      text_pool_.resize(e.text_mark);
+      if (e.exception >= 0) exceptions_.pop_back();
+      events_.pop_back();
       Truncate(proto::MAX_BYTES);
       return;
     }
     event_bytes_ += size;
   }
 
-  void Snapshot(PyFrameObject* frame, FrameState* state, proto::Event* event) {
+  ValueRec EncodeToPool(PyObject* value) {
+    ValueRec rec;
+    rec.text_begin = static_cast<uint32_t>(text_pool_.size());
+    ValueDigest digest = encoder_->EncodeText(value, &text_pool_);
+    rec.text_len = static_cast<uint32_t>(text_pool_.size()) - rec.text_begin;
+    rec.hash = digest.hash;
+    rec.partial = digest.partial;
+    return rec;
+  }
+
+  uint32_t NameId(PyObject* name) {
+    auto it = name_ids_.find(name);
+    if (it != name_ids_.end()) return it->second;
+    Py_INCREF(name);
+    uint32_t id = static_cast<uint32_t>(names_.size());
+    names_.push_back(Utf8(name));
+    name_ids_.emplace(name, id);
+    return id;
+  }
+
+  // Builds the events into `out` (on out's arena, if any).
+  void Materialize(proto::Trace* out) {
+    auto fill = [&](const ValueRec& v, proto::Value* pv) {
+      pv->set_text(text_pool_.data() + v.text_begin, v.text_len);
+      pv->set_hash(v.hash);
+      if (v.partial) pv->set_partial(true);
+    };
+    out->mutable_events()->Reserve(static_cast<int>(events_.size()));
+    uint64_t bytes = 0;
+    for (const EventRec& e : events_) {
+      proto::Event* pe = out->add_events();
+      pe->set_kind(e.kind);
+      pe->set_code(e.code);
+      pe->set_line(e.line);
+      if (e.span != nullptr) *pe->mutable_span() = *e.span;
+      pe->set_depth(e.depth);
+      pe->set_frame(e.frame);
+      pe->set_prev_line(e.prev_line);
+      for (uint32_t i = e.vars_begin; i < e.vars_end; ++i) {
+        proto::Variable* pv = pe->add_changed();
+        pv->set_name(names_[vars_[i].name]);
+        fill(vars_[i].value, pv->mutable_value());
+      }
+      for (uint32_t i = e.dels_begin; i < e.dels_end; ++i) pe->add_deleted(names_[dels_[i]]);
+      if (e.has_return) fill(e.return_value, pe->mutable_return_value());
+      if (e.is_yield) pe->set_is_yield(true);
+      if (e.is_resume) pe->set_is_resume(true);
+      if (e.unwinding) pe->set_unwinding(true);
+      if (e.exception >= 0) {
+        const auto& ex = exceptions_[static_cast<size_t>(e.exception)];
+        pe->mutable_exception()->set_type(ex.first);
+        pe->mutable_exception()->set_message(ex.second);
+      }
+      size_t n = pe->ByteSizeLong();
+      bytes += 1 + google::protobuf::io::CodedOutputStream::VarintSize64(n) + n;
+    }
+    out->set_event_bytes(bytes);
+  }
+
+  void Snapshot(PyFrameObject* frame, FrameState* state) {
     uint64_t snapshot = ++state->snapshot;
+    encoder_->BeginSnapshot();
     locals_.clear();
     CollectLocals(frame, &locals_);
     bool is_namespace = !(BorrowedCode(frame)->co_flags & CO_OPTIMIZED);
@@ -300,22 +440,23 @@ class Recorder {
       }
       if (var == nullptr) {
         Py_INCREF(local.name);
-        state->vars.push_back(VarState{local.name, 0, 0});
+        state->vars.push_back(VarState{local.name, NameId(local.name), 0, 0});
         var = &state->vars.back();
         hint = state->vars.size();
       }
       var->hash = digest.hash;
       var->seen = snapshot;
-      proto::Variable* changed = event->add_changed();
-      changed->set_name(Utf8(local.name));
-      encoder_->Encode(local.value, changed->mutable_value());
+      vars_.push_back(VarRec{var->name_id, EncodeToPool(local.value)});
     }
+    events_.back().vars_end = static_cast<uint32_t>(vars_.size());
+    encoder_->EndSnapshot();
     for (VarState& var : state->vars) {
       if (var.seen == snapshot - 1) {  // bound at the previous snapshot, unbound now
-        event->add_deleted(Utf8(var.name));
+        dels_.push_back(var.name_id);
         var.seen = 0;
       }
     }
+    events_.back().dels_end = static_cast<uint32_t>(dels_.size());
   }
 
   static VarState* FindVar(FrameState* state, PyObject* name, size_t* hint) {
@@ -364,33 +505,16 @@ class Recorder {
   // the line (co_positions, PEP 657), widened to the line's first non-blank column.
   void ComputeSpans(PyCodeObject* code, CodeInfo* info) {
     info->spans_ready = true;
-    PyObject* positions = PyObject_CallMethod(reinterpret_cast<PyObject*>(code),
-                                              "co_positions", nullptr);
-    if (positions == nullptr) {
-      PyErr_Clear();
-      return;
-    }
     struct Range {
       int sl = 0, sc = 0, el = 0, ec = 0;
       bool any = false, cols = false;
     };
-    std::vector<std::pair<int, Range>> by_line;  // built via map below
     std::unordered_map<int, Range> ranges;
     int min_line = 0, max_line = 0;
-    PyObject* item;
-    while ((item = PyIter_Next(positions)) != nullptr) {
-      int sl = -1, el = -1, sc = -1, ec = -1;
-      if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 4) {
-        auto get = [&](int i) {
-          PyObject* o = PyTuple_GET_ITEM(item, i);
-          return o == Py_None ? -1 : static_cast<int>(PyLong_AsLong(o));
-        };
-        sl = get(0);
-        el = get(1);
-        sc = get(2);
-        ec = get(3);
-      }
-      Py_DECREF(item);
+    positions_.clear();
+    DecodePositions(code, &positions_);
+    for (const PositionRange& p : positions_) {
+      int sl = p.line, el = p.end_line, sc = p.column, ec = p.end_column;
       if (sl <= 0) continue;
       Range& r = ranges[sl];
       if (!r.any) {
@@ -416,8 +540,6 @@ class Recorder {
       if (min_line == 0 || sl < min_line) min_line = sl;
       if (sl > max_line) max_line = sl;
     }
-    PyErr_Clear();
-    Py_DECREF(positions);
     if (min_line == 0) return;
     // Lambdas and comprehensions start in the middle of their enclosing statement's line:
     // on that line their span is their own instructions, not the whole line.
@@ -514,21 +636,20 @@ class Recorder {
   void Truncate(proto::Truncation why) {
     if (!recording_) return;
     recording_ = false;
-    trace_.set_truncated(true);
-    trace_.set_truncation(why);
+    trace_->set_truncated(true);
+    trace_->set_truncation(why);
     // Nothing more will be recorded: uninstall so the rest of the run runs at full speed.
     if (installed_) {
-      if (CurrentTraceObject() != marker_) trace_.set_tracer_displaced(true);
+      if (CurrentTraceObject() != marker_) trace_->set_tracer_displaced(true);
       PyEval_SetTrace(nullptr, nullptr);
       installed_ = false;
     }
   }
 
   void InitTraceHeader() {
-    trace_.Clear();
-    trace_.set_source_sha256(Sha256Hex(source_));
-    trace_.set_filename(Utf8(filename_));
-    proto::TraceOptionsUsed* o = trace_.mutable_options();
+    trace_->set_source_sha256(Sha256Hex(source_));
+    trace_->set_filename(Utf8(filename_));
+    proto::TraceOptionsUsed* o = trace_->mutable_options();
     o->set_max_events(options_.max_events);
     o->set_max_bytes(options_.max_bytes);
     o->set_record_lines(options_.record_lines);
@@ -571,6 +692,14 @@ class Recorder {
     last_info_ = nullptr;
     last_frame_ = nullptr;
     last_frame_state_ = nullptr;
+    for (auto& [name, id] : name_ids_) Py_DECREF(name);
+    name_ids_.clear();
+    names_.clear();
+    events_.clear();
+    vars_.clear();
+    dels_.clear();
+    exceptions_.clear();
+    text_pool_.clear();
     Py_CLEAR(filename_);
     Py_CLEAR(marker_);
     encoder_.reset();
@@ -578,7 +707,12 @@ class Recorder {
     next_frame_id_ = 0;
     event_bytes_ = 0;
     recording_ = true;
-    trace_.Clear();
+    google::protobuf::ArenaOptions arena_options;
+    arena_options.start_block_size = 16 << 10;
+    arena_options.max_block_size = 1 << 20;
+    trace_ = nullptr;
+    arena_ = std::make_unique<google::protobuf::Arena>(arena_options);
+    trace_ = google::protobuf::Arena::CreateMessage<proto::Trace>(arena_.get());
   }
 
   void Reset() {
@@ -600,7 +734,10 @@ class Recorder {
   PyObject* filename_ = nullptr;  // Owned.
   PyObject* marker_ = nullptr;    // Owned. The trace object handed to PyEval_SetTrace.
   std::unique_ptr<ValueEncoder> encoder_;
-  proto::Trace trace_;
+  // Events are built on an arena: allocation is a pointer bump and a run's trace is freed
+  // in bulk, which halves the per-event cost compared with heap-allocated messages.
+  std::unique_ptr<google::protobuf::Arena> arena_;
+  proto::Trace* trace_ = nullptr;  // Owned by arena_.
   uint64_t event_bytes_ = 0;
   uint32_t depth_ = 0;
   uint32_t next_frame_id_ = 0;
@@ -610,7 +747,15 @@ class Recorder {
   std::unordered_map<PyFrameObject*, FrameState> frames_;  // keys Borrowed (live frames)
   PyFrameObject* last_frame_ = nullptr;
   FrameState* last_frame_state_ = nullptr;
-  std::vector<LocalBinding> locals_;  // scratch
+  std::vector<LocalBinding> locals_;       // scratch
+  std::vector<PositionRange> positions_;  // scratch
+  std::vector<EventRec> events_;
+  std::vector<VarRec> vars_;
+  std::vector<uint32_t> dels_;
+  std::vector<std::pair<std::string, std::string>> exceptions_;  // type, message
+  std::string text_pool_;
+  std::vector<std::string> names_;
+  std::unordered_map<PyObject*, uint32_t> name_ids_;  // keys Owned
   std::chrono::steady_clock::time_point start_time_;
 };
 
@@ -657,6 +802,8 @@ void ConfigureTrace(const TraceOptions& options, std::string_view source) {
 }
 
 void TakeTrace(proto::Trace* out) { hook::TheRecorder().Take(out); }
+
+bool TakeSerializedTrace(std::string* out) { return hook::TheRecorder().TakeSerialized(out); }
 
 }  // namespace egca::tracer
 

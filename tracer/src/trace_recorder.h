@@ -23,6 +23,7 @@
 
 #include <Python.h>
 
+#include <string>
 #include <string_view>
 
 #include "egca/tracer/trace.pb.h"
@@ -42,7 +43,15 @@ void ConfigureTrace(const TraceOptions& options, std::string_view source);
 
 // Moves the trace recorded by the last start()/stop() into *out (replacing its contents)
 // and resets the recorder. If stop() was not called, stops first. Requires the GIL.
+// The recorder builds the trace on its own arena: a swap if *out lives on that arena,
+// else a deep copy (pass an arena-allocated message, or use TakeSerializedTrace, when
+// the trace is large).
 void TakeTrace(proto::Trace* out);
+
+// Like TakeTrace, but serializes the trace (a proto::Trace) straight from the recorder's
+// arena into *out: the cheapest way to ship it through the sandbox's result channel.
+// Returns false if serialization failed (then *out is unspecified).
+bool TakeSerializedTrace(std::string* out);
 
 }  // namespace egca::tracer
 

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <cstring>
 #include <utility>
 
@@ -180,7 +181,10 @@ std::string QualnameOf(PyObject* obj, const char* fallback) {
 }  // namespace
 
 uint64_t HashCombine(uint64_t h, uint64_t v) {
-  return Mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
+  // Cheap order-dependent step; inputs are already mixed (Mix64 / HashBytes outputs), and
+  // every composite hash goes through Mix64 once at the end (see VisitComposite).
+  h = ((h << 23) | (h >> 41)) ^ v;
+  return h * 0x9e3779b97f4a7c15ULL;
 }
 
 uint64_t HashBytes(const void* data, size_t n, uint64_t seed) {
@@ -219,20 +223,80 @@ std::string TypeName(PyTypeObject* type) {
 }
 
 ValueEncoder::ValueEncoder(const TraceOptions& options) : options_(options) {
-  ErrorGuard guard;
-  PyObject* collections = PyImport_ImportModule("collections");
-  if (collections != nullptr) {
-    PyObject* deque = PyObject_GetAttrString(collections, "deque");
-    if (deque != nullptr && PyType_Check(deque)) {
-      deque_type_ = reinterpret_cast<PyTypeObject*>(deque);  // kept alive by the module
+  // collections.deque is a static type of the _collections extension, imported once per
+  // process; the reference below keeps it for good.
+  static PyTypeObject* deque_type = [] {
+    ErrorGuard guard;
+    PyTypeObject* type = nullptr;
+    PyObject* collections = PyImport_ImportModule("collections");
+    if (collections != nullptr) {
+      PyObject* deque = PyObject_GetAttrString(collections, "deque");
+      if (deque != nullptr && PyType_Check(deque)) {
+        type = reinterpret_cast<PyTypeObject*>(deque);
+        Py_INCREF(deque);
+      }
+      Py_XDECREF(deque);
+      Py_DECREF(collections);
     }
-    Py_XDECREF(deque);
-    Py_DECREF(collections);
+    return type;
+  }();
+  deque_type_ = deque_type;
+}
+
+ValueEncoder::~ValueEncoder() {
+  for (auto& [type, info] : types_) Py_DECREF(reinterpret_cast<PyObject*>(type));
+}
+
+void ValueEncoder::BeginSnapshot() {
+  memo_.clear();
+  in_snapshot_ = true;
+}
+
+void ValueEncoder::EndSnapshot() {
+  memo_.clear();
+  in_snapshot_ = false;
+}
+
+const ValueEncoder::TypeInfo& ValueEncoder::InfoFor(PyTypeObject* type) {
+  auto it = types_.find(type);
+  if (it != types_.end()) return it->second;
+  TypeInfo info;
+  info.name = TypeName(type);
+  info.hash = HashBytes(info.name.data(), info.name.size(), kTagInstance);
+  Py_INCREF(reinterpret_cast<PyObject*>(type));
+  return types_.emplace(type, std::move(info)).first->second;
+}
+
+uint64_t ValueEncoder::VisitComposite(PyObject* v, uint32_t depth, std::string* text,
+                                      Walk& walk) {
+  // Hash-only visits of an object already hashed in this snapshot reuse its hash. Results
+  // that contain a cycle marker depend on the path and are not memoized.
+  if (text == nullptr) {
+    auto it = memo_.find(v);
+    if (it != memo_.end()) {
+      walk.partial |= it->second.partial;
+      return it->second.hash;
+    }
   }
+  bool partial_before = walk.partial;
+  uint32_t cycles_before = walk.cycles;
+  walk.partial = false;
+  uint64_t h = Mix64(VisitObject(v, depth, text, walk));
+  bool partial = walk.partial;
+  walk.partial = partial_before || partial;
+  if (walk.cycles == cycles_before) {
+    memo_.emplace(v, Memo{h, partial});
+  }
+  return h;
 }
 
 ValueDigest ValueEncoder::Hash(PyObject* value) {
-  ErrorGuard guard;
+  // Inside a snapshot the caller (the trace function) guards the error state once.
+  std::optional<ErrorGuard> guard;
+  if (!in_snapshot_) {
+    guard.emplace();
+    memo_.clear();
+  }
   Walk walk;
   walk.budget = options_.hash_budget;
   uint64_t h = Visit(value, 0, nullptr, walk);
@@ -240,35 +304,44 @@ ValueDigest ValueEncoder::Hash(PyObject* value) {
 }
 
 void ValueEncoder::Encode(PyObject* value, proto::Value* out) {
-  ErrorGuard guard;
-  Walk walk;
-  walk.budget = options_.hash_budget;
   std::string* text = out->mutable_text();
   text->clear();
+  ValueDigest d = EncodeText(value, text);
+  out->set_hash(d.hash);
+  out->set_partial(d.partial);
+}
+
+ValueDigest ValueEncoder::EncodeText(PyObject* value, std::string* text) {
+  // Inside a snapshot the caller (the trace function) guards the error state once.
+  std::optional<ErrorGuard> guard;
+  if (!in_snapshot_) {
+    guard.emplace();
+    memo_.clear();
+  }
+  Walk walk;
+  walk.budget = options_.hash_budget;
+  size_t base = text->size();
+  text_limit_ = base + options_.max_repr_bytes;
   uint64_t h = Visit(value, 0, text, walk);
-  Finish(walk, h, text);
-  out->set_hash(h);
-  out->set_partial(walk.partial);
+  Finish(walk, h, text, base);
+  return {h, walk.partial};
 }
 
 std::string ValueEncoder::Render(PyObject* value) {
-  ErrorGuard guard;
-  Walk walk;
-  walk.budget = options_.hash_budget;
   std::string text;
-  uint64_t h = Visit(value, 0, &text, walk);
-  Finish(walk, h, &text);
+  EncodeText(value, &text);
   return text;
 }
 
 bool ValueEncoder::TextFull(const std::string* text) const {
-  return text != nullptr && text->size() >= options_.max_repr_bytes;
+  return text != nullptr && text->size() >= text_limit_;
 }
 
-void ValueEncoder::Finish(const Walk& walk, uint64_t hash, std::string* text) const {
+void ValueEncoder::Finish(const Walk& walk, uint64_t hash, std::string* text,
+                          size_t base) const {
   bool cut = false;
-  if (text->size() > options_.max_repr_bytes) {
-    size_t end = options_.max_repr_bytes;
+  if (text->size() > base + options_.max_repr_bytes) {
+    size_t end = base + options_.max_repr_bytes;
     while (end > 0 && (static_cast<unsigned char>((*text)[end]) & 0xC0) == 0x80) --end;
     text->resize(end);
     text->append(kEllipsis);
@@ -283,6 +356,16 @@ void ValueEncoder::Finish(const Walk& walk, uint64_t hash, std::string* text) co
 }
 
 uint64_t ValueEncoder::Visit(PyObject* v, uint32_t depth, std::string* text, Walk& walk) {
+  PyTypeObject* type = Py_TYPE(v);
+  if (v == Py_None || type == &PyBool_Type || type == &PyLong_Type || type == &PyFloat_Type ||
+      type == &PyUnicode_Type || type == &PyBytes_Type) {
+    return VisitObject(v, depth, text, walk);
+  }
+  return VisitComposite(v, depth, text, walk);
+}
+
+uint64_t ValueEncoder::VisitObject(PyObject* v, uint32_t depth, std::string* text,
+                                   Walk& walk) {
   if (TextFull(text)) {
     walk.truncated = true;
     text = nullptr;
@@ -295,7 +378,7 @@ uint64_t ValueEncoder::Visit(PyObject* v, uint32_t depth, std::string* text, Wal
   if (type == &PyBool_Type) {
     bool b = v == Py_True;
     if (text) text->append(b ? "True" : "False");
-    return HashCombine(kTagBool, b);
+    return Mix64(kTagBool * 0x9e3779b97f4a7c15ULL + b);
   }
   if (type == &PyLong_Type) return VisitInt(v, text, walk);
   if (type == &PyFloat_Type) {
@@ -313,7 +396,7 @@ uint64_t ValueEncoder::Visit(PyObject* v, uint32_t depth, std::string* text, Wal
         text->append("float");
       }
     }
-    return HashCombine(kTagFloat, bits);
+    return Mix64(bits ^ 0x2545f4914f6cdd1dULL) ^ kTagFloat;
   }
   if (type == &PyUnicode_Type) return VisitString(v, text, walk);
   if (type == &PyBytes_Type) {
@@ -334,6 +417,7 @@ uint64_t ValueEncoder::Visit(PyObject* v, uint32_t depth, std::string* text, Wal
   if (is_list || is_tuple || is_dict || is_set || is_deque) {
     if (std::find(walk.stack.begin(), walk.stack.end(), v) != walk.stack.end()) {
       if (text) text->append("<cycle>");
+      ++walk.cycles;
       auto level = std::find(walk.stack.begin(), walk.stack.end(), v) - walk.stack.begin();
       return HashCombine(kTagCycle, static_cast<uint64_t>(level));
     }
@@ -352,7 +436,7 @@ uint64_t ValueEncoder::Visit(PyObject* v, uint32_t depth, std::string* text, Wal
     uint64_t h = 0;
     std::string name;
     if (!exact || is_deque || type == &PyFrozenSet_Type) {
-      name = TypeName(type);
+      name = InfoFor(type).name;
       h = HashBytes(name.data(), name.size(), kTagSubclass);
       if (text) {
         text->append(name);
@@ -476,7 +560,7 @@ uint64_t ValueEncoder::VisitInt(PyObject* v, std::string* text, Walk& walk) {
       auto res = std::to_chars(buf, buf + sizeof(buf), x);
       text->append(buf, res.ptr);
     }
-    return HashCombine(kTagInt, static_cast<uint64_t>(x));
+    return Mix64(static_cast<uint64_t>(x) ^ 0x5bd1e9955bd1e995ULL);
   }
   // Big ints: hash the two's-complement bytes (O(size)); render decimal only while that is
   // cheap (int -> str is quadratic in CPython 3.11 and refused above 4300 digits).
@@ -778,8 +862,9 @@ uint64_t ValueEncoder::VisitInstance(PyObject* v, uint32_t depth, std::string* t
   // Instances of classes written in Python: type name + attribute storage, read straight
   // from the instance dict and the __slots__ members, never through __getattribute__.
   PyTypeObject* type = Py_TYPE(v);
-  std::string name = TypeName(type);
-  uint64_t h = HashBytes(name.data(), name.size(), kTagInstance);
+  const TypeInfo& info = InfoFor(type);
+  const std::string& name = info.name;
+  uint64_t h = info.hash;
   PyObject** dict_ptr = _PyObject_GetDictPtr(v);
   PyObject* dict = dict_ptr != nullptr ? *dict_ptr : nullptr;
   if (IsEnumMember(v)) {
@@ -793,6 +878,7 @@ uint64_t ValueEncoder::VisitInstance(PyObject* v, uint32_t depth, std::string* t
   }
   if (std::find(walk.stack.begin(), walk.stack.end(), v) != walk.stack.end()) {
     if (text) text->append("<cycle>");
+    ++walk.cycles;
     return HashCombine(h, kTagCycle);
   }
   if (depth >= options_.max_hash_depth) {

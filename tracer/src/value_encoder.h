@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "egca/tracer/trace.pb.h"
@@ -36,10 +37,19 @@ class ValueEncoder {
  public:
   explicit ValueEncoder(const TraceOptions& options);
 
+  // Starts a snapshot: containers and instances hashed until the next BeginSnapshot()
+  // are memoized by identity (shared sub-structure, e.g. graph nodes reachable from
+  // several variables, is hashed once). Valid because no Python code runs in between.
+  void BeginSnapshot();
+  // Ends it; outside a snapshot every Hash/Encode/Render call memoizes only for itself.
+  void EndSnapshot();
+
   // Hash only: the cheap path used for change detection. Borrowed `value`.
   ValueDigest Hash(PyObject* value);
   // Hash and rendering. Borrowed `value`; fills every field of *out.
   void Encode(PyObject* value, proto::Value* out);
+  // Hash and rendering, the rendering appended to *text. Borrowed `value`.
+  ValueDigest EncodeText(PyObject* value, std::string* text);
   // Rendering only, for callers that need text (exception messages). Borrowed.
   std::string Render(PyObject* value);
 
@@ -48,11 +58,24 @@ class ValueEncoder {
     int64_t budget = 0;      // container elements left to hash
     bool partial = false;    // some part of the value was not hashed
     bool truncated = false;  // some part of the value was not rendered
+    uint32_t cycles = 0;     // cycle markers produced (their hash depends on the path)
     std::vector<PyObject*> stack;  // containers being walked (cycle detection). Borrowed.
   };
+  struct TypeInfo {
+    std::string name;  // TypeName()
+    uint64_t hash = 0;
+  };
+  struct Memo {
+    uint64_t hash;
+    bool partial;
+  };
+
+  const TypeInfo& InfoFor(PyTypeObject* type);
+  uint64_t VisitComposite(PyObject* v, uint32_t depth, std::string* text, Walk& walk);
 
   // Returns the hash of `v`; appends its rendering to *text unless text is null.
   uint64_t Visit(PyObject* v, uint32_t depth, std::string* text, Walk& walk);
+  uint64_t VisitObject(PyObject* v, uint32_t depth, std::string* text, Walk& walk);
   uint64_t VisitSequence(PyObject* v, PyObject* const* items, Py_ssize_t n, uint64_t tag,
                          const char* open, const char* close, uint32_t depth,
                          std::string* text, Walk& walk);
@@ -68,10 +91,20 @@ class ValueEncoder {
   uint64_t VisitRepr(PyObject* v, std::string* text, Walk& walk);
 
   bool TextFull(const std::string* text) const;
-  void Finish(const Walk& walk, uint64_t hash, std::string* text) const;
+  void Finish(const Walk& walk, uint64_t hash, std::string* text, size_t base) const;
 
   TraceOptions options_;
   PyTypeObject* deque_type_ = nullptr;  // collections.deque; borrowed (module keeps it)
+  std::unordered_map<PyObject*, Memo> memo_;  // keys Borrowed, for one snapshot
+  bool in_snapshot_ = false;
+  size_t text_limit_ = 0;  // size of the output string at which rendering stops
+  // Keys Owned (a reference keeps a type's address from being reused while cached).
+  std::unordered_map<PyTypeObject*, TypeInfo> types_;
+
+ public:
+  ~ValueEncoder();
+  ValueEncoder(const ValueEncoder&) = delete;
+  ValueEncoder& operator=(const ValueEncoder&) = delete;
 };
 
 // Qualified name of a type for renderings: "int", "Point", "collections.OrderedDict"
