@@ -16,10 +16,10 @@ using Features = std::map<uint64_t, double>;
 
 // Per-block WL feature vectors of one scope (its own statements only).
 std::vector<Features> BlockFeatures(const ProgramCfg& program, int32_t scope,
-                                    int32_t iterations) {
+                                    int32_t iterations, LabelMode mode) {
   const FunctionCfg& f = program.scopes()[scope];
   std::vector<Features> out(f.block_count());
-  NormGraph g = BuildNormGraph(program, {scope}, /*include_imports=*/true, LabelMode::kKind);
+  NormGraph g = BuildNormGraph(program, {scope}, /*include_imports=*/true, mode);
   std::vector<std::vector<uint64_t>> labels = WlLabels(g, iterations);
   for (size_t it = 0; it < labels.size(); ++it) {
     for (size_t v = 0; v < g.nodes.size(); ++v) {
@@ -79,8 +79,8 @@ BlockMatching MatchBlocks(const ProgramCfg& candidate, int32_t candidate_scope,
   if (!candidate.parsed() || !reference.parsed()) return result;
   const FunctionCfg& cf = candidate.scopes().at(candidate_scope);
   const FunctionCfg& rf = reference.scopes().at(reference_scope);
-  std::vector<Features> cfeat = BlockFeatures(candidate, candidate_scope, options.iterations);
-  std::vector<Features> rfeat = BlockFeatures(reference, reference_scope, options.iterations);
+  std::vector<Features> cfeat = BlockFeatures(candidate, candidate_scope, options.iterations, options.labels);
+  std::vector<Features> rfeat = BlockFeatures(reference, reference_scope, options.iterations, options.labels);
 
   // Basic blocks are numbered in source order, so ids give the sequences to align.
   std::vector<BlockId> cs, rs;
@@ -138,6 +138,7 @@ std::vector<ScopeMatch> MatchScopes(const ProgramCfg& candidate, const ProgramCf
   const auto& rs = reference.scopes();
   StructureOptions so;
   so.iterations = options.iterations;
+  so.labels = options.labels;
   std::vector<StructureFingerprint> cfp, rfp;
   for (size_t i = 0; i < cs.size(); ++i) {
     cfp.push_back(StructureFingerprint::OfScope(candidate, static_cast<int32_t>(i), so));

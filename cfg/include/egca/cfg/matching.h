@@ -16,15 +16,19 @@
 #include <vector>
 
 #include "egca/cfg/cfg.h"
+#include "egca/cfg/structure.h"
 
 namespace egca::cfg {
 
 struct MatchOptions {
   int32_t iterations = 2;
+  // Coarse labels: "b = b + x" and "b += x" are the same step of the algorithm.
+  LabelMode labels = LabelMode::kCoarse;
   double min_score = 0.25;
 
   MatchOptions& set_iterations(int32_t v) { iterations = v; return *this; }
   MatchOptions& set_min_score(double v) { min_score = v; return *this; }
+  MatchOptions& set_labels(LabelMode v) { labels = v; return *this; }
 };
 
 struct BlockMatch {
