@@ -6,14 +6,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "egca/core/files.h"
 #include "egca/trainer/tokenizer.h"
+#include "oracle/oracle_runner.h"
 
 namespace egca::trainer {
 namespace {
@@ -80,26 +79,13 @@ class TokenizerOracleTest : public ::testing::Test {
     }
 
     // One Node process for the whole corpus keeps the test to a few seconds.
-    const std::string dir = EGCA_BINARY_DIR;
-    const std::string in_path = dir + "/tokenizer_oracle_in.jsonl";
-    const std::string out_path = dir + "/tokenizer_oracle_out.jsonl";
-    {
-      std::ofstream in(in_path, std::ios::binary);
-      for (const Item& item : items_) {
-        in << json{{"text", item.text}, {"plain_specials", item.plain_specials}}.dump() << "\n";
-      }
-    }
-    const std::string command = "node " EGCA_SOURCE_DIR "/tests/trainer/oracle/encode_qwen3.js '" +
-                                in_path + "' '" + out_path + "'";
-    ASSERT_EQ(std::system(command.c_str()), 0) << "oracle failed (is node on PATH?): " << command;
-    auto out = ReadFile(out_path);
-    ASSERT_TRUE(out.ok()) << out.status().ToString();
-    const auto results = Lines(*out);
-    ASSERT_EQ(results.size(), items_.size());
+    std::vector<testing::OracleInput> inputs;
+    for (const Item& item : items_) inputs.push_back({item.text, item.plain_specials});
+    auto results = testing::RunQwen3Oracle(inputs, "tokenizer_oracle");
+    ASSERT_TRUE(results.ok()) << results.status().ToString();
     for (size_t i = 0; i < items_.size(); ++i) {
-      const json r = json::parse(results[i]);
-      items_[i].oracle_ids = r.at("ids").get<std::vector<int32_t>>();
-      items_[i].nfc_stable = r.at("nfc_stable").get<bool>();
+      items_[i].oracle_ids = (*results)[i].ids;
+      items_[i].nfc_stable = (*results)[i].nfc_stable;
     }
   }
 
