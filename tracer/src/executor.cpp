@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <optional>
 #include <random>
+#include <thread>
 #include <utility>
 
 #include "child_main.h"
@@ -203,6 +206,40 @@ StatusOr<ProgramResult> Executor::RunAll(std::string_view source,
     if (failed && options.stop_on_first_failure) break;
   }
   return program;
+}
+
+StatusOr<std::unique_ptr<ExecutorPool>> ExecutorPool::Create(const ExecutorOptions& options,
+                                                             int workers) {
+  if (workers < 1) return InvalidArgument(fmt::format("workers must be >= 1, got {}", workers));
+  std::vector<std::unique_ptr<Executor>> executors;
+  for (int i = 0; i < workers; ++i) {
+    EGCA_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, Executor::Create(options));
+    executors.push_back(std::move(executor));
+  }
+  return std::unique_ptr<ExecutorPool>(new ExecutorPool(std::move(executors)));
+}
+
+ExecutorPool::ExecutorPool(std::vector<std::unique_ptr<Executor>> executors)
+    : executors_(std::move(executors)) {}
+ExecutorPool::~ExecutorPool() = default;
+
+std::vector<StatusOr<ProgramResult>> ExecutorPool::RunBatch(const std::vector<ProgramJob>& jobs,
+                                                            const RunOptions& options) {
+  std::vector<std::optional<StatusOr<ProgramResult>>> slots(jobs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&](Executor* executor) {
+    for (size_t i = next++; i < jobs.size(); i = next++) {
+      slots[i].emplace(executor->RunAll(jobs[i].source, jobs[i].tests, options));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < executors_.size(); ++w) threads.emplace_back(work, executors_[w].get());
+  work(executors_[0].get());
+  for (std::thread& t : threads) t.join();
+  std::vector<StatusOr<ProgramResult>> results;
+  results.reserve(jobs.size());
+  for (auto& slot : slots) results.push_back(std::move(*slot));
+  return results;
 }
 
 }  // namespace egca::tracer

@@ -125,4 +125,33 @@ class Executor {
   std::unique_ptr<Impl> impl_;
 };
 
+// One program and its tests, for ExecutorPool::RunBatch.
+struct ProgramJob {
+  std::string source;
+  std::vector<TestCase> tests;
+};
+
+// `workers` Executors (one fork server each) driven by as many threads: programs are
+// handed out in order to whichever worker is free. Create it before the process starts
+// threads of its own (each server is a fork of the caller).
+class ExecutorPool {
+ public:
+  static StatusOr<std::unique_ptr<ExecutorPool>> Create(const ExecutorOptions& options,
+                                                        int workers);
+  ~ExecutorPool();
+  ExecutorPool(const ExecutorPool&) = delete;
+  ExecutorPool& operator=(const ExecutorPool&) = delete;
+
+  int workers() const { return static_cast<int>(executors_.size()); }
+
+  // Runs every job (RunAll semantics); results in job order. One job's error does not
+  // stop the others. Blocks until all are done; one RunBatch at a time.
+  std::vector<StatusOr<ProgramResult>> RunBatch(const std::vector<ProgramJob>& jobs,
+                                                const RunOptions& options);
+
+ private:
+  explicit ExecutorPool(std::vector<std::unique_ptr<Executor>> executors);
+  std::vector<std::unique_ptr<Executor>> executors_;
+};
+
 }  // namespace egca::tracer

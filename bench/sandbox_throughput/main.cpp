@@ -1,0 +1,251 @@
+// Executions per second of egca's warm, sandboxed executor over the 164 HumanEval
+// canonical solutions with their checks, against the usual evaluation-harness baseline
+// measured in the same run: write program + check to a temp file and start a fresh
+// /usr/bin/python3.11 process per execution.
+//
+//   sandbox_throughput_bench [--rounds N] [--baseline-rounds N] [--data DIR]
+//
+// Rows: executor with 1 and 2 workers (trace off), executor with native tracing and with
+// the pure-Python settrace baseline tracer (1 worker), fresh-process baseline with 1 and
+// 2 workers. Ratios compare equal worker counts.
+#include <fmt/format.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "egca/core/files.h"
+#include "egca/tracer/executor.h"
+
+extern char** environ;
+
+namespace {
+
+using egca::tracer::ExecutorPool;
+using egca::tracer::ProgramJob;
+using egca::tracer::RunOptions;
+using egca::tracer::TestCase;
+using egca::tracer::TraceMode;
+using Clock = std::chrono::steady_clock;
+
+struct Problem {
+  std::string task_id;
+  std::string source;
+  std::string test;
+  std::string entry_point;
+};
+
+std::vector<Problem> LoadHumanEval(const std::string& data_dir) {
+  const std::string path = data_dir + "/humaneval/HumanEval.jsonl.gz";
+  auto text = egca::ReadMaybeGzipFile(path);
+  if (!text.ok()) {
+    fmt::print(stderr, "{}\n", text.status().ToString());
+    std::exit(2);
+  }
+  std::vector<Problem> problems;
+  size_t start = 0;
+  while (start < text->size()) {
+    size_t end = text->find('\n', start);
+    if (end == std::string::npos) end = text->size();
+    if (end > start) {
+      auto j = nlohmann::json::parse(text->substr(start, end - start));
+      problems.push_back({j["task_id"], j["prompt"].get<std::string>() +
+                                            j["canonical_solution"].get<std::string>(),
+                          j["test"], j["entry_point"]});
+    }
+    start = end + 1;
+  }
+  return problems;
+}
+
+struct Row {
+  std::string name;
+  int workers = 1;
+  int executions = 0;
+  int passed = 0;
+  double seconds = 0;
+  double child_seconds = 0;  // sum of the children's wall time (fork to reap)
+  double child_cpu = 0;
+  double per_second() const { return executions / seconds; }
+};
+
+Row RunExecutor(const std::string& name, ExecutorPool* pool, const std::vector<Problem>& problems,
+                TraceMode mode, int rounds) {
+  std::vector<ProgramJob> jobs;
+  for (const Problem& p : problems) {
+    jobs.push_back({p.source, {TestCase::HumanEvalCheck(p.test, p.entry_point)}});
+  }
+  RunOptions options;
+  options.limits.wall_seconds = 10;
+  options.limits.cpu_seconds = 10;
+  options.trace_mode = mode;
+  options.trace.enabled = mode == TraceMode::kNative;
+  Row row{name, pool->workers()};
+  auto begin = Clock::now();
+  for (int r = 0; r < rounds; ++r) {
+    for (auto& result : pool->RunBatch(jobs, options)) {
+      ++row.executions;
+      if (result.ok() && result->all_passed()) ++row.passed;
+      if (result.ok() && !result->tests.empty()) {
+        row.child_seconds += result->tests[0].verdict.wall_seconds;
+        row.child_cpu += result->tests[0].verdict.cpu_seconds;
+      }
+    }
+  }
+  row.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  return row;
+}
+
+// One fresh interpreter per execution, as HumanEval-style harnesses do.
+bool RunFreshPython(const Problem& p, const std::string& dir, int slot) {
+  const std::string file = fmt::format("{}/prog_{}.py", dir, slot);
+  {
+    std::ofstream out(file);
+    out << p.source << "\n\n" << p.test << "\n\ncheck(" << p.entry_point << ")\n";
+  }
+  const char* argv[] = {"/usr/bin/python3.11", file.c_str(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return false;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+Row RunBaseline(const std::vector<Problem>& problems, int workers, int rounds) {
+  char tmpl[] = "/tmp/egca-bench-baseline-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  Row row{"fresh python3.11 per execution", workers};
+  std::atomic<int> passed{0};
+  auto begin = Clock::now();
+  for (int r = 0; r < rounds; ++r) {
+    std::atomic<size_t> next{0};
+    auto work = [&](int slot) {
+      for (size_t i = next++; i < problems.size(); i = next++) {
+        if (RunFreshPython(problems[i], dir, slot)) ++passed;
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int w = 1; w < workers; ++w) threads.emplace_back(work, w);
+    work(0);
+    for (auto& t : threads) t.join();
+  }
+  row.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  row.executions = static_cast<int>(problems.size()) * rounds;
+  row.passed = passed;
+  std::string cleanup = "rm -rf " + dir;
+  if (std::system(cleanup.c_str()) != 0) fmt::print(stderr, "could not remove {}\n", dir);
+  return row;
+}
+
+void PrintHeader() {
+  fmt::print("| {:<40} | {:>7} | {:>10} | {:>6} | {:>8} | {:>9} | {:>15} | {:>7} |\n", "mode",
+             "workers", "executions", "passed", "seconds", "exec/s", "child wall/cpu", "ratio");
+  fmt::print("|{:-<42}|{:-<9}|{:-<12}|{:-<8}|{:-<10}|{:-<11}|{:-<17}|{:-<9}|\n", "", "", "", "",
+             "", "", "", "");
+}
+
+void PrintRow(const Row& row, double baseline_per_second) {
+  std::string child = row.child_seconds > 0
+                          ? fmt::format("{:.1f}/{:.1f} ms", 1000 * row.child_seconds / row.executions,
+                                        1000 * row.child_cpu / row.executions)
+                          : std::string("-");
+  fmt::print("| {:<40} | {:>7} | {:>10} | {:>6} | {:>8.2f} | {:>9.1f} | {:>15} | {:>7} |\n",
+             row.name, row.workers, row.executions, row.passed, row.seconds, row.per_second(),
+             child,
+             baseline_per_second > 0 ? fmt::format("{:.1f}x", row.per_second() / baseline_per_second)
+                                     : std::string("-"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 5;
+  int baseline_rounds = 1;
+  bool only_executor = false;
+  std::string data_dir = EGCA_DATA_DIR;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--executor-only") == 0) only_executor = true;
+  }
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--baseline-rounds") == 0) baseline_rounds = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--data") == 0) data_dir = argv[i + 1];
+  }
+  std::vector<Problem> problems = LoadHumanEval(data_dir);
+
+  // Fork servers first, before this process starts any thread.
+  auto pool1 = ExecutorPool::Create({}, 1);
+  egca::tracer::ExecutorOptions no_seccomp;
+  no_seccomp.install_seccomp = false;
+  auto pool_no_seccomp = ExecutorPool::Create(no_seccomp, 1);
+  auto pool2 = ExecutorPool::Create({}, 2);
+  for (auto* pool : {&pool1, &pool2, &pool_no_seccomp}) {
+    if (!pool->ok()) {
+      fmt::print(stderr, "cannot start the executor: {}\n", pool->status().ToString());
+      return 2;
+    }
+  }
+  // Warm-up pass (page cache, first forks).
+  RunExecutor("warm-up", pool1->get(), problems, TraceMode::kNone, 1);
+
+  // The floor: an empty program with an empty assert test (fork, isolation, harness).
+  std::vector<Problem> empty(problems.size(), Problem{"empty", "pass\n", "def check(c):\n    pass\n", "print"});
+  Row floor = RunExecutor("egca executor, empty program (floor)", pool1->get(), empty,
+                          TraceMode::kNone, rounds);
+  Row exec1 = RunExecutor("egca executor (warm fork, sandboxed)", pool1->get(), problems,
+                          TraceMode::kNone, rounds);
+  // Diagnostic: the same run without the seccomp filter (what the filter costs per run).
+  Row unfiltered = RunExecutor("egca executor, seccomp off (diagnostic)", pool_no_seccomp->get(),
+                               problems, TraceMode::kNone, rounds);
+  Row exec2 = RunExecutor("egca executor (warm fork, sandboxed)", pool2->get(), problems,
+                          TraceMode::kNone, rounds);
+  if (only_executor) {
+    PrintHeader();
+    PrintRow(floor, 0);
+    PrintRow(exec1, 0);
+    PrintRow(unfiltered, 0);
+    PrintRow(exec2, 0);
+    return 0;
+  }
+  Row native = RunExecutor("egca executor + native trace", pool1->get(), problems,
+                           TraceMode::kNative, rounds);
+  Row settrace = RunExecutor("egca executor + python settrace baseline", pool1->get(), problems,
+                             TraceMode::kPythonSettrace, rounds);
+  Row base1 = RunBaseline(problems, 1, baseline_rounds);
+  Row base2 = RunBaseline(problems, 2, baseline_rounds);
+
+  fmt::print("HumanEval canonical solutions + check(), {} problems; {} executor rounds, {} "
+             "baseline rounds; {} hardware threads\n\n",
+             problems.size(), rounds, baseline_rounds, std::thread::hardware_concurrency());
+  PrintHeader();
+  PrintRow(floor, base1.per_second());
+  PrintRow(exec1, base1.per_second());
+  PrintRow(unfiltered, base1.per_second());
+  PrintRow(exec2, base2.per_second());
+  PrintRow(native, base1.per_second());
+  PrintRow(settrace, base1.per_second());
+  PrintRow(base1, 0);
+  PrintRow(base2, 0);
+  fmt::print("\nratio = exec/s over the fresh-process baseline with the same number of workers; child "
+             "wall/cpu = mean time from fork to reap and CPU of each sandboxed child\n");
+  const bool ok = exec1.passed == exec1.executions && exec2.passed == exec2.executions &&
+                  base1.passed == base1.executions;
+  if (!ok) fmt::print("WARNING: not every execution passed its check\n");
+  return ok ? 0 : 1;
+}
