@@ -71,8 +71,14 @@ void CloseFdsFrom(int lowest) {
 
 namespace {
 
-// Empties the directory open as `dir_fd` (consumed), then the caller unlinks it.
-void EmptyDirectory(int dir_fd, int depth) {
+// Directories nested deeper than this are moved up to the top directory and removed by
+// a later pass: recursion (one open descriptor per level) stays bounded however deep a
+// hostile program nests its directories.
+constexpr int kMaxDepth = 64;
+
+// Empties the directory open as `dir_fd` (consumed). `top_fd` is the directory being
+// emptied; sets *moved when it moved a too-deep directory there.
+void EmptyDirectory(int dir_fd, int depth, int top_fd, bool* moved) {
   DIR* dir = fdopendir(dir_fd);
   if (dir == nullptr) {
     ::close(dir_fd);
@@ -86,12 +92,17 @@ void EmptyDirectory(int dir_fd, int depth) {
     names.append(name).push_back('\0');
   }
   int fd = dirfd(dir);
+  static unsigned counter = 0;
   for (size_t pos = 0; pos < names.size();) {
     std::string name(names.c_str() + pos);
     pos += name.size() + 1;
     if (unlinkat(fd, name.c_str(), 0) == 0) continue;
     if (errno != EISDIR && errno != EPERM) continue;
-    if (depth > 512) continue;  // a pathological tree: the leftovers go with the tmpfs
+    if (depth >= kMaxDepth) {
+      std::string flat = ".egca-deep-" + std::to_string(getpid()) + "-" + std::to_string(++counter);
+      if (renameat(fd, name.c_str(), top_fd, flat.c_str()) == 0) *moved = true;
+      continue;
+    }
     int sub = openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0 && errno == EACCES) {
       // The child may have chmod'ed its own directory to 000.
@@ -99,7 +110,7 @@ void EmptyDirectory(int dir_fd, int depth) {
       sub = openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
     if (sub < 0) continue;
-    EmptyDirectory(sub, depth + 1);
+    EmptyDirectory(sub, depth + 1, top_fd, moved);
     unlinkat(fd, name.c_str(), AT_REMOVEDIR);
   }
   closedir(dir);
@@ -107,19 +118,28 @@ void EmptyDirectory(int dir_fd, int depth) {
 
 }  // namespace
 
+void EmptyDirectoryAt(const std::string& path) {
+  // Each pass removes up to kMaxDepth levels; deeper parts were moved to the top.
+  for (int pass = 0; pass < 100000; ++pass) {
+    int top = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (top < 0) return;
+    int fd = ::dup(top);
+    bool moved = false;
+    if (fd >= 0) EmptyDirectory(fd, 0, top, &moved);
+    ::close(top);
+    if (!moved) return;
+  }
+}
+
 void RemoveTree(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     ::unlink(path.c_str());
     return;
   }
-  EmptyDirectory(fd, 0);
+  ::close(fd);
+  EmptyDirectoryAt(path);
   ::rmdir(path.c_str());
-}
-
-void EmptyDirectoryAt(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0) EmptyDirectory(fd, 0);
 }
 
 bool MakeDirs(const std::string& path, mode_t mode) {

@@ -183,6 +183,31 @@ int TestChild(std::string_view payload, int result_fd) {
                                 : fmt::format("opened, read {}", n));
     return 0;
   }
+  if (cmd == "deep") {
+    // Nests `arg` directories below the private dir (a file at the bottom, one locked
+    // directory on the way) to leave something hard to clean up.
+    int levels = std::atoi(arg.c_str());
+    for (int i = 0; i < levels; ++i) {
+      if (mkdir("d", 0700) != 0 || chdir("d") != 0) return 1;
+    }
+    close(open("leaf.txt", O_WRONLY | O_CREAT, 0600));
+    if (mkdir("locked", 0700) != 0 || chdir("..") != 0) return 2;
+    chmod("d/locked", 0);
+    WriteAllFd(result_fd, TryCreate("../../x.txt"));
+    return 0;
+  }
+  if (cmd == "list_cwd") {
+    std::string list;
+    if (DIR* d = opendir(".")) {
+      while (dirent* e = readdir(d)) {
+        std::string name = e->d_name;
+        if (name != "." && name != "..") list += name + " ";
+      }
+      closedir(d);
+    }
+    WriteAllFd(result_fd, list);
+    return 0;
+  }
   if (cmd == "env") {
     std::string all;
     for (char** e = environ; *e != nullptr; ++e) all += std::string(*e) + "\n";
@@ -528,6 +553,14 @@ TEST_F(SandboxForkServerTest, CannotReadTheMemoryOrEnvironmentOfServerOrCaller) 
   }
 }
 
+TEST_F(SandboxForkServerTest, EveryRunStartsInAnEmptyPrivateDir) {
+  ChildOutcome deep = MustRun(Req("deep:1000"));
+  ASSERT_EQ(deep.termination, Termination::kExited);
+  ASSERT_EQ(deep.exit_code, 0);
+  ChildOutcome next = MustRun(Req("list_cwd"));
+  EXPECT_EQ(next.result, "");
+}
+
 TEST_F(SandboxForkServerTest, FixedEnvironment) {
   ChildOutcome o = MustRun(Req("env"));
   EXPECT_NE(o.result.find("PYTHONHASHSEED=0\n"), std::string::npos);
@@ -622,6 +655,12 @@ TEST(SandboxForkServer, SeccompAndRlimitsAloneStillHold) {
   auto env = server->Run(Req("env"));
   ASSERT_TRUE(env.ok());
   EXPECT_NE(env->result.find("PYTHONHASHSEED=0\n"), std::string::npos);
+  // The private dir is on the scratch root's own filesystem here, not a tmpfs: it is
+  // still emptied between runs.
+  ASSERT_TRUE(server->Run(Req("deep:300")).ok());
+  auto listing = server->Run(Req("list_cwd"));
+  ASSERT_TRUE(listing.ok());
+  EXPECT_EQ(listing->result, "");
   EXPECT_TRUE(ProcessesRelatedTo(server->server_pid()).empty());
 }
 
