@@ -98,4 +98,30 @@ std::string BoundaryMap::Dump() const {
   return out;
 }
 
+ProgramBoundaries ProgramBoundaries::Compute(const ProgramCfg& program,
+                                             const BoundaryOptions& options) {
+  ProgramBoundaries out;
+  for (const FunctionCfg& f : program.scopes()) {
+    out.keys_.push_back(ScopeKey{f.name, f.first_line});
+    out.maps_.push_back(BoundaryMap::Compute(f, options));
+  }
+  return out;
+}
+
+std::optional<BoundaryRef> ProgramBoundaries::Resolve(std::string_view code_name,
+                                                      int32_t first_line, int32_t line,
+                                                      int32_t column) const {
+  // Several lambdas/comprehensions can share (name, first line): the exact position
+  // decides first, over all of them; then the line alone, first scope in source order.
+  for (int pass = column >= 0 ? 0 : 1; pass < 2; ++pass) {
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      if (keys_[i].name != code_name || keys_[i].first_line != first_line) continue;
+      std::optional<int32_t> b =
+          pass == 0 ? maps_[i].FindPoint({line, column}) : maps_[i].FindLine(line);
+      if (b) return BoundaryRef{static_cast<int32_t>(i), *b};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace egca::cfg

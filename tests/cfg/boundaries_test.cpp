@@ -108,5 +108,36 @@ TEST_F(BoundariesTest, DumpNamesBlocksAndSpans) {
             "b6 B6 8:4-9:16 (3 statements)\n");
 }
 
+TEST(ProgramBoundaries, ResolvesTracerEvents) {
+  // Two lambdas on one line share (co_name, co_firstlineno); columns tell them apart.
+  const char* src =
+      "def f(xs):\n"
+      "    return [x * 2 for x in xs]\n"
+      "g = (lambda a: a + 1, lambda b: b - 1)\n";
+  StatusOr<ProgramCfg> p = ProgramCfg::Build(src);
+  ASSERT_TRUE(p.ok() && p->parsed());
+  ProgramBoundaries pb = ProgramBoundaries::Compute(*p);
+  ASSERT_EQ(pb.scope_count(), p->scopes().size());
+  // "line" event in f at line 2.
+  EXPECT_EQ(pb.Resolve("f", 1, 2), (BoundaryRef{p->FindScope("f", 1), 0}));
+  // The listcomp's element "x * 2" (its element block comes last in clause order).
+  std::optional<BoundaryRef> e = pb.Resolve("<listcomp>", 2, 2, 12);
+  ASSERT_TRUE(e.has_value());
+  const FunctionCfg& comp = p->scopes()[e->scope];
+  EXPECT_EQ(comp.name, "<listcomp>");
+  const Boundary& bd = pb.scope(e->scope).boundaries()[e->boundary];
+  EXPECT_EQ(comp.block(bd.block).statements[bd.first_statement].kind,
+            StmtKind::kComprehensionElement);
+  // Second lambda, by column.
+  std::optional<BoundaryRef> l2 = pb.Resolve("<lambda>", 3, 3, 32);
+  ASSERT_TRUE(l2.has_value());
+  EXPECT_EQ(p->scopes()[l2->scope].span.begin.column, 22);
+  std::optional<BoundaryRef> l1 = pb.Resolve("<lambda>", 3, 3, 15);
+  ASSERT_TRUE(l1.has_value());
+  EXPECT_NE(l1->scope, l2->scope);
+  EXPECT_FALSE(pb.Resolve("nope", 1, 2).has_value());
+  EXPECT_FALSE(pb.Resolve("f", 1, 3).has_value());
+}
+
 }  // namespace
 }  // namespace egca::cfg

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "egca/cfg/cfg.h"
@@ -59,6 +60,40 @@ class BoundaryMap {
 
  private:
   std::vector<Boundary> boundaries_;
+};
+
+// A tracer event's place: which scope, which boundary in it.
+struct BoundaryRef {
+  int32_t scope = -1;     // index into ProgramCfg::scopes()
+  int32_t boundary = -1;  // index into that scope's BoundaryMap
+  bool operator==(const BoundaryRef& o) const {
+    return scope == o.scope && boundary == o.boundary;
+  }
+};
+
+// Boundaries of every scope of a program, and the resolution of tracer events onto them.
+// Holds copies of what it needs: the ProgramCfg may go away afterwards.
+class ProgramBoundaries {
+ public:
+  static ProgramBoundaries Compute(const ProgramCfg& program, const BoundaryOptions& options = {});
+
+  size_t scope_count() const { return maps_.size(); }
+  const BoundaryMap& scope(int32_t index) const { return maps_.at(index); }
+
+  // Resolves an event of code object (co_name, co_firstlineno) at `line`, and, when the
+  // 3.11 position table gives one, at the instruction's start `column` (0-based UTF-8
+  // byte; -1 if unknown). nullopt if no scope has that code object or no boundary covers
+  // the position (e.g. the "def" line of a function as seen from inside it).
+  std::optional<BoundaryRef> Resolve(std::string_view code_name, int32_t first_line,
+                                     int32_t line, int32_t column = -1) const;
+
+ private:
+  struct ScopeKey {
+    std::string name;
+    int32_t first_line;
+  };
+  std::vector<ScopeKey> keys_;
+  std::vector<BoundaryMap> maps_;
 };
 
 }  // namespace egca::cfg
