@@ -4,8 +4,10 @@
 //   untraced  - exec the program and its tests;
 //   egca      - the same under _egca_trace (ConfigureTrace, start, run, stop, TakeTrace);
 //   settrace  - the same under a pure-Python sys.settrace tracer that copies
-//               dict(frame.f_locals) of "<candidate>" frames at every event (the snapshots
-//               egca takes, done the textbook way).
+//               dict(frame.f_locals) of "<candidate>" frames at every event (the textbook
+//               tracer; a shallow copy: later in-place mutations show through it);
+//   settrace_repr - the same tracer storing {name: repr(value)} at every event, i.e. a
+//               snapshot that, like egca's, keeps the values as they were.
 // Prints a table and the median / max of egca/untraced and the median / min of
 // settrace/egca. Targets: median egca/untraced <= 5x, settrace/egca >= 10x.
 #include <Python.h>
@@ -40,7 +42,7 @@ struct Program {
 
 struct Row {
   std::string name;
-  double untraced = 0, egca = 0, settrace = 0;  // median seconds per run
+  double untraced = 0, egca = 0, settrace = 0, settrace_repr = 0;  // median s per run
   int events = 0;
   bool truncated = false;
 };
@@ -56,9 +58,20 @@ def _global(frame, event, arg):
         return None
     snapshots.append(dict(frame.f_locals))
     return _local
+def _local_repr(frame, event, arg):
+    snapshots.append({k: repr(v) for k, v in frame.f_locals.items()})
+    return _local_repr
+def _global_repr(frame, event, arg):
+    if frame.f_code.co_filename != '<candidate>':
+        return None
+    snapshots.append({k: repr(v) for k, v in frame.f_locals.items()})
+    return _local_repr
 def install():
     snapshots.clear()
     sys.settrace(_global)
+def install_repr():
+    snapshots.clear()
+    sys.settrace(_global_repr)
 def uninstall():
     sys.settrace(None)
 )PY";
@@ -78,7 +91,7 @@ class Bench {
     options_.max_bytes = 1ull << 30;
   }
 
-  enum class Mode { kUntraced, kEgca, kSettrace };
+  enum class Mode { kUntraced, kEgca, kSettrace, kSettraceRepr };
 
   // One run; returns seconds, or < 0 if the program or its tests raised.
   double RunOnce(const Program& p, PyObject* program, PyObject* tests, Mode mode,
@@ -94,6 +107,8 @@ class Bench {
       Call(trace_module_, "start", kUserFilename);
     } else if (mode == Mode::kSettrace) {
       CallBaseline("install");
+    } else if (mode == Mode::kSettraceRepr) {
+      CallBaseline("install_repr");
     }
     PyObject* r1 = PyEval_EvalCode(program, globals, globals);
     PyObject* r2 = r1 != nullptr ? PyEval_EvalCode(tests, globals, globals) : nullptr;
@@ -104,7 +119,7 @@ class Bench {
       // What the sandboxed child does: stop, then ship the serialized trace.
       Call(trace_module_, "stop", nullptr);
       egca::tracer::TakeSerializedTrace(&serialized);
-    } else if (mode == Mode::kSettrace) {
+    } else if (mode == Mode::kSettrace || mode == Mode::kSettraceRepr) {
       CallBaseline("uninstall");
     }
     double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -113,7 +128,7 @@ class Bench {
     Py_XDECREF(r2);
     PyDict_Clear(globals);
     Py_DECREF(globals);
-    if (mode == Mode::kSettrace) {
+    if (mode == Mode::kSettrace || mode == Mode::kSettraceRepr) {
       PyObject* snaps = PyDict_GetItemString(baseline_, "snapshots");
       if (snaps != nullptr) PyList_SetSlice(snaps, 0, PyList_GET_SIZE(snaps), nullptr);
     }
@@ -133,17 +148,19 @@ class Bench {
     egca::tracer::proto::Trace trace;
     double first = RunOnce(p, program, tests, Mode::kUntraced, &trace);
     bool ok = first >= 0;
-    std::vector<double> untraced, egca, settrace;
+    std::vector<double> untraced, egca, settrace, settrace_repr;
     if (ok) {
       int reps = std::clamp(static_cast<int>(min_seconds / std::max(first, 1e-6)), 5, max_reps);
       for (int i = 0; i < reps && ok; ++i) {
         double u = RunOnce(p, program, tests, Mode::kUntraced, &trace);
         double e = RunOnce(p, program, tests, Mode::kEgca, &trace);
         double s = RunOnce(p, program, tests, Mode::kSettrace, &trace);
-        ok = u >= 0 && e >= 0 && s >= 0;
+        double r = RunOnce(p, program, tests, Mode::kSettraceRepr, &trace);
+        ok = u >= 0 && e >= 0 && s >= 0 && r >= 0;
         untraced.push_back(u);
         egca.push_back(e);
         settrace.push_back(s);
+        settrace_repr.push_back(r);
       }
     }
     Py_DECREF(program);
@@ -153,6 +170,7 @@ class Bench {
     row->untraced = Median(untraced);
     row->egca = Median(egca);
     row->settrace = Median(settrace);
+    row->settrace_repr = Median(settrace_repr);
     row->events = trace.events_size();
     row->truncated = trace.truncated();
     return true;
@@ -290,8 +308,8 @@ int main(int argc, char** argv) {
   }
   std::vector<Row> rows;
   int skipped = 0;
-  std::printf("%-36s %11s %11s %11s %9s %9s %8s\n", "program", "untraced_us", "egca_us",
-              "settrace_us", "egca/unt", "set/egca", "events");
+  std::printf("%-34s %10s %10s %10s %10s %8s %8s %8s %7s\n", "program", "untraced_us",
+              "egca_us", "settr_us", "repr_us", "egca/unt", "set/egca", "repr/egca", "events");
   for (const Program& p : programs) {
     Row row;
     if (!bench.Measure(p, min_seconds, max_reps, &row)) {
@@ -299,9 +317,10 @@ int main(int argc, char** argv) {
       std::printf("%-36s skipped (fails untraced or under a tracer)\n", p.name.c_str());
       continue;
     }
-    std::printf("%-36s %11.1f %11.1f %11.1f %9.2f %9.2f %8d%s\n", row.name.c_str(),
-                row.untraced * 1e6, row.egca * 1e6, row.settrace * 1e6, row.egca / row.untraced,
-                row.settrace / row.egca, row.events, row.truncated ? " TRUNCATED" : "");
+    std::printf("%-34s %10.1f %10.1f %10.1f %10.1f %8.2f %8.2f %8.2f %7d%s\n",
+                row.name.c_str(), row.untraced * 1e6, row.egca * 1e6, row.settrace * 1e6,
+                row.settrace_repr * 1e6, row.egca / row.untraced, row.settrace / row.egca,
+                row.settrace_repr / row.egca, row.events, row.truncated ? " TRUNCATED" : "");
     std::fflush(stdout);
     rows.push_back(row);
   }
@@ -324,16 +343,20 @@ int main(int argc, char** argv) {
   std::printf("settrace/egca:   median %.2fx  min %.2fx  (aggregate %.2fx)  target: >= 10x\n",
               Bench::Median(speedup), *std::min_element(speedup.begin(), speedup.end()),
               total_s / total_e);
-  std::printf("settrace/untraced: median %.2fx\n", [&] {
-    std::vector<double> v;
-    for (const Row& r : rows) v.push_back(r.settrace / r.untraced);
-    return Bench::Median(v);
-  }());
+  std::vector<double> repr_speedup, settrace_overhead;
+  for (const Row& r : rows) {
+    repr_speedup.push_back(r.settrace_repr / r.egca);
+    settrace_overhead.push_back(r.settrace / r.untraced);
+  }
+  std::printf("settrace_repr/egca: median %.2fx  min %.2fx\n", Bench::Median(repr_speedup),
+              *std::min_element(repr_speedup.begin(), repr_speedup.end()));
+  std::printf("settrace/untraced: median %.2fx\n", Bench::Median(settrace_overhead));
   if (!json_out.empty()) {
     nlohmann::json j = nlohmann::json::array();
     for (const Row& r : rows) {
       j.push_back({{"program", r.name}, {"untraced_s", r.untraced}, {"egca_s", r.egca},
-                   {"settrace_s", r.settrace}, {"events", r.events},
+                   {"settrace_s", r.settrace}, {"settrace_repr_s", r.settrace_repr},
+                   {"events", r.events},
                    {"truncated", r.truncated}});
     }
     std::ofstream(json_out) << j.dump(1) << "\n";

@@ -6,6 +6,7 @@
 // with the frame's previous one, only changed values rendered.
 #include "trace_recorder.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -88,10 +89,10 @@ struct VarState {
 };
 
 struct FrameState {
+  PyFrameObject* frame = nullptr;  // Borrowed; the frame is alive while it is on the stack
   uint32_t id = 0;
   uint32_t last_line = 0;
   uint64_t snapshot = 0;
-  bool suspended = false;
   std::vector<VarState> vars;
 };
 
@@ -214,21 +215,23 @@ class Recorder {
     ErrorState saved;
     switch (what) {
       case PyTrace_CALL: {
-        auto it = frames_.find(frame);
-        bool resume = info->is_generator && it != frames_.end() && it->second.suspended;
-        if (!resume) {
-          FrameState fresh;
-          fresh.id = next_frame_id_++;
-          if (it == frames_.end()) {
-            it = frames_.emplace(frame, std::move(fresh)).first;
-          } else {
-            ReleaseVars(&it->second);
-            it->second = std::move(fresh);
+        FrameState* state = nullptr;
+        bool resume = false;
+        if (info->is_generator) {
+          auto it = suspended_.find(frame);
+          if (it != suspended_.end()) {
+            state = it->second;
+            suspended_.erase(it);
+            resume = true;
           }
         }
-        it->second.suspended = false;
-        ++depth_;
-        if (options_.record_calls) Record(proto::CALL, frame, info, &it->second, resume);
+        if (state == nullptr) {
+          state = NewFrameState();
+          state->id = next_frame_id_++;
+        }
+        state->frame = frame;
+        stack_.push_back(state);
+        if (options_.record_calls) Record(proto::CALL, frame, info, state, resume);
         return;
       }
       case PyTrace_LINE: {
@@ -238,14 +241,11 @@ class Recorder {
         return;
       }
       case PyTrace_RETURN: {
-        auto it = frames_.find(frame);
-        if (it == frames_.end()) {
-          if (depth_ > 0) --depth_;
-          return;
-        }
+        FrameState* state = FindFrame(frame);
+        if (state == nullptr) return;
         bool yielded = arg != nullptr && info->is_generator && IsSuspendedGenerator(frame);
         if (options_.record_returns && recording_) {
-          EventRec* event = Record(proto::RETURN, frame, info, &it->second, false);
+          EventRec* event = Record(proto::RETURN, frame, info, state, false);
           if (event != nullptr) {
             event->is_yield = yielded;
             if (arg == nullptr) {
@@ -259,12 +259,11 @@ class Recorder {
             Commit();
           }
         }
-        if (depth_ > 0) --depth_;
+        PopFrame(state);
         if (yielded) {
-          it->second.suspended = true;
+          suspended_[frame] = state;
         } else {
-          ReleaseVars(&it->second);
-          frames_.erase(it);
+          ReleaseFrameState(state);
         }
         return;
       }
@@ -292,10 +291,41 @@ class Recorder {
     }
   }
 
+  // User frames run in stack order (a generator leaves the stack at each yield), so the
+  // current frame is almost always the top.
   FrameState* FindFrame(PyFrameObject* frame) {
-    if (frame == last_frame_ && last_frame_state_ != nullptr) return last_frame_state_;
-    auto it = frames_.find(frame);
-    return it == frames_.end() ? nullptr : &it->second;
+    for (size_t i = stack_.size(); i > 0; --i) {
+      if (stack_[i - 1]->frame == frame) return stack_[i - 1];
+    }
+    return nullptr;
+  }
+
+  void PopFrame(FrameState* state) {
+    if (!stack_.empty() && stack_.back() == state) {
+      stack_.pop_back();
+      return;
+    }
+    auto it = std::find(stack_.begin(), stack_.end(), state);
+    if (it != stack_.end()) stack_.erase(it);
+  }
+
+  // Frame states are pooled: a call costs no allocation once the pool is warm.
+  FrameState* NewFrameState() {
+    if (pool_.empty()) {
+      owned_states_.push_back(std::make_unique<FrameState>());
+      return owned_states_.back().get();
+    }
+    FrameState* state = pool_.back();
+    pool_.pop_back();
+    return state;
+  }
+
+  void ReleaseFrameState(FrameState* state) {
+    ReleaseVars(state);
+    state->frame = nullptr;
+    state->last_line = 0;
+    state->snapshot = 0;
+    pool_.push_back(state);
   }
 
   // Records the event (where, kind, depth, changed locals). CALL/LINE events are
@@ -308,8 +338,6 @@ class Recorder {
       Truncate(proto::MAX_EVENTS);
       return nullptr;
     }
-    last_frame_ = frame;
-    last_frame_state_ = state;
     int raw_line = PyFrame_GetLineNumber(frame);
     // A module body's RESUME sits on artificial line 0; report its first line instead.
     if (raw_line <= 0) raw_line = BorrowedCode(frame)->co_firstlineno;
@@ -319,7 +347,7 @@ class Recorder {
     event.code = info->index;
     event.line = line;
     event.span = SpanFor(BorrowedCode(frame), info, line);
-    event.depth = depth_;
+    event.depth = static_cast<uint32_t>(stack_.size());
     event.frame = state->id;
     event.prev_line = state->last_line;
     event.is_resume = resume;
@@ -684,14 +712,15 @@ class Recorder {
 
   // Per-run state (between start() and TakeTrace()).
   void ClearRun() {
-    for (auto& [frame, state] : frames_) ReleaseVars(&state);
-    frames_.clear();
+    for (auto& state : owned_states_) ReleaseVars(state.get());
+    stack_.clear();
+    suspended_.clear();
+    pool_.clear();
+    for (auto& state : owned_states_) pool_.push_back(state.get());
     for (auto& [code, info] : codes_) Py_DECREF(code);
     codes_.clear();
     last_code_ = nullptr;
     last_info_ = nullptr;
-    last_frame_ = nullptr;
-    last_frame_state_ = nullptr;
     for (auto& [name, id] : name_ids_) Py_DECREF(name);
     name_ids_.clear();
     names_.clear();
@@ -703,7 +732,6 @@ class Recorder {
     Py_CLEAR(filename_);
     Py_CLEAR(marker_);
     encoder_.reset();
-    depth_ = 0;
     next_frame_id_ = 0;
     event_bytes_ = 0;
     recording_ = true;
@@ -739,14 +767,16 @@ class Recorder {
   std::unique_ptr<google::protobuf::Arena> arena_;
   proto::Trace* trace_ = nullptr;  // Owned by arena_.
   uint64_t event_bytes_ = 0;
-  uint32_t depth_ = 0;
   uint32_t next_frame_id_ = 0;
   std::unordered_map<PyCodeObject*, CodeInfo> codes_;  // keys Owned
   PyCodeObject* last_code_ = nullptr;                  // Borrowed cache of codes_
   CodeInfo* last_info_ = nullptr;
-  std::unordered_map<PyFrameObject*, FrameState> frames_;  // keys Borrowed (live frames)
-  PyFrameObject* last_frame_ = nullptr;
-  FrameState* last_frame_state_ = nullptr;
+  std::vector<std::unique_ptr<FrameState>> owned_states_;  // every FrameState ever made
+  std::vector<FrameState*> pool_;                          // free ones
+  std::vector<FrameState*> stack_;  // active user frames, outermost first
+  // Suspended generators/coroutines by frame. Keys Borrowed: a suspended generator's frame
+  // stays alive until it is resumed or closed, and closing it resumes it (GeneratorExit).
+  std::unordered_map<PyFrameObject*, FrameState*> suspended_;
   std::vector<LocalBinding> locals_;       // scratch
   std::vector<PositionRange> positions_;  // scratch
   std::vector<EventRec> events_;
