@@ -461,5 +461,52 @@ TEST(TokenizerThreads, ConcurrentEncodesAgree) {
   EXPECT_EQ(b, serial);
 }
 
+TEST(TokenizerBatch, EncodeBatchEqualsEncode) {
+  const Tokenizer& q = Qwen3();
+  std::vector<std::string> texts = {"", "def f():\n    pass\n", "\xf0\x9f\x98\x80 <|im_end|>",
+                                    std::string(5000, ' ') + "x", "cafe\xcc\x81"};
+  for (int i = 0; i < 40; ++i) texts.push_back("x" + std::to_string(i) + " = " + std::to_string(i * i));
+  const std::vector<std::string_view> views(texts.begin(), texts.end());
+  for (int threads : {1, 2, 3}) {
+    const auto batch = q.EncodeBatch(views, {}, threads);
+    ASSERT_EQ(batch.size(), texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const Encoding e = q.Encode(texts[i]);
+      EXPECT_EQ(batch[i].ids, e.ids) << i;
+      EXPECT_EQ(batch[i].offsets, e.offsets) << i;
+    }
+  }
+}
+
+TEST(DecodeStream, PiecesConcatenateToDecodeWithoutSpuriousReplacement) {
+  const Tokenizer& q = Qwen3();
+  // Emoji, rare CJK (split across tokens), combining marks, a special token.
+  const std::string text =
+      "ok \xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9 \xf0\xa0\x80\x8b\xf0\xa0\x80\x8c "
+      "\xe4\xb8\xad<|im_end|>";
+  const auto ids = q.EncodeIds(text);
+  DecodeStream stream(q);
+  std::string joined;
+  for (int32_t id : ids) {
+    const std::string piece = stream.Next(id);
+    EXPECT_EQ(piece.find("\xef\xbf\xbd"), std::string::npos) << "spurious U+FFFD after id " << id;
+    joined += piece;
+  }
+  joined += stream.Flush();
+  EXPECT_EQ(joined, text);
+
+  DecodeStream skipping(q, /*skip_special=*/true);
+  std::string without;
+  for (int32_t id : ids) without += skipping.Next(id);
+  EXPECT_EQ(without + skipping.Flush(), text.substr(0, text.size() - 10));
+
+  // A truncated stream: the held-back partial character becomes one U+FFFD on Flush.
+  DecodeStream truncated(q);
+  const auto partial = q.EncodeIds("\xf0\xa0\x80\x8b");
+  ASSERT_GT(partial.size(), 1u);
+  EXPECT_EQ(truncated.Next(partial[0]), "");
+  EXPECT_EQ(truncated.Flush(), "\xef\xbf\xbd");
+}
+
 }  // namespace
 }  // namespace egca::trainer

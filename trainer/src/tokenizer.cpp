@@ -1,8 +1,10 @@
 #include "egca/trainer/tokenizer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <functional>
+#include <thread>
 
 #include "egca/core/files.h"
 #include "tokenizer_impl.h"
@@ -33,11 +35,13 @@ void AddedTokenMatcher::Split(std::string_view text, Piece piece, bool parse_spe
   uint32_t emitted = piece.begin;  // start of text not yet emitted
   uint32_t i = piece.begin;
   while (i < piece.end) {
+    // Leftmost-longest over all added tokens, like HF's Aho-Corasick pass; a match that is
+    // then rejected (special while specials are plain text, or single_word inside a word)
+    // is skipped as a whole, as HF skips it.
     const auto& candidates = by_first_byte_[static_cast<unsigned char>(text[i])];
     const AddedToken* found = nullptr;
     for (int32_t index : candidates) {
       const AddedToken& t = (*tokens_)[index];
-      if (t.special && !parse_special) continue;
       if (t.content.size() > piece.end - i) continue;
       if (text.compare(i, t.content.size(), t.content) != 0) continue;
       found = &t;
@@ -45,6 +49,11 @@ void AddedTokenMatcher::Split(std::string_view text, Piece piece, bool parse_spe
     }
     if (found == nullptr) {
       ++i;
+      continue;
+    }
+    const auto match_end = static_cast<uint32_t>(i + found->content.size());
+    if (found->special && !parse_special) {
+      i = match_end;
       continue;
     }
     uint32_t start = i;
@@ -63,7 +72,7 @@ void AddedTokenMatcher::Split(std::string_view text, Piece piece, bool parse_spe
         word_after = IsWordChar(cp);
       }
       if (word_before || word_after) {
-        ++i;
+        i = match_end;
         continue;
       }
     }
@@ -230,6 +239,27 @@ std::vector<int32_t> Tokenizer::EncodeIds(std::string_view text,
   return ids;
 }
 
+std::vector<Encoding> Tokenizer::EncodeBatch(const std::vector<std::string_view>& texts,
+                                             const EncodeOptions& options, int threads) const {
+  std::vector<Encoding> out(texts.size());
+  size_t workers = threads > 0 ? static_cast<size_t>(threads) : std::thread::hardware_concurrency();
+  workers = std::max<size_t>(1, std::min(workers, texts.size()));
+  if (workers == 1) {
+    for (size_t i = 0; i < texts.size(); ++i) out[i] = Encode(texts[i], options);
+    return out;
+  }
+  // Texts are claimed one at a time: completions differ a lot in length.
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < texts.size();) out[i] = Encode(texts[i], options);
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return out;
+}
+
 std::string Tokenizer::DecodeBytes(const std::vector<int32_t>& ids, bool skip_special) const {
   std::string out;
   for (int32_t id : ids) {
@@ -271,6 +301,52 @@ bool Tokenizer::IsSpecial(int32_t id) const {
 const std::vector<AddedToken>& Tokenizer::added_tokens() const { return impl_->added; }
 
 int32_t Tokenizer::vocab_size() const { return static_cast<int32_t>(impl_->id_text.size()); }
+
+// ---- DecodeStream ---------------------------------------------------------------
+
+namespace {
+
+// Length of a trailing sequence of `bytes` that is a valid but incomplete UTF-8 character
+// (a lead byte followed by fewer continuation bytes than it needs), else 0.
+size_t IncompleteTail(std::string_view bytes) {
+  const size_t n = bytes.size();
+  for (size_t back = 1; back <= 3 && back <= n; ++back) {
+    const auto c = static_cast<unsigned char>(bytes[n - back]);
+    if ((c & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
+    const size_t need = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 1;
+    if (need <= back) return 0;
+    // The continuation bytes seen so far must be acceptable for this lead.
+    if (back >= 2) {
+      const auto c1 = static_cast<unsigned char>(bytes[n - back + 1]);
+      if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) ||
+          (c == 0xF4 && c1 > 0x8F)) {
+        return 0;
+      }
+    }
+    return back;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string DecodeStream::Next(int32_t id) {
+  if (id < 0 || id >= tokenizer_.vocab_size()) return {};
+  if (skip_special_ && tokenizer_.IsSpecial(id)) return {};
+  pending_ += tokenizer_.TokenBytes(id);
+  const size_t hold = IncompleteTail(pending_);
+  std::string out;
+  AppendUtf8Lossy(std::string_view(pending_).substr(0, pending_.size() - hold), &out);
+  pending_.erase(0, pending_.size() - hold);
+  return out;
+}
+
+std::string DecodeStream::Flush() {
+  std::string out;
+  AppendUtf8Lossy(pending_, &out);
+  pending_.clear();
+  return out;
+}
 
 TokenRange TokensOverlapping(const std::vector<TokenOffset>& offsets, uint32_t begin,
                              uint32_t end) {

@@ -102,6 +102,10 @@ class Tokenizer {
   Encoding Encode(std::string_view text, const EncodeOptions& options = {}) const;
   // Ids only (same as Encode(text).ids, without building offsets).
   std::vector<int32_t> EncodeIds(std::string_view text, const EncodeOptions& options = {}) const;
+  // Encodes many texts (e.g. the G completions of one prompt) on up to `threads` threads
+  // (0 = hardware concurrency); result[i] is Encode(texts[i]).
+  std::vector<Encoding> EncodeBatch(const std::vector<std::string_view>& texts,
+                                    const EncodeOptions& options = {}, int threads = 0) const;
 
   // Concatenates the tokens' bytes; byte sequences that are not valid UTF-8 (a prefix of a
   // multi-byte character, a stray continuation byte) become U+FFFD, as HF does. Ids outside
@@ -132,6 +136,25 @@ class Tokenizer {
   friend const Impl& TokenizerInternals(const Tokenizer& tokenizer);
   explicit Tokenizer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+};
+
+// Incremental detokenization for streaming generation: feed ids one by one and get back
+// the text that became complete. A character split across tokens is held back until its
+// last byte arrives, so the pieces concatenate to Decode(all ids) without spurious U+FFFD.
+// Borrows the tokenizer, which must outlive the stream. Not thread-safe.
+class DecodeStream {
+ public:
+  explicit DecodeStream(const Tokenizer& tokenizer, bool skip_special = false)
+      : tokenizer_(tokenizer), skip_special_(skip_special) {}
+  // Valid UTF-8 (U+FFFD for invalid bytes) that is complete after `id`; may be empty.
+  std::string Next(int32_t id);
+  // Whatever is still held back (an incomplete character becomes U+FFFD); resets.
+  std::string Flush();
+
+ private:
+  const Tokenizer& tokenizer_;
+  bool skip_special_;
+  std::string pending_;  // bytes of an incomplete trailing character
 };
 
 }  // namespace egca::trainer
