@@ -1,0 +1,108 @@
+// The trace hook through the real path: Executor -> fork server -> sandboxed child ->
+// harness -> _egca_trace -> serialized trace back in the parent.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "egca/tracer/executor.h"
+#include "egca/tracer/trace.pb.h"
+#include "egca/tracer/trace_dump.h"
+
+namespace egca::tracer {
+namespace {
+
+std::string Golden(const std::string& name) {
+  std::ifstream in(std::filesystem::path(EGCA_SOURCE_DIR) / "tests/tracer/golden" / name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The golden LIS programs end with a module-level call; the executor calls the function
+// itself, so drop that line.
+std::string LisProgram(const std::string& name) {
+  std::string src = Golden(name);
+  return src.substr(0, src.find("\n\nresult = ")) + "\n";
+}
+
+class TraceExecutorE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto created = Executor::Create({});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    executor_ = std::move(created).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete executor_;
+    executor_ = nullptr;
+  }
+  static TestResult Run(const std::string& source, const TestCase& test,
+                        TraceOptions trace = TraceOptions()) {
+    RunOptions options;
+    options.limits.wall_seconds = 10;
+    options.limits.cpu_seconds = 10;
+    options.trace_mode = TraceMode::kNative;
+    trace.enabled = true;
+    options.trace = trace;
+    StatusOr<TestResult> result = executor_->Run(source, test, options);
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    return result.ok() ? std::move(result).value() : TestResult{};
+  }
+  static Executor* executor_;
+};
+
+Executor* TraceExecutorE2E::executor_ = nullptr;
+
+TEST_F(TraceExecutorE2E, PaperCaseStudyDivergesAtI2J1) {
+  TestCase test = TestCase::Call("longest_increasing_subsequence", "[[1, 3, 3, 5]]", "3");
+  TestResult buggy = Run(LisProgram("lis_buggy.py"), test);
+  TestResult correct = Run(LisProgram("lis_correct.py"), test);
+  ASSERT_NE(buggy.trace, nullptr) << buggy.stderr_data;
+  ASSERT_NE(correct.trace, nullptr) << correct.stderr_data;
+  EXPECT_FALSE(buggy.verdict.passed());
+  EXPECT_TRUE(correct.verdict.passed()) << correct.verdict.message;
+  std::string b = DumpTrace(*buggy.trace);
+  std::string c = DumpTrace(*correct.trace);
+  EXPECT_FALSE(buggy.trace->tracer_displaced());
+  EXPECT_NE(b.find("nums=[1, 3, 3, 5]"), std::string::npos) << b;
+  // After i=2, j=1 (3 >= 3) the buggy program sets dp[2] = 3; the correct one never does.
+  EXPECT_NE(b.find("dp=[1, 2, 3, 1]"), std::string::npos) << b;
+  EXPECT_EQ(c.find("dp=[1, 2, 3, 1]"), std::string::npos) << c;
+  EXPECT_NE(b.find("-> 4"), std::string::npos);
+  EXPECT_NE(c.find("-> 3"), std::string::npos);
+  // Only the user's code is traced: no harness frames.
+  for (const auto& code : buggy.trace->code()) {
+    EXPECT_TRUE(code.qualname() == "<module>" ||
+                code.qualname() == "longest_increasing_subsequence")
+        << code.qualname();
+  }
+  EXPECT_EQ(buggy.trace->filename(), "<candidate>");
+}
+
+TEST_F(TraceExecutorE2E, LongLoopIsCappedAndRunsOnUntraced) {
+  // 3 million iterations: ~6 million line events if traced to the end; the cap stops
+  // tracing after 1000 events and the rest runs at full speed, well inside the limit.
+  TraceOptions trace;
+  trace.max_events = 1000;
+  TestResult r = Run("def f():\n    n = 0\n    for i in range(3000000):\n        n += i\n"
+                     "    return n\n",
+                     TestCase::Call("f", "[]", "4499998500000"), trace);
+  ASSERT_NE(r.trace, nullptr) << r.stderr_data;
+  EXPECT_TRUE(r.verdict.passed()) << r.verdict.message;
+  EXPECT_TRUE(r.trace->truncated());
+  EXPECT_EQ(r.trace->truncation(), proto::MAX_EVENTS);
+  EXPECT_EQ(r.trace->events_size(), 1000);
+}
+
+TEST_F(TraceExecutorE2E, SettraceGamesAreReported) {
+  TestResult r = Run("import sys\ndef f():\n    sys.settrace(None)\n    return 1\n",
+                     TestCase::Call("f", "[]", "1"));
+  ASSERT_NE(r.trace, nullptr) << r.stderr_data;
+  EXPECT_TRUE(r.trace->tracer_displaced());
+}
+
+}  // namespace
+}  // namespace egca::tracer
