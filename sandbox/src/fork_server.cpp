@@ -189,6 +189,11 @@ class ForkServer::Impl {
     }
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
+    if (force) {
+      // A killed server could not remove its directory. (With a mount namespace it lived
+      // in the server's private tmpfs and is gone already.)
+      internal::RemoveTree(fmt::format("{}/srv-{}", options_.scratch_root, pid_));
+    }
     pid_ = 0;
     return status;
   }

@@ -453,9 +453,6 @@ void ServerMain(const ForkServerOptions& options, int sock) {
   // no terminal signals from the caller's shell).
   setsid();
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  // Not dumpable: an unprivileged child of the same uid cannot open /proc/<server>/mem
-  // or ptrace the server.
-  prctl(PR_SET_DUMPABLE, 0);
   ResetSignals();
   if (sock != kServerSocketFd) {
     if (dup2(sock, kServerSocketFd) != kServerSocketFd) _exit(1);
@@ -467,6 +464,10 @@ void ServerMain(const ForkServerOptions& options, int sock) {
   state.options = &options;
   state.self = getpid();
   state.caps = SetUpServerIsolation(options);
+  // Not dumpable: an unprivileged child of the same uid cannot open /proc/<server>/mem
+  // or ptrace the server. Only now: a non-dumpable process cannot write its own
+  // /proc/self/uid_map, which entering a user namespace needs.
+  prctl(PR_SET_DUMPABLE, 0);
   state.server_dir = fmt::format("{}/srv-{}", options.scratch_root, state.self);
   state.work_dir = state.server_dir + "/work";
   ReadyMessage ready;

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -362,6 +363,16 @@ std::vector<pid_t> ProcessesRelatedTo(pid_t pid) {
   closedir(d);
   return out;
 }
+
+// Removes the tests' scratch root once every server is gone.
+class ScratchCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(ScratchRoot(), ignored);
+  }
+};
+const auto* const kScratchCleanup = ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
 
 class SandboxForkServerTest : public ::testing::Test {
  protected:

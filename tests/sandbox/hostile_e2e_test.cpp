@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -199,6 +200,8 @@ TEST(SandboxHostileCorpus, EveryProgramGetsItsVerdictAndNothingEscapes) {
   EXPECT_TRUE(ChildrenOf(server).empty());
   executor.value().reset();
   for (const auto& s : sentinels) std::remove(s.c_str());
+  std::error_code ignored;
+  std::filesystem::remove_all(scratch, ignored);
 }
 
 }  // namespace
