@@ -71,6 +71,17 @@ TEST(TraceRecorder, DisplacedTracerIsReported) {
   for (const auto& e : run.trace.events()) EXPECT_NE(e.line(), 4u);
 }
 
+TEST(TraceRecorder, ProgramCannotStopTheTracer) {
+  std::string src = "import _egca_trace\n_egca_trace.stop()\nx = 1\n";
+  auto run = RunTraced(src, "", TraceOptions());
+  EXPECT_TRUE(run.trace.tracer_displaced());
+  bool saw_x = false;
+  for (const auto& e : run.trace.events()) {
+    for (const auto& v : e.changed()) saw_x |= v.name() == "x";
+  }
+  EXPECT_TRUE(saw_x) << "tracing must go on after the program's stop()";
+}
+
 TEST(TraceRecorder, RecordingSwitches) {
   std::string src = "def f(a):\n    b = a + 1\n    return b\nf(1)\n";
   TraceOptions options;

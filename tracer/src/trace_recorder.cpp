@@ -135,6 +135,17 @@ class Recorder {
     return true;
   }
 
+  // stop() as called through the module. The harness calls it after the user's code has
+  // returned; a call while user frames are still running comes from the program itself
+  // (`import _egca_trace`): it is refused and the trace marked as tampered with.
+  void StopFromPython() {
+    if (active_ && installed_ && !stack_.empty()) {
+      trace_->set_tracer_displaced(true);
+      return;
+    }
+    Stop();
+  }
+
   void Stop() {
     if (!active_) return;
     if (installed_ && CurrentTraceObject() != marker_) trace_->set_tracer_displaced(true);
@@ -802,7 +813,7 @@ PyObject* ModuleStart(PyObject*, PyObject* args) {
 }
 
 PyObject* ModuleStop(PyObject*, PyObject*) {
-  TheRecorder().Stop();
+  TheRecorder().StopFromPython();
   Py_RETURN_NONE;
 }
 
