@@ -814,6 +814,15 @@ TEST(SandboxForkServer, MissingChildMainIsInvalid) {
   EXPECT_EQ(server.status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(SandboxForkServer, ServerGetsEveryProtectionTheProbeFinds) {
+  // A running server must not silently lose a layer the machine allows (it once lost the
+  // user namespace to an ordering bug).
+  Capabilities probed = ProbeCapabilities();
+  auto server = StartServer();
+  ASSERT_NE(server, nullptr);
+  EXPECT_EQ(server->capabilities().ToString(), probed.ToString());
+}
+
 TEST(SandboxForkServer, ProbeReportsSeccomp) {
   Capabilities caps = ProbeCapabilities();
   EXPECT_TRUE(caps.seccomp) << caps.ToString();
