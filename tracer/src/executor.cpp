@@ -156,6 +156,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& opti
   interpreter.preload_modules = options.preload_modules;
   server_options.warm_up = [interpreter] {
     Status status = InitializeInterpreter(interpreter);
+    if (status.ok()) status = WarmUpForForking();
     if (!status.ok()) {
       // The server cannot report a Status across the fork; it dies with the reason on
       // stderr and Start() reports the failed warm-up.

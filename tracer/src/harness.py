@@ -505,8 +505,24 @@ class _TestError(_Exception):
 
 def _reset_process_state():
     _random.seed(0)
+    # Normally already fixed by warm_up() in the server; resetting costs ~0.2 ms per run.
+    if _dict(_os.environ) != FIXED_ENVIRON:
+        _os.environ.clear()
+        _os.environ.update(FIXED_ENVIRON)
+
+
+def warm_up():
+    """Runs once in the server before it forks children: fixes the environment they
+    inherit, looks up the codecs the stdin/stdout wrappers use (else every child imports
+    encodings.utf_8), and moves every object that exists now into the GC's permanent
+    generation, so that a child's collections neither walk nor copy-on-write the warm
+    heap."""
+    import codecs
     _os.environ.clear()
     _os.environ.update(FIXED_ENVIRON)
+    codecs.lookup("utf-8")
+    _gc.collect()
+    _gc.freeze()
 
 
 def _resolve_function(namespace, name):

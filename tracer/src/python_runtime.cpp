@@ -12,6 +12,7 @@ namespace {
 // Owned by the process for its lifetime (the interpreter is never finalized: children
 // are forked from it and _exit()).
 PyObject* g_run_test = nullptr;
+PyObject* g_harness = nullptr;
 
 std::wstring Widen(const std::string& s) { return std::wstring(s.begin(), s.end()); }
 
@@ -69,6 +70,7 @@ Status LoadHarness() {
   PyObject* run_test = PyObject_GetAttrString(module.get(), "run_test");
   if (run_test == nullptr) return Internal("embedded Python: harness.py: " + FetchPythonError());
   g_run_test = run_test;
+  g_harness = module.release();
   return Status::Ok();
 }
 
@@ -101,16 +103,13 @@ Status InitializeInterpreter(const InterpreterOptions& options) {
                                   FetchPythonError()));
     }
   }
-  // Children are forks of this process. Look up the codecs the harness's stdin/stdout
-  // wrappers use (else every child imports encodings.utf_8), and move every object that
-  // exists now into the GC's permanent generation: a child's collections then do not
-  // walk (and so do not copy-on-write) the whole warm heap.
-  if (PyRun_SimpleString("import codecs, gc\n"
-                         "codecs.lookup('utf-8')\n"
-                         "gc.collect()\n"
-                         "gc.freeze()\n") != 0) {
-    return Internal("embedded Python: warm-up of codecs/gc failed");
-  }
+  return Status::Ok();
+}
+
+Status WarmUpForForking() {
+  if (g_harness == nullptr) return FailedPrecondition("embedded Python: harness not loaded");
+  PyRef result = PyRef::Steal(PyObject_CallMethod(g_harness, "warm_up", nullptr));
+  if (!result) return Internal("embedded Python: harness.warm_up: " + FetchPythonError());
   return Status::Ok();
 }
 

@@ -64,6 +64,11 @@ struct InterpreterOptions {
 // Errors name the module that failed to import, with the Python exception.
 Status InitializeInterpreter(const InterpreterOptions& options);
 
+// Prepares this process for forking test children (fixed os.environ, codec lookup,
+// gc.freeze()). Call in the fork server after InitializeInterpreter, not in processes
+// that run the harness in-process.
+Status WarmUpForForking();
+
 // harness.run_test (borrowed; valid after InitializeInterpreter succeeded).
 PyObject* HarnessRunTest();
 
