@@ -6,7 +6,12 @@ own tests under sys.settrace; every "line" event of the program's code objects m
 a boundary of the scope egca-cfg reports for (co_name, co_firstlineno).
 
     /usr/bin/python3.11 bench/cfg/check_boundaries_vs_cpython.py \
-        build/tools/egca-cfg/egca-cfg ../shared/data/humaneval/HumanEval.jsonl.gz
+        build/tools/egca-cfg/egca-cfg ../shared/data/humaneval/HumanEval.jsonl.gz \
+        [../shared/data/samples/mapcoder/final-results.tar.gz [MAX]]
+
+With the MapCoder tarball, the final source code of every distinct solved HumanEval program
+in it (up to MAX, default 2000) is checked the same way against the task's tests: LLM
+programs bring helpers, lambdas, nested functions, classes and generators.
 
 Prints events checked, events without a scope, events outside every boundary, and examples.
 Run with Debian's 3.11 (the interpreter egca embeds).
@@ -17,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 
@@ -52,36 +58,72 @@ def trace(path, source, test, entry_point):
         exec(compile(test, "<test>", "exec"), ns)  # tests may use the program's globals
         ns["check"](ns[entry_point])
     except Exception as e:  # a failing reference is reported, its events still count
-        print(f"  {path}: {type(e).__name__}: {e}")
+        print(f"  {path}: {type(e).__name__}: {str(e)[:100]}")
     finally:
         sys.settrace(None)
         signal.alarm(0)
     return events
 
 
-def main(tool, data):
-    checked = no_scope = outside = 0
+def solved_programs(tarball, tasks, limit):
+    """(name, task, source) of distinct solved HumanEval programs in MapCoder's results."""
+    seen = set()
+    with tarfile.open(tarball) as tar:
+        for member in sorted(tar.getmembers(), key=lambda m: m.name):
+            if not member.isfile() or not member.name.endswith(".jsonl"):
+                continue
+            for n, raw in enumerate(tar.extractfile(member).read().split(b"\n")):
+                try:
+                    r = json.loads(raw)
+                except ValueError:
+                    continue  # the one known unparsable line, and blank lines
+                if not isinstance(r, dict) or r.get("is_solved") not in (True, "True"):
+                    continue
+                task = tasks.get(r.get("task_id"))
+                codes = r.get("source_codes") or r.get("implementations") or [r.get("solution")]
+                code = codes[-1] if isinstance(codes, list) and codes else None
+                if task is None or not isinstance(code, str) or code in seen:
+                    continue
+                if "def " + task["entry_point"] not in code:
+                    code = task["prompt"] + code
+                seen.add(code)
+                yield f"{member.name}:{n + 1}", task, code
+                if len(seen) >= limit:
+                    return
+
+
+def main(tool, data, tarball=None, limit=2000):
+    checked = no_scope = outside = programs = 0
     examples = []
-    with gzip.open(data, "rt", encoding="utf-8") as f, tempfile.TemporaryDirectory() as tmp:
-        for line in f:
-            task = json.loads(line)
-            source = task["prompt"] + task["canonical_solution"]
-            path = os.path.join(tmp, task["task_id"].replace("/", "_") + ".py")
+    with gzip.open(data, "rt", encoding="utf-8") as f:
+        tasks = {t["task_id"]: t for t in map(json.loads, f)}
+    work = [(t["task_id"], t, t["prompt"] + t["canonical_solution"]) for t in tasks.values()]
+    if tarball:
+        work += list(solved_programs(tarball, tasks, limit))
+    with tempfile.TemporaryDirectory() as tmp:
+        for index, (name, task, source) in enumerate(work):
+            programs += 1
+            path = os.path.join(tmp, f"p{index}.py")
             with open(path, "w", encoding="utf-8") as out:
                 out.write(source)
-            scopes = boundaries(tool, path, "block")
-            for name, first_line, lineno in trace(path, source, task["test"], task["entry_point"]):
+            try:
+                scopes = boundaries(tool, path, "block")
+            except subprocess.CalledProcessError:
+                continue  # does not parse: nothing to check (CPython cannot run it either)
+            for co_name, first_line, lineno in trace(path, source, task["test"],
+                                                     task["entry_point"]):
                 checked += 1
-                candidates = scopes.get((name, first_line))
+                candidates = scopes.get((co_name, first_line))
                 if not candidates:
                     no_scope += 1
                     if len(examples) < 10:
-                        examples.append(f"{task['task_id']}: no scope ({name}, {first_line})")
+                        examples.append(f"{name}: no scope ({co_name}, {first_line})")
                     continue
                 if not any(lo <= lineno <= hi for ranges in candidates for lo, hi in ranges):
                     outside += 1
                     if len(examples) < 10:
-                        examples.append(f"{task['task_id']}: {name}@{first_line} line {lineno}")
+                        examples.append(f"{name}: {co_name}@{first_line} line {lineno}")
+    print(f"programs                  {programs}")
     print(f"line events checked       {checked}")
     print(f"without a matching scope  {no_scope}")
     print(f"outside every boundary    {outside}")
@@ -91,4 +133,5 @@ def main(tool, data):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None,
+                  int(sys.argv[4]) if len(sys.argv) > 4 else 2000))
