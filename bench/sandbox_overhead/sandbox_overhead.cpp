@@ -45,6 +45,8 @@ std::unique_ptr<ForkServer> MakeServer(egca::sandbox::ChildMain child, bool secc
   options.install_seccomp = seccomp;
   options.use_namespaces = namespaces_and_landlock;
   options.use_landlock = namespaces_and_landlock;
+  // Per user: the default root may belong to another user on a shared machine.
+  options.scratch_root = "/tmp/egca-sandbox-bench-" + std::to_string(geteuid());
   options.warm_up = std::move(warm_up);
   auto server = ForkServer::Start(std::move(options));
   if (!server.ok()) {
