@@ -151,11 +151,16 @@ class Bench {
     std::vector<double> untraced, egca, settrace, settrace_repr;
     if (ok) {
       int reps = std::clamp(static_cast<int>(min_seconds / std::max(first, 1e-6)), 5, max_reps);
+      // Long-running programs (big tables rehashed/repr'd at every event) would take
+      // minutes per traced run: fewer repetitions, and no repr baseline (its cost is the
+      // repr of every local at every line, unbounded).
+      bool slow = first > slow_seconds_;
+      if (slow) reps = 3;
       for (int i = 0; i < reps && ok; ++i) {
         double u = RunOnce(p, program, tests, Mode::kUntraced, &trace);
         double e = RunOnce(p, program, tests, Mode::kEgca, &trace);
         double s = RunOnce(p, program, tests, Mode::kSettrace, &trace);
-        double r = RunOnce(p, program, tests, Mode::kSettraceRepr, &trace);
+        double r = slow ? 0.0 : RunOnce(p, program, tests, Mode::kSettraceRepr, &trace);
         ok = u >= 0 && e >= 0 && s >= 0 && r >= 0;
         untraced.push_back(u);
         egca.push_back(e);
@@ -196,6 +201,13 @@ class Bench {
     Py_XDECREF(r);
   }
 
+  double slow_seconds_ = 0.002;
+
+ public:
+  void set_slow_seconds(double s) { slow_seconds_ = s; }
+  egca::tracer::TraceOptions& options() { return options_; }
+
+ private:
   PyObject* baseline_ = nullptr;
   PyObject* trace_module_ = nullptr;
   egca::tracer::TraceOptions options_;
@@ -257,6 +269,15 @@ int main(int argc, char** argv) {
   app.add_option("--file", files, "extra programs (.py, self-testing) to measure; with "
                                   "--only-files, just these");
   bool only_files = false;
+  double slow_seconds = 0.002;
+  bool no_variables = false, no_lines = false;
+  int hash_budget = 0;
+  app.add_flag("--no-variables", no_variables, "egca without variable snapshots");
+  app.add_flag("--no-lines", no_lines, "egca without LINE events");
+  app.add_option("--hash-budget", hash_budget, "TraceOptions::hash_budget for egca");
+  app.add_option("--slow-seconds", slow_seconds,
+                 "untraced run time above which a program gets 3 repetitions and no repr "
+                 "baseline");
   bool profile_egca = false;
   app.add_flag("--profile-egca", profile_egca,
                "run only the egca mode, repeatedly (for perf); prints no ratios");
@@ -290,6 +311,10 @@ int main(int argc, char** argv) {
   }
 
   Bench bench;
+  bench.set_slow_seconds(slow_seconds);
+  if (no_variables) bench.options().record_variables = false;
+  if (no_lines) bench.options().record_lines = false;
+  if (hash_budget > 0) bench.options().hash_budget = static_cast<uint32_t>(hash_budget);
   if (profile_egca) {
     for (const Program& p : programs) {
       PyObject* program = Py_CompileString(p.source.c_str(), kUserFilename, Py_file_input);
@@ -320,7 +345,7 @@ int main(int argc, char** argv) {
     std::printf("%-34s %10.1f %10.1f %10.1f %10.1f %8.2f %8.2f %8.2f %7d%s\n",
                 row.name.c_str(), row.untraced * 1e6, row.egca * 1e6, row.settrace * 1e6,
                 row.settrace_repr * 1e6, row.egca / row.untraced, row.settrace / row.egca,
-                row.settrace_repr / row.egca, row.events, row.truncated ? " TRUNCATED" : "");
+                row.settrace_repr > 0 ? row.settrace_repr / row.egca : 0.0, row.events, row.truncated ? " TRUNCATED" : "");
     std::fflush(stdout);
     rows.push_back(row);
   }
@@ -345,11 +370,15 @@ int main(int argc, char** argv) {
               total_s / total_e);
   std::vector<double> repr_speedup, settrace_overhead;
   for (const Row& r : rows) {
-    repr_speedup.push_back(r.settrace_repr / r.egca);
+    if (r.settrace_repr > 0) repr_speedup.push_back(r.settrace_repr / r.egca);
     settrace_overhead.push_back(r.settrace / r.untraced);
   }
-  std::printf("settrace_repr/egca: median %.2fx  min %.2fx\n", Bench::Median(repr_speedup),
-              *std::min_element(repr_speedup.begin(), repr_speedup.end()));
+  if (!repr_speedup.empty()) {
+    std::printf("settrace_repr/egca: median %.2fx  min %.2fx  (%zu programs; 0 in the table = "
+                "not run)\n",
+                Bench::Median(repr_speedup),
+                *std::min_element(repr_speedup.begin(), repr_speedup.end()), repr_speedup.size());
+  }
   std::printf("settrace/untraced: median %.2fx\n", Bench::Median(settrace_overhead));
   if (!json_out.empty()) {
     nlohmann::json j = nlohmann::json::array();
