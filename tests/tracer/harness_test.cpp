@@ -190,6 +190,14 @@ TEST(HarnessStdio, ExitAfterPrintingCompletes) {
   EXPECT_EQ(RunStdio(sys_exit, "", "YES").outcome(), proto::EXEC_OK);
 }
 
+TEST(HarnessStdio, DunderStreamsAreTheTestStreams) {
+  const std::string source =
+      "import sys\nn = int(sys.__stdin__.readline())\nsys.__stdout__.write(str(n + 1) + '\\n')\n";
+  proto::ExecResult r = RunStdio(source, "41\n", "42\n");
+  EXPECT_EQ(r.outcome(), proto::EXEC_OK) << r.message();
+  EXPECT_EQ(r.stdout_data(), "42\n");
+}
+
 TEST(HarnessStdio, MainGuardRunsAndInputIsTheTestInput) {
   const std::string source =
       "def main():\n    a, b = map(int, input().split())\n    print(a + b)\n"

@@ -152,13 +152,14 @@ class _Capture:
         self.saved = None
 
     def __enter__(self):
-        self.saved = (_sys.stdin, _sys.stdout)
-        _sys.stdin = self.stdin
-        _sys.stdout = self.stdout
+        # The dunder streams too: some solutions write to sys.__stdout__ for speed.
+        self.saved = (_sys.stdin, _sys.stdout, _sys.__stdin__, _sys.__stdout__)
+        _sys.stdin = _sys.__stdin__ = self.stdin
+        _sys.stdout = _sys.__stdout__ = self.stdout
         return self
 
     def __exit__(self, *exc):
-        _sys.stdin, _sys.stdout = self.saved
+        _sys.stdin, _sys.stdout, _sys.__stdin__, _sys.__stdout__ = self.saved
         return False
 
     def flush(self):
