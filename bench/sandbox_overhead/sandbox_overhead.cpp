@@ -92,6 +92,21 @@ void BM_Run(benchmark::State& state) {
 }
 BENCHMARK(BM_Run)->ArgName("seccomp")->Arg(1)->Arg(0)->UseRealTime();
 
+// Violations reported by a SIGSYS handler instead of the notification listener.
+void BM_RunSigsysReporting(benchmark::State& state) {
+  ForkServerOptions options;
+  options.child_main = EmptyChild;
+  options.seccomp_notify = false;
+  options.scratch_root = "/tmp/egca-sandbox-bench-" + std::to_string(geteuid());
+  auto server = ForkServer::Start(std::move(options));
+  if (!server.ok()) {
+    state.SkipWithError(server.status().ToString().c_str());
+    return;
+  }
+  RunLoop(state, *server.value());
+}
+BENCHMARK(BM_RunSigsysReporting)->UseRealTime();
+
 // Seccomp and rlimits only (the weakest configuration): the cost of the other layers.
 void BM_RunSeccompOnly(benchmark::State& state) {
   auto server = MakeServer(EmptyChild, true, {}, /*namespaces_and_landlock=*/false);

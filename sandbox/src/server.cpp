@@ -500,7 +500,7 @@ void ServerMain(const ForkServerOptions& options, int sock) {
     ready.error = BuildSeccompFilter(ViolationAction::kTrap, &state.seccomp_program);
     // Without the notify API (libseccomp < 2.5 / kernel < 5.0) children use SIGSYS only.
     seccomp_notif_resp* unused_response = nullptr;
-    if (ready.error.empty() &&
+    if (ready.error.empty() && options.seccomp_notify &&
         BuildSeccompFilter(ViolationAction::kNotify, &state.notify_program).empty() &&
         seccomp_notify_alloc(&state.notification, &unused_response) == 0) {
       seccomp_notify_free(nullptr, unused_response);

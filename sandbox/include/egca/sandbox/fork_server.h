@@ -93,6 +93,11 @@ struct ForkServerOptions {
   // where they misbehave). ProbeCapabilities() reports what the machine allows.
   bool use_namespaces = true;
   bool use_landlock = true;
+  // How a forbidden system call reaches the server. true: a seccomp notification listener
+  // (the call is always named, even when the program blocked every signal, as glibc's
+  // posix_spawn does). false: a SIGSYS handler in the child, ~0.4 ms cheaper per run, but a
+  // violation with SIGSYS blocked is reported as "unknown".
+  bool seccomp_notify = true;
   // Extra environment variables for the server and its children, set after the fixed
   // environment (see docs/sandbox.md: PYTHONHASHSEED=0, HOME=TMPDIR=the private directory,
   // LANG=C.UTF-8, TZ=UTC, PATH=/usr/bin:/bin). The caller's environment is not inherited.
