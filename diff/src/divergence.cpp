@@ -1,0 +1,678 @@
+#include "egca/diff/divergence.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "egca/cfg/structure.h"
+
+namespace egca::diff {
+namespace {
+
+namespace tp = ::egca::tracer::proto;
+
+SourceSpan ToSourceSpan(const tp::Span& s) {
+  SourceSpan out;
+  out.begin_byte = s.begin_byte();
+  out.end_byte = s.end_byte();
+  out.begin = {static_cast<int32_t>(s.start_line()), static_cast<int32_t>(s.start_col())};
+  out.end = {static_cast<int32_t>(s.end_line()), static_cast<int32_t>(s.end_col())};
+  return out;
+}
+
+struct Value {
+  uint64_t hash = 0;
+  const std::string* text = nullptr;  // Borrowed from the trace.
+};
+
+// One frame's variables in binding order (frames hold few names: a vector beats a map).
+struct FrameState {
+  int32_t scope = -1;
+  std::vector<std::pair<std::string, Value>> vars;
+  int32_t open_step = -1;
+  SourceSpan last_span;   // span of the frame's previous event: what made the next changes
+  int32_t last_line = 0;
+  bool seen_line = false;
+
+  Value* Find(const std::string& name) {
+    for (auto& [n, v] : vars) {
+      if (n == name) return &v;
+    }
+    return nullptr;
+  }
+};
+
+// Internal step: the public Step plus hashes for comparison and per-variable blame.
+struct StepRec {
+  Step step;
+  std::vector<std::pair<std::string, Value>> state;
+  std::vector<std::pair<std::string, SourceSpan>> changed;  // name, statement that changed it
+  uint64_t return_hash = 0;
+  bool first_of_frame = false;
+  // Closed by the end of the trace rather than by a later event of its frame: its state
+  // may miss the changes of its last statement (cut by a cap or a timeout).
+  bool incomplete = false;
+};
+
+struct StepStream {
+  std::vector<StepRec> steps;
+  // Value history per (scope, variable): distinct consecutive hashes, capped.
+  std::map<std::pair<int32_t, std::string>, std::vector<uint64_t>> histories;
+  // Order in which (scope, variable) was first bound in the trace.
+  std::map<std::pair<int32_t, std::string>, int32_t> first_bound;
+  bool truncated = false;
+};
+
+constexpr size_t kMaxHistory = 64;
+
+StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
+  StepStream out;
+  out.truncated = trace.truncated();
+  const cfg::ProgramCfg& pcfg = program.cfg();
+  std::vector<int32_t> code_scope(trace.code_size(), -1);
+  for (int c = 0; c < trace.code_size(); ++c) {
+    code_scope[c] = pcfg.FindScope(trace.code(c).name(), trace.code(c).first_line());
+  }
+  std::unordered_map<uint32_t, FrameState> frames;
+
+  auto close = [&](FrameState& f) {
+    if (f.open_step < 0) return;
+    StepRec& s = out.steps[f.open_step];
+    s.state = f.vars;
+    for (const auto& [n, v] : f.vars) s.step.state.emplace_back(n, *v.text);
+    f.open_step = -1;
+  };
+  auto record_change = [&](FrameState& f, const std::string& name, Value v) {
+    if (Value* cur = f.Find(name)) {
+      *cur = v;
+    } else {
+      f.vars.emplace_back(name, v);
+    }
+    out.first_bound.emplace(std::make_pair(f.scope, name),
+                            static_cast<int32_t>(out.first_bound.size()));
+    auto& hist = out.histories[{f.scope, name}];
+    if (hist.size() < kMaxHistory && (hist.empty() || hist.back() != v.hash)) {
+      hist.push_back(v.hash);
+    }
+    if (f.open_step >= 0) {
+      StepRec& s = out.steps[f.open_step];
+      bool known = false;
+      for (const auto& [n, sp] : s.changed) known = known || n == name;
+      if (!known) {
+        s.changed.emplace_back(name, f.last_span);
+        s.step.changed.push_back(name);
+      }
+    }
+  };
+
+  for (int64_t e = 0; e < trace.events_size(); ++e) {
+    const tp::Event& ev = trace.events(static_cast<int>(e));
+    FrameState& f = frames[ev.frame()];
+    if (ev.code() < code_scope.size()) f.scope = code_scope[ev.code()];
+    for (const tp::Variable& v : ev.changed()) {
+      record_change(f, v.name(), Value{v.value().hash(), &v.value().text()});
+    }
+    for (const std::string& d : ev.deleted()) {
+      f.vars.erase(std::remove_if(f.vars.begin(), f.vars.end(),
+                                  [&](const auto& p) { return p.first == d; }),
+                   f.vars.end());
+    }
+    switch (ev.kind()) {
+      case tp::LINE: {
+        int32_t block = -1;
+        SourceSpan block_span;
+        if (f.scope >= 0) {
+          const tp::CodeObject& code = trace.code(static_cast<int>(ev.code()));
+          int32_t column = ev.has_span() && ev.span().start_line() == ev.line()
+                               ? static_cast<int32_t>(ev.span().start_col())
+                               : -1;
+          auto ref = program.boundaries().Resolve(code.name(), code.first_line(),
+                                                  static_cast<int32_t>(ev.line()), column);
+          if (ref) {
+            const cfg::Boundary& b =
+                program.boundaries().scope(ref->scope).boundaries().at(ref->boundary);
+            block = static_cast<int32_t>(b.block);
+            block_span = pcfg.scopes()[ref->scope].block(b.block).span;
+          }
+        }
+        bool new_visit = f.open_step < 0;
+        if (!new_visit) {
+          const Step& open = out.steps[f.open_step].step;
+          new_visit = (block >= 0 && block != open.block) ||
+                      (block >= 0 && static_cast<int32_t>(ev.line()) < open.last_line);
+        }
+        if (new_visit) {
+          close(f);
+          StepRec s;
+          s.step.frame = static_cast<int32_t>(ev.frame());
+          s.step.depth = static_cast<int32_t>(ev.depth());
+          s.step.scope = f.scope;
+          s.step.block = block;
+          s.step.function = trace.code(static_cast<int>(ev.code())).qualname();
+          s.step.first_line = static_cast<int32_t>(ev.line());
+          s.step.first_event = e;
+          s.step.block_span = block_span;
+          s.first_of_frame = !f.seen_line;
+          f.open_step = static_cast<int32_t>(out.steps.size());
+          out.steps.push_back(std::move(s));
+        }
+        f.seen_line = true;
+        Step& open = out.steps[f.open_step].step;
+        open.last_line = static_cast<int32_t>(ev.line());
+        open.last_event = e;
+        open.last_statement = ToSourceSpan(ev.span());
+        break;
+      }
+      case tp::RETURN:
+        if (f.open_step >= 0) {
+          StepRec& s = out.steps[f.open_step];
+          s.step.last_event = e;
+          if (!ev.unwinding() && ev.has_return_value() && !ev.is_yield()) {
+            s.step.returned = true;
+            s.step.return_value = ev.return_value().text();
+            s.return_hash = ev.return_value().hash();
+          }
+          close(f);
+        }
+        if (!ev.is_yield()) frames.erase(ev.frame());
+        continue;  // f may be gone
+      case tp::EXCEPTION:
+        if (f.open_step >= 0) {
+          StepRec& s = out.steps[f.open_step];
+          s.step.last_event = e;
+          if (s.step.exception.empty()) {
+            s.step.exception = ev.exception().type() + ": " + ev.exception().message();
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    f.last_span = ToSourceSpan(ev.span());
+    f.last_line = static_cast<int32_t>(ev.line());
+  }
+  for (auto& [id, f] : frames) {
+    if (f.open_step >= 0) out.steps[f.open_step].incomplete = true;
+    close(f);
+  }
+  return out;
+}
+
+// Scope and block correspondence candidate -> reference.
+struct StructureMap {
+  std::vector<int32_t> scope_to_ref;  // candidate scope -> reference scope (-1)
+  std::vector<int32_t> ref_to_scope;
+  std::vector<cfg::BlockMatching> blocks;  // per candidate scope (empty if unmatched)
+
+  std::optional<int32_t> RefBlock(int32_t scope, int32_t block) const {
+    if (scope < 0 || block < 0 || scope_to_ref[scope] < 0) return std::nullopt;
+    auto r = blocks[scope].ReferenceFor(static_cast<cfg::BlockId>(block));
+    if (!r) return std::nullopt;
+    return static_cast<int32_t>(*r);
+  }
+  bool RefHasCounterpart(int32_t ref_scope, int32_t ref_block) const {
+    if (ref_scope < 0 || ref_block < 0) return false;
+    int32_t cs = ref_to_scope[ref_scope];
+    if (cs < 0) return false;
+    return blocks[cs].CandidateFor(static_cast<cfg::BlockId>(ref_block)).has_value();
+  }
+};
+
+StructureMap MapStructure(const PreparedProgram& cand, const PreparedProgram& ref,
+                          const cfg::MatchOptions& options) {
+  StructureMap m;
+  m.scope_to_ref.assign(cand.cfg().scopes().size(), -1);
+  m.ref_to_scope.assign(ref.cfg().scopes().size(), -1);
+  m.blocks.resize(cand.cfg().scopes().size());
+  for (const cfg::ScopeMatch& s : cfg::MatchScopes(cand.cfg(), ref.cfg(), options)) {
+    if (s.candidate < 0 || s.reference < 0) continue;
+    m.scope_to_ref[s.candidate] = s.reference;
+    m.ref_to_scope[s.reference] = s.candidate;
+    m.blocks[s.candidate] = cfg::MatchBlocks(cand.cfg(), s.candidate, ref.cfg(), s.reference, options);
+  }
+  return m;
+}
+
+// Agreement of two value histories: the larger of the positional agreement over the
+// shorter prefix and the Jaccard overlap of the value sets.
+double HistoryAgreement(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  if (a.empty() || b.empty()) return 0;
+  size_t n = std::min(a.size(), b.size());
+  size_t same = 0;
+  for (size_t i = 0; i < n; ++i) same += a[i] == b[i];
+  double positional = double(same) / double(std::max(a.size(), b.size()));
+  std::set<uint64_t> sa(a.begin(), a.end()), sb(b.begin(), b.end());
+  size_t inter = 0;
+  for (uint64_t h : sa) inter += sb.count(h);
+  double jaccard = double(inter) / double(sa.size() + sb.size() - inter);
+  return std::max(positional, jaccard);
+}
+
+// Candidate variable -> reference variable, per candidate scope.
+using VarMap = std::vector<std::map<std::string, std::string>>;
+
+VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const StepStream& rs,
+                    const StructureMap& sm, double min_agreement,
+                    std::vector<VariableMapping>* out) {
+  VarMap map(cand.cfg().scopes().size());
+  std::map<int32_t, std::vector<std::string>> cand_names, ref_names;
+  for (const auto& [key, hist] : cs.histories) {
+    if (key.first >= 0) cand_names[key.first].push_back(key.second);
+  }
+  for (const auto& [key, hist] : rs.histories) {
+    if (key.first >= 0) ref_names[key.first].push_back(key.second);
+  }
+  for (auto& [scope, names] : cand_names) {
+    int32_t rscope = sm.scope_to_ref[scope];
+    if (rscope < 0) continue;
+    const std::string& fn = cand.cfg().scopes()[scope].qualified_name;
+    std::vector<std::string>& rnames = ref_names[rscope];
+    std::set<std::string> rset(rnames.begin(), rnames.end());
+    std::vector<std::string> cand_left, ref_left;
+    std::set<std::string> used;
+    for (const std::string& n : names) {
+      if (rset.count(n)) {
+        map[scope][n] = n;
+        used.insert(n);
+        out->push_back({fn, n, n, false});
+      } else {
+        cand_left.push_back(n);
+      }
+    }
+    for (const std::string& n : rnames) {
+      if (!used.count(n)) ref_left.push_back(n);
+    }
+    // Greedy by agreement, ties broken by name order (deterministic).
+    struct Cand {
+      double score;
+      std::string c, r;
+    };
+    std::vector<Cand> pairs;
+    for (const std::string& c : cand_left) {
+      for (const std::string& r : ref_left) {
+        double s = HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}));
+        if (s >= min_agreement) pairs.push_back({s, c, r});
+      }
+    }
+    std::sort(pairs.begin(), pairs.end(), [](const Cand& a, const Cand& b) {
+      if (a.score != b.score) return a.score > b.score;
+      return a.c != b.c ? a.c < b.c : a.r < b.r;
+    });
+    std::set<std::string> cu, ru;
+    for (const Cand& p : pairs) {
+      if (cu.count(p.c) || ru.count(p.r)) continue;
+      cu.insert(p.c);
+      ru.insert(p.r);
+      map[scope][p.c] = p.r;
+      out->push_back({fn, p.c, p.r, true});
+    }
+    // A renamed variable the bug itself changed keeps little of its history: pair the
+    // rest in order of first binding when they start from the same value.
+    auto by_binding = [](const StepStream& st, int32_t sc, std::vector<std::string> names,
+                         const std::set<std::string>& used) {
+      std::vector<std::string> left;
+      for (std::string& n : names) {
+        if (!used.count(n)) left.push_back(std::move(n));
+      }
+      std::sort(left.begin(), left.end(), [&](const std::string& a, const std::string& b) {
+        return st.first_bound.at({sc, a}) < st.first_bound.at({sc, b});
+      });
+      return left;
+    };
+    std::vector<std::string> cl = by_binding(cs, scope, cand_left, cu);
+    std::vector<std::string> rl = by_binding(rs, rscope, ref_left, ru);
+    size_t next = 0;
+    for (const std::string& c : cl) {
+      for (size_t k = next; k < rl.size(); ++k) {
+        if (cs.histories.at({scope, c}).front() == rs.histories.at({rscope, rl[k]}).front()) {
+          map[scope][c] = rl[k];
+          out->push_back({fn, c, rl[k], true});
+          next = k + 1;
+          break;
+        }
+      }
+    }
+  }
+  std::sort(out->begin(), out->end(), [](const VariableMapping& a, const VariableMapping& b) {
+    return a.function != b.function ? a.function < b.function : a.candidate < b.candidate;
+  });
+  return map;
+}
+
+const Value* FindValue(const std::vector<std::pair<std::string, Value>>& state,
+                       const std::string& name) {
+  for (const auto& [n, v] : state) {
+    if (n == name) return &v;
+  }
+  return nullptr;
+}
+
+uint64_t Mix(uint64_t x) {  // splitmix64 finalizer: portable, unlike std distributions
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+class Aligner {
+ public:
+  Aligner(const PreparedProgram& cand, const PreparedProgram& ref, StepStream cs,
+          StepStream rs, const DivergenceOptions& options, DivergenceReport* report)
+      : cand_(cand), ref_(ref), cs_(std::move(cs)), rs_(std::move(rs)), options_(options),
+        report_(report) {
+    sm_ = MapStructure(cand, ref, options.match);
+    vars_ = MapVariables(cand, cs_, rs_, sm_, options.rename_min_agreement,
+                         &report_->alignment.variables);
+  }
+
+  void Run() {
+    const size_t nc = cs_.steps.size(), nr = rs_.steps.size();
+    size_t i = 0, j = 0;
+    while (i < nc && j < nr) {
+      if (!CandidateMatched(i)) {
+        Push(static_cast<int32_t>(i++), -1);
+        continue;
+      }
+      if (!ReferenceMatched(j)) {
+        Push(-1, static_cast<int32_t>(j++));
+        continue;
+      }
+      if (Corresponds(i, j)) {
+        AlignPair(i, j);
+        ++i;
+        ++j;
+        continue;
+      }
+      Diverge(MakeControl(i, j), cs_.steps[i].step.first_event);
+      if (!Resync(&i, &j)) break;
+    }
+    bool diverged = report_->divergence_count > 0;
+    if (i < nc && j >= nr && !rs_.truncated) {
+      if (!diverged || options_.resync_window > 0) {
+        Diverge(MakeEnded(i, /*candidate_longer=*/true), cs_.steps[i].step.first_event);
+      }
+    } else if (j < nr && i >= nc && !cs_.truncated) {
+      if (!diverged || options_.resync_window > 0) {
+        Diverge(MakeEnded(i, false), std::numeric_limits<int64_t>::max());
+      }
+    }
+    for (; i < nc; ++i) Push(static_cast<int32_t>(i), -1);
+    for (; j < nr; ++j) Push(-1, static_cast<int32_t>(j));
+  }
+
+  void Finish() {
+    std::stable_sort(found_.begin(), found_.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    if (!found_.empty()) {
+      report_->earliest = found_.front().second;
+      report_->last = found_.back().second;
+    }
+    Alignment& a = report_->alignment;
+    a.candidate_truncated = cs_.truncated;
+    a.reference_truncated = rs_.truncated;
+    for (StepRec& s : cs_.steps) a.candidate_steps.push_back(std::move(s.step));
+    for (StepRec& s : rs_.steps) a.reference_steps.push_back(std::move(s.step));
+    // Executed boundaries: distinct candidate block spans in source order.
+    std::map<uint32_t, SourceSpan> spans;
+    for (const Step& s : a.candidate_steps) {
+      if (s.block >= 0 && !s.block_span.empty()) spans.emplace(s.block_span.begin_byte, s.block_span);
+    }
+    for (const auto& [b, s] : spans) report_->executed_boundaries.push_back(s);
+    if (!report_->executed_boundaries.empty()) {
+      uint64_t h = options_.random_seed;
+      for (char c : cand_.source()) h = Mix(h ^ static_cast<unsigned char>(c));
+      report_->random_boundary =
+          report_->executed_boundaries[Mix(h) % report_->executed_boundaries.size()];
+    }
+    if (!report_->earliest) {
+      if (a.candidate_steps.empty()) {
+        report_->note = "the candidate trace holds no executed step";
+      } else if (cs_.truncated || rs_.truncated) {
+        report_->note = "no divergence within the traced prefix (trace truncated)";
+      } else {
+        report_->note = "the executions agree on every aligned step";
+      }
+    }
+  }
+
+ private:
+  bool CandidateMatched(size_t i) const {
+    const Step& s = cs_.steps[i].step;
+    return sm_.RefBlock(s.scope, s.block).has_value();
+  }
+  bool ReferenceMatched(size_t j) const {
+    const Step& s = rs_.steps[j].step;
+    return sm_.RefHasCounterpart(s.scope, s.block);
+  }
+  bool Corresponds(size_t i, size_t j) const {
+    const Step& c = cs_.steps[i].step;
+    const Step& r = rs_.steps[j].step;
+    if (c.scope < 0 || sm_.scope_to_ref[c.scope] != r.scope) return false;
+    auto rb = sm_.RefBlock(c.scope, c.block);
+    if (!rb || *rb != r.block) return false;
+    auto it = frame_map_.find(c.frame);
+    if (it != frame_map_.end() && it->second != r.frame) return false;
+    auto rit = ref_frame_map_.find(r.frame);
+    if (rit != ref_frame_map_.end() && rit->second != c.frame) return false;
+    return true;
+  }
+
+  void Push(int32_t c, int32_t r) { report_->alignment.pairs.push_back({c, r, false}); }
+
+  void AlignPair(size_t i, size_t j) {
+    const StepRec& c = cs_.steps[i];
+    const StepRec& r = rs_.steps[j];
+    frame_map_[c.step.frame] = r.step.frame;
+    ref_frame_map_[r.step.frame] = c.step.frame;
+    Push(static_cast<int32_t>(i), static_cast<int32_t>(j));
+    last_aligned_candidate_ = static_cast<int32_t>(i);
+    last_aligned_reference_ = static_cast<int32_t>(j);
+
+    const std::map<std::string, std::string>& vm = vars_[c.step.scope];
+    std::map<std::string, std::string> inverse;
+    for (const auto& [cn, rn] : vm) inverse[rn] = cn;
+    // Which candidate names to compare: changed on either side; all at a frame's start.
+    std::vector<std::string> names;
+    auto add = [&](const std::string& n) {
+      if (vm.count(n) && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    };
+    if (c.first_of_frame || r.first_of_frame) {
+      for (const auto& [n, v] : c.state) add(n);
+    }
+    for (const auto& [n, sp] : c.changed) add(n);
+    for (const auto& [n, sp] : r.changed) {
+      auto it = inverse.find(n);
+      if (it != inverse.end()) add(it->second);
+    }
+    // A step cut by the end of a bounded trace has no final state to compare.
+    if (c.incomplete || r.incomplete) names.clear();
+    Divergence d;
+    bool value_diverged = false;
+    for (const std::string& n : names) {
+      const std::string& rn = vm.at(n);
+      const Value* cv = FindValue(c.state, n);
+      const Value* rv = FindValue(r.state, rn);
+      auto key = std::make_pair(c.step.frame, n);
+      if (!cv || !rv) continue;  // bound on one side only: not comparable here
+      if (cv->hash == rv->hash) {
+        differing_.erase(key);
+        continue;
+      }
+      if (!differing_.insert(key).second) continue;  // already known to differ
+      d.variables.push_back({n, rn, *cv->text, *rv->text});
+      if (!value_diverged) {
+        value_diverged = true;
+        d.span = c.step.block_span;
+        for (const auto& [cn, sp] : c.changed) {
+          if (cn == n && sp.valid()) d.span = sp;
+        }
+      }
+    }
+    bool return_diverged = c.step.returned && r.step.returned && c.return_hash != r.return_hash;
+    bool exception_diverged = c.step.exception.empty() != r.step.exception.empty();
+    if (!value_diverged && !return_diverged && !exception_diverged) return;
+    d.kind = value_diverged      ? DivergenceKind::kValue
+             : return_diverged   ? DivergenceKind::kReturnValue
+                                 : DivergenceKind::kException;
+    if (return_diverged) {
+      d.variables.push_back({"<return>", "<return>", c.step.return_value, r.step.return_value});
+    }
+    if (!value_diverged) d.span = c.step.last_statement;
+    d.candidate_step = static_cast<int32_t>(i);
+    d.reference_step = static_cast<int32_t>(j);
+    if (d.kind == DivergenceKind::kValue) {
+      d.detail = "value of " + d.variables.front().candidate_name + " differs after the step";
+    } else if (d.kind == DivergenceKind::kReturnValue) {
+      d.detail = "returns " + c.step.return_value + ", reference returns " + r.step.return_value;
+    } else {
+      d.detail = c.step.exception.empty() ? "reference raises " + r.step.exception
+                                          : "candidate raises " + c.step.exception;
+    }
+    Diverge(std::move(d), c.step.last_event);
+  }
+
+  // Control divergence between cand step i and ref step j: blamed on the last step both
+  // executed alike (its last statement decided where control went).
+  Divergence MakeControl(size_t i, size_t j) const {
+    Divergence d;
+    d.kind = DivergenceKind::kControl;
+    int32_t blamed = last_aligned_candidate_ >= 0 ? last_aligned_candidate_ : static_cast<int32_t>(i);
+    d.candidate_step = blamed;
+    d.reference_step = last_aligned_candidate_ >= 0 ? last_aligned_reference_ : static_cast<int32_t>(j);
+    const Step& c = cs_.steps[i].step;
+    const Step& r = rs_.steps[j].step;
+    d.span = cs_.steps[blamed].step.last_statement;
+    d.detail = "candidate goes to " + c.function + ":" + std::to_string(c.first_line) +
+               ", reference to " + r.function + ":" + std::to_string(r.first_line);
+    return d;
+  }
+
+  Divergence MakeEnded(size_t i, bool candidate_longer) const {
+    Divergence d;
+    d.kind = DivergenceKind::kEnded;
+    int32_t blamed = last_aligned_candidate_ >= 0 ? last_aligned_candidate_
+                                                   : static_cast<int32_t>(std::min(i, cs_.steps.size() - 1));
+    if (cs_.steps.empty()) blamed = -1;
+    d.candidate_step = blamed;
+    d.reference_step = last_aligned_reference_;
+    if (blamed >= 0) d.span = cs_.steps[blamed].step.last_statement;
+    d.detail = candidate_longer ? "the reference execution ends here; the candidate continues"
+                                : "the candidate execution ends here; the reference continues";
+    return d;
+  }
+
+  // Records a divergence observable at candidate event `time`: value and return
+  // differences are known when the step closes (after its callees), control ones when the
+  // mismatching step starts; earliest/last are ordered by that time, not by pair index.
+  void Diverge(Divergence d, int64_t time) {
+    if (d.candidate_step < 0) return;
+    const StepRec& s = cs_.steps[d.candidate_step];
+    d.function = s.step.function;
+    d.line = d.span.begin.line;
+    d.block_span = s.step.block_span;
+    if (!d.span.valid()) d.span = s.step.block_span;
+    for (const auto& [n, v] : s.state) d.context.emplace_back(n, *v.text);
+    d.pair = static_cast<int32_t>(report_->alignment.pairs.size()) - 1;
+    if (d.kind == DivergenceKind::kControl || d.kind == DivergenceKind::kEnded) {
+      d.pair = static_cast<int32_t>(report_->alignment.pairs.size());
+    }
+    if (d.pair >= 0 && d.pair < static_cast<int32_t>(report_->alignment.pairs.size())) {
+      report_->alignment.pairs[d.pair].diverges = true;
+    } else {
+      pending_marker_ = true;
+    }
+    ++report_->divergence_count;
+    found_.emplace_back(time, std::move(d));
+  }
+
+  // After a control divergence: the nearest (i+a, j+b), a+b minimal, where the two
+  // executions correspond again; the skipped steps become gaps.
+  bool Resync(size_t* i, size_t* j) {
+    int32_t w = options_.resync_window;
+    if (w <= 0) return false;
+    const size_t nc = cs_.steps.size(), nr = rs_.steps.size();
+    for (int32_t total = 1; total <= 2 * w; ++total) {
+      for (int32_t a = 0; a <= total; ++a) {
+        int32_t b = total - a;
+        if (a > w || b > w) continue;
+        size_t ci = *i + a, rj = *j + b;
+        if (ci >= nc || rj >= nr) continue;
+        if (!CandidateMatched(ci) || !ReferenceMatched(rj) || !Corresponds(ci, rj)) continue;
+        bool first = true;
+        for (size_t k = *i; k < ci; ++k) {
+          Push(static_cast<int32_t>(k), -1);
+          if (first && pending_marker_) report_->alignment.pairs.back().diverges = true;
+          first = false;
+        }
+        for (size_t k = *j; k < rj; ++k) {
+          Push(-1, static_cast<int32_t>(k));
+          if (first && pending_marker_) report_->alignment.pairs.back().diverges = true;
+          first = false;
+        }
+        pending_marker_ = false;
+        *i = ci;
+        *j = rj;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  const PreparedProgram& cand_;
+  const PreparedProgram& ref_;
+  StepStream cs_, rs_;
+  const DivergenceOptions& options_;
+  DivergenceReport* report_;
+  StructureMap sm_;
+  VarMap vars_;
+  std::map<int32_t, int32_t> frame_map_, ref_frame_map_;
+  std::set<std::pair<int32_t, std::string>> differing_;
+  int32_t last_aligned_candidate_ = -1;
+  int32_t last_aligned_reference_ = -1;
+  bool pending_marker_ = false;
+  std::vector<std::pair<int64_t, Divergence>> found_;  // (candidate event, divergence)
+};
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const PreparedProgram>> PreparedProgram::Build(std::string source) {
+  std::shared_ptr<PreparedProgram> p(new PreparedProgram());
+  p->source_ = std::move(source);
+  EGCA_ASSIGN_OR_RETURN(p->cfg_, cfg::ProgramCfg::Build(p->source_));
+  if (!p->cfg_.parsed()) {
+    const cfg::SyntaxError& e = *p->cfg_.syntax_error();
+    return InvalidArgument("program does not parse at " + e.span.ToString() + ": " + e.message);
+  }
+  p->boundaries_ = cfg::ProgramBoundaries::Compute(p->cfg_);
+  p->lines_ = std::make_unique<LineIndex>(p->source_);
+  return std::shared_ptr<const PreparedProgram>(std::move(p));
+}
+
+const char* DivergenceKindName(DivergenceKind kind) {
+  switch (kind) {
+    case DivergenceKind::kValue: return "value";
+    case DivergenceKind::kReturnValue: return "return";
+    case DivergenceKind::kControl: return "control";
+    case DivergenceKind::kException: return "exception";
+    case DivergenceKind::kEnded: return "ended";
+  }
+  return "?";
+}
+
+DivergenceReport FindDivergence(const PreparedProgram& candidate,
+                                const tracer::proto::Trace& candidate_trace,
+                                const PreparedProgram& reference,
+                                const tracer::proto::Trace& reference_trace,
+                                const DivergenceOptions& options) {
+  DivergenceReport report;
+  Aligner aligner(candidate, reference, BuildSteps(candidate, candidate_trace),
+                  BuildSteps(reference, reference_trace), options, &report);
+  aligner.Run();
+  aligner.Finish();
+  return report;
+}
+
+}  // namespace egca::diff

@@ -1,0 +1,7 @@
+def mean_of_squares(xs):
+    acc = 0
+    for x in xs:
+        sq = x * x
+        acc += sq
+    n = len(xs)
+    return acc / n
