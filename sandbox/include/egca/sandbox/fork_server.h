@@ -34,12 +34,15 @@ namespace egca::sandbox {
 
 struct Limits {
   double wall_seconds = 10.0;           // wall clock, enforced by the server (SIGKILL)
-  double cpu_seconds = 10.0;            // RLIMIT_CPU (rounded up to whole seconds)
-  uint64_t memory_bytes = 2ull << 30;   // RLIMIT_AS
+  double cpu_seconds = 10.0;            // CPU time: the server kills at this value (checked
+                                        // every 50 ms); RLIMIT_CPU (rounded up) backs it
+  uint64_t memory_bytes = 2ull << 30;   // RLIMIT_AS: address space, including the warm
+                                        // server's mappings the child inherits
   uint64_t output_bytes = 8ull << 20;   // stdout + stderr captured; more is OUTPUT_LIMIT
   uint64_t result_bytes = 256ull << 20; // result channel (traces); more is cut and flagged
   uint64_t file_bytes = 16ull << 20;    // RLIMIT_FSIZE for files in the private directory
-  int max_threads = 32;                 // threads in the child (processes are forbidden)
+  int max_threads = 32;                 // threads in the child (processes are forbidden):
+                                        // RLIMIT_NPROC when children get their own uid (root)
   int max_open_files = 256;             // RLIMIT_NOFILE
 };
 
@@ -48,9 +51,9 @@ enum class Termination {
   kExited,       // exited on its own (exit_code valid)
   kSignaled,     // killed by a signal it did not get from the server (signal valid)
   kWallTimeout,  // the server killed it at the wall-clock limit
-  kCpuTimeout,   // SIGXCPU / SIGKILL from RLIMIT_CPU
+  kCpuTimeout,   // the server's CPU accounting, or SIGXCPU / SIGKILL from RLIMIT_CPU
   kOutputLimit,  // the server killed it for writing more than output_bytes
-  kViolation,    // the seccomp filter stopped a forbidden system call (SIGSYS)
+  kViolation,    // the seccomp filter stopped a forbidden system call (`violation` names it)
 };
 
 const char* TerminationName(Termination t);
@@ -103,8 +106,9 @@ struct ForkServerOptions {
   // LANG=C.UTF-8, TZ=UTC, PATH=/usr/bin:/bin). The caller's environment is not inherited.
   std::vector<std::pair<std::string, std::string>> extra_env;
   // Size of the tmpfs mounted over scratch_root when the server has a mount namespace
-  // (bounds what all children of this server can store; unprivileged runs write to disk
-  // and only RLIMIT_FSIZE bounds each file).
+  // (bounds what all children of this server can store). Without one, private
+  // directories live on scratch_root's own filesystem and only RLIMIT_FSIZE bounds each
+  // file.
   uint64_t scratch_tmpfs_bytes = 512ull << 20;
 };
 
@@ -114,7 +118,7 @@ struct Capabilities {
   bool seccomp = false;
   bool network_namespace = false;  // no network at all (else: seccomp blocks sockets)
   bool mount_namespace = false;    // private /tmp and read-only view of the rest
-  bool pid_namespace = false;
+  bool pid_namespace = false;      // always false: not used (docs/sandbox.md says why)
   bool uid_drop = false;           // children run as an unprivileged uid
   bool user_namespace = false;     // namespaces come from an unprivileged user namespace
   int landlock_abi = 0;            // 0: no Landlock; else writes confined to the private dir
