@@ -8,8 +8,8 @@
 // Rows: executor with 1 and 2 workers (trace off), executor with native tracing and with
 // the pure-Python settrace baseline tracer (1 worker), fresh-process baseline with 1 and
 // 2 workers. Ratios compare equal worker counts.
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,9 +59,10 @@ std::vector<Problem> LoadHumanEval(const std::string& data_dir) {
     if (end == std::string::npos) end = text->size();
     if (end > start) {
       auto j = nlohmann::json::parse(text->substr(start, end - start));
-      problems.push_back({j["task_id"], j["prompt"].get<std::string>() +
-                                            j["canonical_solution"].get<std::string>(),
-                          j["test"], j["entry_point"]});
+      problems.push_back(
+          {j["task_id"],
+           j["prompt"].get<std::string>() + j["canonical_solution"].get<std::string>(), j["test"],
+           j["entry_point"]});
     }
     start = end + 1;
   }
@@ -156,20 +157,20 @@ Row RunBaseline(const std::vector<Problem>& problems, int workers, int rounds) {
 void PrintHeader() {
   fmt::print("| {:<40} | {:>7} | {:>10} | {:>6} | {:>8} | {:>9} | {:>15} | {:>7} |\n", "mode",
              "workers", "executions", "passed", "seconds", "exec/s", "child wall/cpu", "ratio");
-  fmt::print("|{:-<42}|{:-<9}|{:-<12}|{:-<8}|{:-<10}|{:-<11}|{:-<17}|{:-<9}|\n", "", "", "", "",
-             "", "", "", "");
+  fmt::print("|{:-<42}|{:-<9}|{:-<12}|{:-<8}|{:-<10}|{:-<11}|{:-<17}|{:-<9}|\n", "", "", "", "", "",
+             "", "", "");
 }
 
 void PrintRow(const Row& row, double baseline_per_second) {
-  std::string child = row.child_seconds > 0
-                          ? fmt::format("{:.1f}/{:.1f} ms", 1000 * row.child_seconds / row.executions,
-                                        1000 * row.child_cpu / row.executions)
-                          : std::string("-");
-  fmt::print("| {:<40} | {:>7} | {:>10} | {:>6} | {:>8.2f} | {:>9.1f} | {:>15} | {:>7} |\n",
-             row.name, row.workers, row.executions, row.passed, row.seconds, row.per_second(),
-             child,
-             baseline_per_second > 0 ? fmt::format("{:.1f}x", row.per_second() / baseline_per_second)
-                                     : std::string("-"));
+  std::string child = row.child_seconds > 0 ? fmt::format("{:.1f}/{:.1f} ms",
+                                                          1000 * row.child_seconds / row.executions,
+                                                          1000 * row.child_cpu / row.executions)
+                                            : std::string("-");
+  fmt::print(
+      "| {:<40} | {:>7} | {:>10} | {:>6} | {:>8.2f} | {:>9.1f} | {:>15} | {:>7} |\n", row.name,
+      row.workers, row.executions, row.passed, row.seconds, row.per_second(), child,
+      baseline_per_second > 0 ? fmt::format("{:.1f}x", row.per_second() / baseline_per_second)
+                              : std::string("-"));
 }
 
 }  // namespace
@@ -183,9 +184,12 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--executor-only") == 0) only_executor = true;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--baseline-rounds") == 0) baseline_rounds = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--data") == 0) data_dir = argv[i + 1];
+    if (std::strcmp(argv[i], "--rounds") == 0)
+      rounds = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--baseline-rounds") == 0)
+      baseline_rounds = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--data") == 0)
+      data_dir = argv[i + 1];
   }
   std::vector<Problem> problems = LoadHumanEval(data_dir);
 
@@ -205,7 +209,8 @@ int main(int argc, char** argv) {
   RunExecutor("warm-up", pool1->get(), problems, TraceMode::kNone, 1);
 
   // The floor: an empty program with an empty assert test (fork, isolation, harness).
-  std::vector<Problem> empty(problems.size(), Problem{"empty", "pass\n", "def check(c):\n    pass\n", "print"});
+  std::vector<Problem> empty(problems.size(),
+                             Problem{"empty", "pass\n", "def check(c):\n    pass\n", "print"});
   Row floor = RunExecutor("egca executor, empty program (floor)", pool1->get(), empty,
                           TraceMode::kNone, rounds);
   Row exec1 = RunExecutor("egca executor (warm fork, sandboxed)", pool1->get(), problems,
@@ -230,9 +235,10 @@ int main(int argc, char** argv) {
   Row base1 = RunBaseline(problems, 1, baseline_rounds);
   Row base2 = RunBaseline(problems, 2, baseline_rounds);
 
-  fmt::print("HumanEval canonical solutions + check(), {} problems; {} executor rounds, {} "
-             "baseline rounds; {} hardware threads\n\n",
-             problems.size(), rounds, baseline_rounds, std::thread::hardware_concurrency());
+  fmt::print(
+      "HumanEval canonical solutions + check(), {} problems; {} executor rounds, {} "
+      "baseline rounds; {} hardware threads\n\n",
+      problems.size(), rounds, baseline_rounds, std::thread::hardware_concurrency());
   PrintHeader();
   PrintRow(floor, base1.per_second());
   PrintRow(exec1, base1.per_second());
@@ -242,8 +248,9 @@ int main(int argc, char** argv) {
   PrintRow(settrace, base1.per_second());
   PrintRow(base1, 0);
   PrintRow(base2, 0);
-  fmt::print("\nratio = exec/s over the fresh-process baseline with the same number of workers; child "
-             "wall/cpu = mean time from fork to reap and CPU of each sandboxed child\n");
+  fmt::print(
+      "\nratio = exec/s over the fresh-process baseline with the same number of workers; child "
+      "wall/cpu = mean time from fork to reap and CPU of each sandboxed child\n");
   const bool ok = exec1.passed == exec1.executions && exec2.passed == exec2.executions &&
                   base1.passed == base1.executions;
   if (!ok) fmt::print("WARNING: not every execution passed its check\n");

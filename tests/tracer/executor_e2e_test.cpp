@@ -44,8 +44,8 @@ class ExecutorE2E : public ::testing::Test {
 
 Executor* ExecutorE2E::executor_ = nullptr;
 
-#define EXPECT_VERDICT(result, expected_kind)                                    \
-  EXPECT_EQ(std::string(VerdictName((result).verdict.kind)), VerdictName(expected_kind)) \
+#define EXPECT_VERDICT(result, expected_kind)                                              \
+  EXPECT_EQ(std::string(VerdictName((result).verdict.kind)), VerdictName(expected_kind))   \
       << "detail: " << (result).verdict.detail << " message: " << (result).verdict.message \
       << " stderr: " << (result).stderr_data.substr(0, 500)
 
@@ -64,8 +64,7 @@ TEST_F(ExecutorE2E, SyntaxAndRuntimeErrorsCarryPositions) {
   TestResult syntax = Run("def f(:\n    pass\n", TestCase::Call("f", "[]"));
   EXPECT_VERDICT(syntax, VerdictKind::kSyntaxError);
   EXPECT_EQ(syntax.verdict.line, 1);
-  TestResult runtime =
-      Run("def f(xs):\n    return xs[10]\n", TestCase::Call("f", "[[1, 2]]", "1"));
+  TestResult runtime = Run("def f(xs):\n    return xs[10]\n", TestCase::Call("f", "[[1, 2]]", "1"));
   EXPECT_VERDICT(runtime, VerdictKind::kRuntimeError);
   EXPECT_EQ(runtime.verdict.error_type, "IndexError");
   EXPECT_EQ(runtime.verdict.line, 2);
@@ -85,8 +84,8 @@ TEST_F(ExecutorE2E, InfiniteLoopIsTimeout) {
   RunOptions options = Options();
   options.limits.wall_seconds = 1;
   options.limits.cpu_seconds = 1;
-  TestResult r = Run("def f():\n    while True:\n        pass\n", TestCase::Call("f", "[]"),
-                     options);
+  TestResult r =
+      Run("def f():\n    while True:\n        pass\n", TestCase::Call("f", "[]"), options);
   EXPECT_VERDICT(r, VerdictKind::kTimeout);
 }
 
@@ -100,11 +99,11 @@ TEST_F(ExecutorE2E, HugeAllocationIsMemoryLimit) {
 
 TEST_F(ExecutorE2E, EarlyExitBeforeTheTestIsNotAPass) {
   const std::string test = "assert add(1, 2) == 3\n";
-  TestResult os_exit = Run("import os\ndef add(a, b):\n    return a + b\nos._exit(0)\n",
-                           TestCase::Asserts(test));
+  TestResult os_exit =
+      Run("import os\ndef add(a, b):\n    return a + b\nos._exit(0)\n", TestCase::Asserts(test));
   EXPECT_VERDICT(os_exit, VerdictKind::kKilled);
-  TestResult sys_exit = Run("import sys\ndef add(a, b):\n    return a + b\nsys.exit(0)\n",
-                            TestCase::Asserts(test));
+  TestResult sys_exit =
+      Run("import sys\ndef add(a, b):\n    return a + b\nsys.exit(0)\n", TestCase::Asserts(test));
   EXPECT_VERDICT(sys_exit, VerdictKind::kKilled);
 }
 
@@ -138,8 +137,8 @@ TEST_F(ExecutorE2E, ForkIsViolation) {
 TEST_F(ExecutorE2E, RawOutputFloodIsOutputLimit) {
   RunOptions options = Options();
   options.limits.output_bytes = 1 << 20;
-  TestResult r = Run("import os\nwhile True:\n    os.write(1, b'x' * 65536)\n",
-                     TestCase::Stdio(""), options);
+  TestResult r =
+      Run("import os\nwhile True:\n    os.write(1, b'x' * 65536)\n", TestCase::Stdio(""), options);
   EXPECT_VERDICT(r, VerdictKind::kOutputLimit);
   TestResult printed = Run("while True:\n    print('y' * 1000)\n", TestCase::Stdio(""), options);
   EXPECT_VERDICT(printed, VerdictKind::kOutputLimit);
@@ -147,8 +146,7 @@ TEST_F(ExecutorE2E, RawOutputFloodIsOutputLimit) {
 
 TEST_F(ExecutorE2E, RunAllGivesPassFraction) {
   const std::string source = "def sq(x):\n    return x * x if x < 3 else x\n";
-  std::vector<TestCase> tests = {TestCase::Call("sq", "[1]", "1"),
-                                 TestCase::Call("sq", "[2]", "4"),
+  std::vector<TestCase> tests = {TestCase::Call("sq", "[1]", "1"), TestCase::Call("sq", "[2]", "4"),
                                  TestCase::Call("sq", "[3]", "9")};
   StatusOr<ProgramResult> r = executor_->RunAll(source, tests, Options());
   ASSERT_TRUE(r.ok()) << r.status().ToString();

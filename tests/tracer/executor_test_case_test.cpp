@@ -12,7 +12,8 @@ TEST(ExecutorTestCase, ParsesJsonListOfCases) {
     {"kind": "call", "function": "f", "args": [1, [2, 3]], "expected": {"a": 1}},
     {"kind": "stdio", "stdin": "1 2\n", "expected_stdout": "3\n", "name": "sum"},
     {"kind": "assert", "test_code": "assert f(1) == 2", "setup_code": "x = 1"}
-  ])", "cases.json");
+  ])",
+                              "cases.json");
   ASSERT_TRUE(tests.ok()) << tests.status().ToString();
   ASSERT_EQ(tests->size(), 3u);
   const TestCase& call = (*tests)[0];
@@ -28,8 +29,8 @@ TEST(ExecutorTestCase, ParsesJsonListOfCases) {
 }
 
 TEST(ExecutorTestCase, ErrorsNameTheRecordAndField) {
-  auto bad_kind = ParseTestsJson(R"([{"kind": "call", "function": "f"}, {"kind": "x"}])",
-                                 "cases.json");
+  auto bad_kind =
+      ParseTestsJson(R"([{"kind": "call", "function": "f"}, {"kind": "x"}])", "cases.json");
   ASSERT_FALSE(bad_kind.ok());
   EXPECT_EQ(bad_kind.status().message(),
             "cases.json: test 1: unknown kind \"x\" (expected call, stdio or assert)");

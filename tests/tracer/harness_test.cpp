@@ -11,8 +11,8 @@ namespace {
 
 using testing::RunInProcess;
 
-proto::ExecRequest Call(const std::string& source, const std::string& fn,
-                        const std::string& args, const std::string* expected = nullptr) {
+proto::ExecRequest Call(const std::string& source, const std::string& fn, const std::string& args,
+                        const std::string* expected = nullptr) {
   proto::ExecRequest r;
   r.set_source(source);
   r.set_kind(proto::TEST_KIND_CALL);
@@ -25,8 +25,8 @@ proto::ExecRequest Call(const std::string& source, const std::string& fn,
   return r;
 }
 
-proto::ExecResult RunCall(const std::string& source, const std::string& fn,
-                          const std::string& args, const std::string& expected) {
+proto::ExecResult RunCall(const std::string& source, const std::string& fn, const std::string& args,
+                          const std::string& expected) {
   return RunInProcess(Call(source, fn, args, &expected));
 }
 
@@ -42,8 +42,7 @@ proto::ExecResult RunStdio(const std::string& source, const std::string& input,
 }
 
 proto::ExecResult RunAssert(const std::string& source, const std::string& test_code,
-                            const std::string& entry_point = "",
-                            const std::string& setup = "") {
+                            const std::string& entry_point = "", const std::string& setup = "") {
   proto::ExecRequest r;
   r.set_source(source);
   r.set_kind(proto::TEST_KIND_ASSERT);
@@ -156,7 +155,7 @@ TEST(HarnessRuntime, InnermostUserFrameAndInstructionSpan) {
   EXPECT_EQ(r.error_type(), "ZeroDivisionError");
   EXPECT_EQ(r.message(), "integer division or modulo by zero");
   EXPECT_EQ(r.line(), 2);
-  EXPECT_EQ(r.column(), 11);      // `values[0] // values[1]`
+  EXPECT_EQ(r.column(), 11);  // `values[0] // values[1]`
   EXPECT_EQ(r.end_line(), 2);
   EXPECT_EQ(r.end_column(), 33);
 }
@@ -181,8 +180,7 @@ TEST(HarnessStdio, ComparisonLadder) {
 }
 
 TEST(HarnessStdio, ExitAfterPrintingCompletes) {
-  const std::string source =
-      "n = int(input())\nprint(n * 2)\nexit()\nprint('unreachable')\n";
+  const std::string source = "n = int(input())\nprint(n * 2)\nexit()\nprint('unreachable')\n";
   proto::ExecResult r = RunStdio(source, "21\n", "42\n");
   EXPECT_EQ(r.outcome(), proto::EXEC_OK);
   EXPECT_EQ(r.stdout_data(), "42\n");
@@ -213,16 +211,16 @@ TEST(HarnessStdio, OutputLimit) {
   r.set_output_limit_bytes(100000);
   EXPECT_EQ(RunInProcess(r).outcome(), proto::EXEC_OUTPUT_LIMIT);
   // `except Exception` in the program does not swallow the limit.
-  r.set_source("while True:\n    try:\n        print('x' * 1000)\n    except Exception:\n"
-               "        pass\n");
+  r.set_source(
+      "while True:\n    try:\n        print('x' * 1000)\n    except Exception:\n"
+      "        pass\n");
   EXPECT_EQ(RunInProcess(r).outcome(), proto::EXEC_OUTPUT_LIMIT);
 }
 
 TEST(HarnessAssert, HumanEvalCheck) {
   const std::string test =
       "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(2, 2) == 4\n";
-  EXPECT_EQ(RunAssert("def add(a, b):\n    return a + b\n", test, "add").outcome(),
-            proto::EXEC_OK);
+  EXPECT_EQ(RunAssert("def add(a, b):\n    return a + b\n", test, "add").outcome(), proto::EXEC_OK);
   proto::ExecResult bad = RunAssert("def add(a, b):\n    return a * b\n", test, "add");
   ASSERT_EQ(bad.outcome(), proto::EXEC_RUNTIME_ERROR);
   EXPECT_EQ(bad.error_type(), "AssertionError");
@@ -231,10 +229,10 @@ TEST(HarnessAssert, HumanEvalCheck) {
 
 TEST(HarnessAssert, MbppAssertsWithSetupCode) {
   const std::string setup = "import math\nSCALE = 10\n";
-  EXPECT_EQ(RunAssert("def f(x):\n    return math.floor(x) * SCALE\n",
-                      "assert f(2.5) == 20", "", setup)
-                .outcome(),
-            proto::EXEC_OK);
+  EXPECT_EQ(
+      RunAssert("def f(x):\n    return math.floor(x) * SCALE\n", "assert f(2.5) == 20", "", setup)
+          .outcome(),
+      proto::EXEC_OK);
 }
 
 TEST(HarnessAssert, ExitingBeforeTheTestsRanDoesNotPass) {
@@ -265,9 +263,10 @@ TEST(HarnessDeterminism, RandomHashAndEnvironmentAreFixed) {
 }
 
 TEST(HarnessTrace, SettraceBaselineCopiesLocalsPerLine) {
-  proto::ExecRequest r = Call("def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n"
-                              "    return s\n",
-                              "f", "[3]");
+  proto::ExecRequest r = Call(
+      "def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n"
+      "    return s\n",
+      "f", "[3]");
   r.set_trace_mode(proto::TRACE_MODE_PYTHON_SETTRACE);
   proto::ExecResult result = RunInProcess(r);
   ASSERT_EQ(result.outcome(), proto::EXEC_OK);

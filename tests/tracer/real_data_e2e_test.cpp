@@ -50,8 +50,7 @@ json ReadJson(const std::string& path) {
 std::string Describe(const TestResult& r) {
   const sandbox::Verdict& v = r.verdict;
   return std::string(VerdictName(v.kind)) + " " + v.error_type + ": " + v.message + " [" +
-         v.detail + "] line " + std::to_string(v.line) + " stderr: " +
-         r.stderr_data.substr(0, 300);
+         v.detail + "] line " + std::to_string(v.line) + " stderr: " + r.stderr_data.substr(0, 300);
 }
 
 class RealData : public ::testing::Test {

@@ -81,7 +81,8 @@ TEST_F(EgcaRun, StdinTestsAndAppsJson) {
   std::string out = Write("out.txt", "6\n");
   RunOutput r = Invoke(prog + " --stdin " + in + " --expect-stdout " + out);
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  std::string io = Write("io.json", R"({"inputs": ["1 2\n", "5 5\n"], "outputs": ["3\n", "11\n"]})");
+  std::string io =
+      Write("io.json", R"({"inputs": ["1 2\n", "5 5\n"], "outputs": ["3\n", "11\n"]})");
   RunOutput apps = Invoke(prog + " --tests " + io);
   EXPECT_EQ(apps.exit_code, 1) << apps.out;
   EXPECT_NE(apps.out.find("passed 1/2"), std::string::npos) << apps.out;

@@ -9,8 +9,8 @@
 //
 // Exit status: 0 every test passed, 1 some test did not, 2 bad usage or unreadable input
 // (or egca itself failed).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -60,7 +60,8 @@ struct Args {
 };
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 StatusOr<std::vector<TestCase>> BuildTests(const Args& a) {
@@ -134,7 +135,8 @@ StatusOr<std::vector<TestCase>> BuildTests(const Args& a) {
     }
   }
   if (tests.empty()) {
-    return egca::InvalidArgument("no tests: give --fn NAME [--input JSON], --stdin FILE or --tests FILE");
+    return egca::InvalidArgument(
+        "no tests: give --fn NAME [--input JSON], --stdin FILE or --tests FILE");
   }
   for (size_t i = 0; i < tests.size(); ++i) {
     if (tests[i].name.empty()) tests[i].name = fmt::format("test {}", i + 1);
@@ -306,8 +308,8 @@ int main(int argc, char** argv) {
                 {"pass_fraction", result->pass_fraction()}};
     json arr = json::array();
     for (size_t i = 0; i < result->tests.size(); ++i) {
-      arr.push_back(VerdictJson((*tests)[i], result->tests[i], a.trace || options.trace_mode ==
-                                                                   egca::tracer::TraceMode::kNative));
+      arr.push_back(VerdictJson((*tests)[i], result->tests[i],
+                                a.trace || options.trace_mode == egca::tracer::TraceMode::kNative));
     }
     out["tests"] = std::move(arr);
     fmt::print("{}\n", out.dump(2, ' ', false, json::error_handler_t::replace));

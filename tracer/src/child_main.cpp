@@ -13,17 +13,23 @@ namespace {
 
 const char* KindName(proto::TestKindProto kind) {
   switch (kind) {
-    case proto::TEST_KIND_STDIO: return "stdio";
-    case proto::TEST_KIND_ASSERT: return "assert";
-    default: return "call";
+    case proto::TEST_KIND_STDIO:
+      return "stdio";
+    case proto::TEST_KIND_ASSERT:
+      return "assert";
+    default:
+      return "call";
   }
 }
 
 const char* ModeName(proto::TraceModeProto mode) {
   switch (mode) {
-    case proto::TRACE_MODE_NATIVE: return "native";
-    case proto::TRACE_MODE_PYTHON_SETTRACE: return "python_settrace";
-    default: return "none";
+    case proto::TRACE_MODE_NATIVE:
+      return "native";
+    case proto::TRACE_MODE_PYTHON_SETTRACE:
+      return "python_settrace";
+    default:
+      return "none";
   }
 }
 
@@ -42,8 +48,7 @@ PyRef BuildRequestDict(const proto::ExecRequest& r) {
   if (!dict) return dict;
   PyObject* d = dict.get();
   bool ok = SetString(d, "source", r.source()) && SetString(d, "kind", KindName(r.kind())) &&
-            SetString(d, "function", r.function()) &&
-            SetString(d, "args_json", r.args_json()) &&
+            SetString(d, "function", r.function()) && SetString(d, "args_json", r.args_json()) &&
             SetString(d, "expected_json", r.expected_json()) &&
             SetItem(d, "has_expected", PyBool_FromLong(r.has_expected())) &&
             SetItem(d, "stdin",

@@ -19,18 +19,24 @@ namespace {
 
 proto::TestKindProto KindToProto(TestKind kind) {
   switch (kind) {
-    case TestKind::kStdio: return proto::TEST_KIND_STDIO;
-    case TestKind::kAssert: return proto::TEST_KIND_ASSERT;
-    case TestKind::kCall: break;
+    case TestKind::kStdio:
+      return proto::TEST_KIND_STDIO;
+    case TestKind::kAssert:
+      return proto::TEST_KIND_ASSERT;
+    case TestKind::kCall:
+      break;
   }
   return proto::TEST_KIND_CALL;
 }
 
 proto::TraceModeProto ModeToProto(TraceMode mode) {
   switch (mode) {
-    case TraceMode::kNative: return proto::TRACE_MODE_NATIVE;
-    case TraceMode::kPythonSettrace: return proto::TRACE_MODE_PYTHON_SETTRACE;
-    case TraceMode::kNone: break;
+    case TraceMode::kNative:
+      return proto::TRACE_MODE_NATIVE;
+    case TraceMode::kPythonSettrace:
+      return proto::TRACE_MODE_PYTHON_SETTRACE;
+    case TraceMode::kNone:
+      break;
   }
   return proto::TRACE_MODE_NONE;
 }
@@ -83,9 +89,12 @@ proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
 
 const char* TraceModeName(TraceMode mode) {
   switch (mode) {
-    case TraceMode::kNone: return "none";
-    case TraceMode::kNative: return "native";
-    case TraceMode::kPythonSettrace: return "python_settrace";
+    case TraceMode::kNone:
+      return "none";
+    case TraceMode::kNative:
+      return "native";
+    case TraceMode::kPythonSettrace:
+      return "python_settrace";
   }
   return "none";
 }
@@ -115,9 +124,8 @@ class Executor::Impl {
     EGCA_ASSIGN_OR_RETURN(sandbox::ChildOutcome outcome, server_->Run(request));
 
     auto record = std::make_shared<proto::ExecResult>();
-    const bool has_record =
-        !outcome.result.empty() && !outcome.result_truncated &&
-        record->ParseFromString(outcome.result) && record->record_key() == key;
+    const bool has_record = !outcome.result.empty() && !outcome.result_truncated &&
+                            record->ParseFromString(outcome.result) && record->record_key() == key;
     StatusOr<sandbox::Verdict> verdict =
         MapVerdict(outcome, has_record ? record.get() : nullptr, options.limits);
     if (!verdict.ok()) {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "harness_py.h"
 #include "egca/tracer/executor.h"
+#include "harness_py.h"
 #include "trace_recorder.h"
 
 namespace egca::tracer {
@@ -18,8 +18,8 @@ std::wstring Widen(const std::string& s) { return std::wstring(s.begin(), s.end(
 
 Status ConfigStatus(PyStatus status, const char* what) {
   if (PyStatus_Exception(status)) {
-    return Internal(fmt::format("embedded Python: {}: {}", what,
-                                status.err_msg ? status.err_msg : "failed"));
+    return Internal(
+        fmt::format("embedded Python: {}: {}", what, status.err_msg ? status.err_msg : "failed"));
   }
   return Status::Ok();
 }
@@ -99,8 +99,8 @@ Status InitializeInterpreter(const InterpreterOptions& options) {
   for (const std::string& name : options.preload_modules) {
     PyRef module = PyRef::Steal(PyImport_ImportModule(name.c_str()));
     if (!module) {
-      return Internal(fmt::format("embedded Python: cannot preload module '{}': {}", name,
-                                  FetchPythonError()));
+      return Internal(
+          fmt::format("embedded Python: cannot preload module '{}': {}", name, FetchPythonError()));
     }
   }
   return Status::Ok();
@@ -116,11 +116,10 @@ Status WarmUpForForking() {
 PyObject* HarnessRunTest() { return g_run_test; }
 
 std::vector<std::string> DefaultPreloadModules() {
-  return {"collections", "itertools", "math",   "heapq",    "bisect",  "functools",
-          "re",          "string",    "json",   "typing",   "fractions", "decimal",
-          "random",      "copy",      "operator", "sys",    "io",      "statistics",
-          "datetime",    "hashlib",   "array",  "time",     "traceback"};
+  return {"collections", "itertools", "math",     "heapq",  "bisect",    "functools",
+          "re",          "string",    "json",     "typing", "fractions", "decimal",
+          "random",      "copy",      "operator", "sys",    "io",        "statistics",
+          "datetime",    "hashlib",   "array",    "time",   "traceback"};
 }
-
 
 }  // namespace egca::tracer

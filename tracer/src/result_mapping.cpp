@@ -28,13 +28,27 @@ void FromRecord(const proto::ExecResult& r, Verdict* v) {
   v->expected = r.expected();
   v->detail = r.detail();
   switch (r.outcome()) {
-    case proto::EXEC_OK: v->kind = VerdictKind::kOk; break;
-    case proto::EXEC_WRONG_ANSWER: v->kind = VerdictKind::kWrongAnswer; break;
-    case proto::EXEC_SYNTAX_ERROR: v->kind = VerdictKind::kSyntaxError; break;
-    case proto::EXEC_RUNTIME_ERROR: v->kind = VerdictKind::kRuntimeError; break;
-    case proto::EXEC_MEMORY_ERROR: v->kind = VerdictKind::kMemoryLimit; break;
-    case proto::EXEC_OUTPUT_LIMIT: v->kind = VerdictKind::kOutputLimit; break;
-    case proto::EXEC_EXITED: v->kind = VerdictKind::kKilled; break;
+    case proto::EXEC_OK:
+      v->kind = VerdictKind::kOk;
+      break;
+    case proto::EXEC_WRONG_ANSWER:
+      v->kind = VerdictKind::kWrongAnswer;
+      break;
+    case proto::EXEC_SYNTAX_ERROR:
+      v->kind = VerdictKind::kSyntaxError;
+      break;
+    case proto::EXEC_RUNTIME_ERROR:
+      v->kind = VerdictKind::kRuntimeError;
+      break;
+    case proto::EXEC_MEMORY_ERROR:
+      v->kind = VerdictKind::kMemoryLimit;
+      break;
+    case proto::EXEC_OUTPUT_LIMIT:
+      v->kind = VerdictKind::kOutputLimit;
+      break;
+    case proto::EXEC_EXITED:
+      v->kind = VerdictKind::kKilled;
+      break;
     default:
       v->kind = VerdictKind::kKilled;
       if (v->detail.empty()) v->detail = "no valid completion record";
@@ -44,8 +58,8 @@ void FromRecord(const proto::ExecResult& r, Verdict* v) {
 
 }  // namespace
 
-StatusOr<Verdict> MapVerdict(const sandbox::ChildOutcome& outcome,
-                             const proto::ExecResult* record, const sandbox::Limits& limits) {
+StatusOr<Verdict> MapVerdict(const sandbox::ChildOutcome& outcome, const proto::ExecResult* record,
+                             const sandbox::Limits& limits) {
   Verdict v;
   v.wall_seconds = outcome.wall_seconds;
   v.cpu_seconds = outcome.cpu_seconds;
@@ -80,9 +94,8 @@ StatusOr<Verdict> MapVerdict(const sandbox::ChildOutcome& outcome,
     return v;
   }
   const bool near_memory_limit =
-      limits.memory_bytes > 0 &&
-      static_cast<double>(outcome.max_rss_bytes) >=
-          kNearMemoryLimit * static_cast<double>(limits.memory_bytes);
+      limits.memory_bytes > 0 && static_cast<double>(outcome.max_rss_bytes) >=
+                                     kNearMemoryLimit * static_cast<double>(limits.memory_bytes);
   if (outcome.termination == Termination::kSignaled) {
     v.signal = outcome.signal;
     if (near_memory_limit) {

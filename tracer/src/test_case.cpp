@@ -11,7 +11,9 @@ namespace {
 using nlohmann::json;
 
 // Dumps a JSON value without escaping non-ASCII (the harness parses it back).
-std::string Dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string Dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 StatusOr<std::string> StringField(const json& record, const char* key, const std::string& where,
                                   bool required) {
@@ -69,13 +71,12 @@ StatusOr<TestCase> ParseOneTest(const json& record, const std::string& where) {
 StatusOr<std::vector<TestCase>> FromAppsObject(const json& doc, const std::string& origin) {
   auto inputs = doc.find("inputs");
   auto outputs = doc.find("outputs");
-  if (inputs == doc.end() || !inputs->is_array() || outputs == doc.end() ||
-      !outputs->is_array()) {
+  if (inputs == doc.end() || !inputs->is_array() || outputs == doc.end() || !outputs->is_array()) {
     return InvalidArgument(origin + ": APPS input_output needs arrays \"inputs\" and \"outputs\"");
   }
   if (inputs->size() != outputs->size()) {
-    return InvalidArgument(fmt::format("{}: {} inputs but {} outputs", origin, inputs->size(),
-                                       outputs->size()));
+    return InvalidArgument(
+        fmt::format("{}: {} inputs but {} outputs", origin, inputs->size(), outputs->size()));
   }
   std::string fn_name;
   auto fn = doc.find("fn_name");
@@ -119,9 +120,12 @@ StatusOr<std::vector<TestCase>> FromAppsObject(const json& doc, const std::strin
 
 const char* TestKindName(TestKind kind) {
   switch (kind) {
-    case TestKind::kCall: return "call";
-    case TestKind::kStdio: return "stdio";
-    case TestKind::kAssert: return "assert";
+    case TestKind::kCall:
+      return "call";
+    case TestKind::kStdio:
+      return "stdio";
+    case TestKind::kAssert:
+      return "assert";
   }
   return "call";
 }
@@ -172,8 +176,7 @@ TestCase TestCase::Asserts(std::string test_code, std::string setup_code) {
   return t;
 }
 
-StatusOr<std::vector<TestCase>> ParseTestsJson(const std::string& text,
-                                               const std::string& origin) {
+StatusOr<std::vector<TestCase>> ParseTestsJson(const std::string& text, const std::string& origin) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return InvalidArgument(origin + ": not valid JSON");
   if (doc.is_object()) return FromAppsObject(doc, origin);

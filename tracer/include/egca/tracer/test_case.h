@@ -69,8 +69,7 @@ struct TestCase {
 // "expected"?, "stdin", "expected_stdout"?, "setup_code"?, "test_code", "entry_point"?}.
 // An APPS `input_output.json` object ({"inputs", "outputs", "fn_name"?}) is accepted too.
 // Errors name the record index and field (`origin` prefixes them, e.g. the file name).
-StatusOr<std::vector<TestCase>> ParseTestsJson(const std::string& json,
-                                               const std::string& origin);
+StatusOr<std::vector<TestCase>> ParseTestsJson(const std::string& json, const std::string& origin);
 
 // Tests from an APPS `input_output.json` object: call-based when it has "fn_name"
 // (each input is the argument list), else stdin/stdout.
