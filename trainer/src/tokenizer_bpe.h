@@ -23,9 +23,18 @@ class BpeModel {
     int32_t merged_id;
   };
 
-  void Reserve(size_t tokens) { bytes_to_id_.reserve(tokens); }
-  // Adds a vocabulary entry; `bytes` are the raw bytes the token stands for.
-  void AddToken(int32_t id, std::string bytes);
+  BpeModel();
+  void Reserve(size_t tokens) {
+    if (ignore_merges_) bytes_to_id_.reserve(tokens);
+  }
+  // Adds a vocabulary entry; `bytes` are the raw bytes the token stands for. Call
+  // set_ignore_merges() first.
+  void AddToken(int32_t id, std::string_view bytes);
+  void ReserveMerges(size_t merges) {
+    size_t capacity = 1024;
+    while (capacity < merges * 2) capacity *= 2;
+    if (capacity > slots_.size()) Rehash(capacity);
+  }
   // Registers merge (left, right) -> merged with priority `rank` (lower merges first).
   void AddMerge(int32_t left, int32_t right, int32_t rank, int32_t merged);
   // Call after all tokens are added: fills the single-byte table. Returns the first byte
@@ -33,7 +42,7 @@ class BpeModel {
   int Finish();
   void set_ignore_merges(bool v) { ignore_merges_ = v; }
 
-  // -1 if absent.
+  // Id of the token for exactly `bytes`, -1 if absent. Only valid with ignore_merges.
   int32_t Find(std::string_view bytes) const;
   int32_t ByteToken(unsigned char b) const { return byte_token_[b]; }
   const Merge* FindMerge(int32_t left, int32_t right) const {
@@ -74,7 +83,7 @@ class BpeModel {
   std::vector<Slot> slots_;
   size_t mask_ = 0;
   size_t merge_count_ = 0;
-  int32_t byte_token_[256];
+  int32_t byte_token_[256];  // -1 until AddToken sees that byte
   bool ignore_merges_ = false;
 };
 

@@ -99,9 +99,9 @@ class Loader {
       // A spelling outside the byte-level alphabet stands for its own UTF-8 bytes.
       if (!ByteLevelToBytes(v.key(), &bytes)) bytes = v.key();
       impl_->id_text[id] = v.key();
-      impl_->id_bytes[id] = bytes;
-      impl_->text_to_id[v.key()] = id;
       impl_->bpe.AddToken(id, bytes);
+      impl_->id_bytes[id] = std::move(bytes);
+      impl_->text_to_id.emplace(v.key(), id);
     }
     const int missing = impl_->bpe.Finish();
     if (missing >= 0) {
@@ -115,35 +115,38 @@ class Loader {
     if (merges == model.end() || !merges->is_array()) {
       return Error("model.merges", "missing or not an array");
     }
+    impl_->bpe.ReserveMerges(merges->size());
     int32_t rank = 0;
+    std::string left, right, joined;
+    const auto find = [&](const std::string& token) -> int32_t {
+      auto f = impl_->text_to_id.find(token);
+      return f == impl_->text_to_id.end() ? -1 : f->second;
+    };
     for (const json& m : *merges) {
-      const std::string path = "model.merges[" + std::to_string(rank) + "]";
-      std::string left, right;
+      // Built only on error: 150k merges make per-entry path strings visible in load time.
+      const auto path = [&] { return "model.merges[" + std::to_string(rank) + "]"; };
       if (m.is_string()) {
         const std::string& s = m.get_ref<const std::string&>();
         const size_t space = s.find(' ');
         if (space == std::string::npos || space == 0 || space + 1 == s.size() ||
             s.find(' ', space + 1) != std::string::npos) {
-          return Error(path, "expected \"a b\" or [a, b], got " + Quote(s));
+          return Error(path(), "expected \"a b\" or [a, b], got " + Quote(s));
         }
-        left = s.substr(0, space);
-        right = s.substr(space + 1);
+        left.assign(s, 0, space);
+        right.assign(s, space + 1, std::string::npos);
       } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-        left = m[0].get<std::string>();
-        right = m[1].get<std::string>();
+        left = m[0].get_ref<const std::string&>();
+        right = m[1].get_ref<const std::string&>();
       } else {
-        return Error(path, "expected \"a b\" or [a, b]");
+        return Error(path(), "expected \"a b\" or [a, b]");
       }
-      const auto find = [&](const std::string& token) -> int32_t {
-        auto f = impl_->text_to_id.find(token);
-        return f == impl_->text_to_id.end() ? -1 : f->second;
-      };
+      joined.assign(left).append(right);
       const int32_t a = find(left);
       const int32_t b = find(right);
-      const int32_t merged = find(left + right);
-      if (a < 0) return Error(path, Quote(left) + " is not in model.vocab");
-      if (b < 0) return Error(path, Quote(right) + " is not in model.vocab");
-      if (merged < 0) return Error(path, "merged token " + Quote(left + right) + " is not in model.vocab");
+      const int32_t merged = find(joined);
+      if (a < 0) return Error(path(), Quote(left) + " is not in model.vocab");
+      if (b < 0) return Error(path(), Quote(right) + " is not in model.vocab");
+      if (merged < 0) return Error(path(), "merged token " + Quote(joined) + " is not in model.vocab");
       impl_->bpe.AddMerge(a, b, rank, merged);
       ++rank;
     }
