@@ -176,6 +176,13 @@ TEST_F(ExecutorE2E, RunsAreDeterministic) {
   TestResult b = Run(source, TestCase::Call("f", "[]"));
   EXPECT_VERDICT(a, VerdictKind::kOk);
   EXPECT_EQ(a.verdict.actual, b.verdict.actual);
+  // Another fork server (another warm interpreter): the hash secret is the fixed seed, not
+  // a random one inherited from whichever server ran the program.
+  auto other = Executor::Create({});
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  auto c = (*other)->Run(source, TestCase::Call("f", "[]"), Options());
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(a.verdict.actual, c->verdict.actual);
 }
 
 TEST_F(ExecutorE2E, PythonSettraceBaselineCounts) {
