@@ -45,6 +45,8 @@ struct Spec {
   json normalizer = nullptr;
   json pre_tokenizer = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
   bool merges_as_arrays = false;
+  std::vector<std::string> extra_vocab;  // raw-byte tokens no merge produces
+  bool ignore_merges = false;
 };
 
 json Build(const Spec& spec) {
@@ -52,6 +54,7 @@ json Build(const Spec& spec) {
   for (int b = 0; b < 256; ++b) vocab[BytesToByteLevel(std::string(1, static_cast<char>(b)))] = b;
   json merges = json::array();
   int next = 256;
+  for (const std::string& extra : spec.extra_vocab) vocab[BytesToByteLevel(extra)] = next++;
   for (const auto& [a, b] : spec.merges) {
     const std::string la = BytesToByteLevel(a), lb = BytesToByteLevel(b);
     if (!vocab.contains(la + lb)) vocab[la + lb] = next++;
@@ -67,7 +70,8 @@ json Build(const Spec& spec) {
           {"pre_tokenizer", spec.pre_tokenizer},
           {"post_processor", nullptr},
           {"decoder", {{"type", "ByteLevel"}}},
-          {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}};
+          {"model",
+           {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}, {"ignore_merges", spec.ignore_merges}}}};
 }
 
 std::unique_ptr<Tokenizer> Make(const Spec& spec) {
@@ -216,6 +220,23 @@ TEST(TokenizerBpe, EqualRanksMergeLeftmostFirst) {
   ASSERT_TRUE(t);
   EXPECT_EQ(t->EncodeIds("aaa"), (std::vector<int32_t>{Id(*t, "aa"), 'a'}));
   EXPECT_EQ(t->EncodeIds("aaaaa"), (std::vector<int32_t>{Id(*t, "aa"), Id(*t, "aa"), 'a'}));
+}
+
+TEST(TokenizerBpe, IgnoreMergesTakesWholeWordsFromTheVocabulary) {
+  Spec spec;
+  spec.extra_vocab = {"abc", "abcdefghijklmnopq"};
+  spec.merges = {{"a", "b"}};
+  auto merging = Make(spec);
+  spec.ignore_merges = true;
+  auto whole = Make(spec);
+  ASSERT_TRUE(merging && whole);
+  EXPECT_EQ(merging->EncodeIds("abc"), (std::vector<int32_t>{Id(*merging, "ab"), 'c'}));
+  EXPECT_EQ(whole->EncodeIds("abc"), std::vector<int32_t>{Id(*whole, "abc")});
+  // Long words take the priority-queue path; the whole-word rule comes first there too.
+  EXPECT_EQ(whole->EncodeIds("abcdefghijklmnopq"),
+            std::vector<int32_t>{Id(*whole, "abcdefghijklmnopq")});
+  // A word that is not in the vocabulary is merged as usual.
+  EXPECT_EQ(whole->EncodeIds("abd"), (std::vector<int32_t>{Id(*whole, "ab"), 'd'}));
 }
 
 TEST(TokenizerBpe, PriorityQueueMatchesNaiveMergeOnLongWords) {
