@@ -1,9 +1,11 @@
 #include "egca/cfg/extract.h"
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
 #include <vector>
 
-#include "parser.h"
+#include "egca/cfg/cfg.h"
 
 namespace egca::cfg {
 namespace {
@@ -62,9 +64,11 @@ bool IsPythonInfo(std::string_view info) {
          lang == "py3";
 }
 
+// Parses and passes the compile-time checks (tree-sitter alone accepts, e.g., an indented
+// module).
 bool Parses(std::string_view code) {
-  StatusOr<TsTreePtr> tree = ParsePython(code);
-  return tree.ok() && !ts_node_has_error(ts_tree_root_node(tree->get()));
+  StatusOr<ProgramCfg> p = ProgramCfg::Build(code);
+  return p.ok() && p->parsed();
 }
 
 bool StartsStatement(std::string_view line) {
@@ -91,6 +95,47 @@ bool DefinesTopLevel(std::string_view code, std::string_view entry_point) {
     }
   }
   return false;
+}
+
+// The region [begin, end) of the completion as a result; whitespace common to all its
+// non-blank lines is removed (and recorded so that bytes map back).
+ExtractedProgram MakeResult(std::string_view completion, uint32_t begin, uint32_t end,
+                            ExtractionKind kind) {
+  ExtractedProgram r;
+  r.offset = begin;
+  r.kind = kind;
+  std::string_view region = completion.substr(begin, end - begin);
+  std::vector<Line> lines = SplitLines(region);
+  std::optional<std::string_view> common;
+  for (const Line& l : lines) {
+    std::string_view t = region.substr(l.begin, l.end - l.begin);
+    size_t ws = t.find_first_not_of(" \t");
+    if (ws == std::string_view::npos || t[ws] == '\r' || t[ws] == '#') {
+      continue;  // blank or comment-only: its indentation does not matter to Python
+    }
+    std::string_view indent = t.substr(0, ws);
+    if (!common) {
+      common = indent;
+    } else {
+      size_t k = 0;
+      while (k < common->size() && k < indent.size() && (*common)[k] == indent[k]) ++k;
+      common = common->substr(0, k);
+    }
+  }
+  if (!common || common->empty()) {
+    r.code = std::string(region);
+    return r;
+  }
+  r.dedent = static_cast<uint32_t>(common->size());
+  for (const Line& l : lines) {
+    std::string_view t = region.substr(l.begin, l.next - l.begin);
+    size_t cut = 0;
+    while (cut < r.dedent && cut < t.size() && (t[cut] == ' ' || t[cut] == '\t')) ++cut;
+    r.line_map.emplace_back(static_cast<uint32_t>(r.code.size()), begin + l.begin + cut);
+    r.code.append(t.substr(cut));
+  }
+  r.offset = r.line_map.front().second;
+  return r;
 }
 
 struct Fenced {
@@ -127,14 +172,16 @@ ExtractedProgram ExtractProgram(std::string_view completion, const ExtractOption
     for (; j < lines.size(); ++j) {
       char m2;
       std::string_view info2;
-      if (IsFence(text(lines[j]), &m2, &info2) && m2 == marker && info2.empty()) {
+      if (IsFence(text(lines[j]), &m2, &info2) && m2 == marker) {
         f.end = lines[j].begin;
-        f.closed = true;
+        f.closed = info2.empty();
         break;
       }
     }
     blocks.push_back(f);
-    i = j;  // continue after the closing fence
+    // Continue after the closing fence; an opening fence ("```python") met inside the block
+    // means the previous one was never closed: it opens the next block.
+    i = (j < lines.size() && !f.closed) ? j - 1 : j;
   }
   out.fence_count = static_cast<int32_t>(blocks.size());
   if (!blocks.empty()) {
@@ -162,38 +209,51 @@ ExtractedProgram ExtractProgram(std::string_view completion, const ExtractOption
         if (!chosen || f->end - f->begin > chosen->end - chosen->begin) chosen = f;
       }
     }
-    out.offset = chosen->begin;
-    out.code = std::string(body(chosen));
-    out.kind = chosen->closed ? ExtractionKind::kFence : ExtractionKind::kUnclosedFence;
-    return out;
+    ExtractedProgram r = MakeResult(completion, chosen->begin, chosen->end,
+                                    chosen->closed ? ExtractionKind::kFence
+                                                   : ExtractionKind::kUnclosedFence);
+    r.fence_count = out.fence_count;
+    return r;
   }
 
   // No fence.
+  const uint32_t n = static_cast<uint32_t>(completion.size());
   out.code = std::string(completion);
   if (Parses(completion)) return out;
+  ExtractedProgram whole = MakeResult(completion, 0, n, ExtractionKind::kWhole);
+  if (whole.dedent > 0 && Parses(whole.code)) return whole;
   size_t start = lines.size();
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (StartsStatement(text(lines[i]))) {
+    std::string_view t = text(lines[i]);
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    if (StartsStatement(t)) {
       start = i;
       break;
     }
   }
-  if (start == lines.size()) return out;  // nothing recognizably Python: leave it whole
+  if (start == lines.size()) return whole;  // nothing recognizably Python: leave it whole
   uint32_t begin = lines[start].begin;
-  uint32_t end = static_cast<uint32_t>(completion.size());
+  uint32_t end = n;
   constexpr size_t kMaxTrailingCut = 64;
   for (size_t last = lines.size(); last > start && lines.size() - last <= kMaxTrailingCut;
        --last) {
     uint32_t e = lines[last - 1].next;
-    if (Parses(completion.substr(begin, e - begin))) {
+    if (Parses(MakeResult(completion, begin, e, ExtractionKind::kProseTrimmed).code)) {
       end = e;
       break;
     }
   }
-  out.offset = begin;
-  out.code = std::string(completion.substr(begin, end - begin));
-  out.kind = ExtractionKind::kProseTrimmed;
-  return out;
+  return MakeResult(completion, begin, end, ExtractionKind::kProseTrimmed);
+}
+
+uint32_t ExtractedProgram::ToCompletionByte(uint32_t code_byte) const {
+  if (line_map.empty()) return offset + code_byte;
+  auto it = std::upper_bound(
+      line_map.begin(), line_map.end(), code_byte,
+      [](uint32_t b, const std::pair<uint32_t, uint32_t>& l) { return b < l.first; });
+  if (it == line_map.begin()) return offset + code_byte;
+  --it;
+  return it->second + (code_byte - it->first);
 }
 
 }  // namespace egca::cfg

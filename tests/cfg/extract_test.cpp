@@ -6,9 +6,17 @@
 namespace egca::cfg {
 namespace {
 
+// Every byte of the code maps back to the same byte of the completion.
 void ExpectSubstring(const std::string& completion, const ExtractedProgram& e) {
-  ASSERT_LE(e.offset + e.code.size(), completion.size());
-  EXPECT_EQ(completion.substr(e.offset, e.code.size()), e.code);
+  if (e.dedent == 0) {
+    ASSERT_LE(e.offset + e.code.size(), completion.size());
+    EXPECT_EQ(completion.substr(e.offset, e.code.size()), e.code);
+  }
+  for (uint32_t i = 0; i < e.code.size(); ++i) {
+    uint32_t at = e.ToCompletionByte(i);
+    ASSERT_LT(at, completion.size());
+    ASSERT_EQ(completion[at], e.code[i]) << "code byte " << i;
+  }
 }
 
 TEST(Extract, BareCodeIsWhole) {
@@ -89,9 +97,39 @@ TEST(Extract, IndentedFenceAndTildes) {
   ExtractedProgram e = ExtractProgram(c);
   EXPECT_EQ(e.fence_count, 2);
   ExpectSubstring(c, e);
-  // No block defines anything: the longest, as it stands (indented inside the list item:
-  // the code stays a substring, so it is not dedented).
-  EXPECT_EQ(e.code, "   x = 1\n");
+  // No block defines anything: the longest, dedented (it sat inside a list item).
+  EXPECT_EQ(e.code, "x = 1\n");
+  EXPECT_EQ(e.dedent, 3u);
+  EXPECT_EQ(e.offset, c.find("x = 1"));
+}
+
+TEST(Extract, ForgottenClosingFenceBeforeTheNextBlock) {
+  // From a real MapCoder response: an example block in a list item is never closed, the
+  // solution block follows.
+  std::string c =
+      "1. Example:\n   ```python\n   def lis(nums):\n       return max(nums)\n\n"
+      "## Code:\n```python\ndef fib4(n):\n    return n\n```\n";
+  ExtractedProgram e = ExtractProgram(c, ExtractOptions().set_entry_point("fib4"));
+  EXPECT_EQ(e.fence_count, 2);
+  EXPECT_EQ(e.code, "def fib4(n):\n    return n\n");
+  EXPECT_EQ(e.kind, ExtractionKind::kFence);
+  ExpectSubstring(c, e);
+  ExtractedProgram lis = ExtractProgram(c, ExtractOptions().set_entry_point("lis"));
+  EXPECT_EQ(lis.kind, ExtractionKind::kUnclosedFence);
+  // The prose heading that follows is a comment to Python; comments keep their column.
+  EXPECT_EQ(lis.code, "def lis(nums):\n    return max(nums)\n\n## Code:\n");
+  EXPECT_EQ(lis.dedent, 3u);
+  ExpectSubstring(c, lis);
+}
+
+TEST(Extract, IndentedCompletionIsDedented) {
+  std::string c = "     def f(s):\n         if s:\n             return 1\n\n         return 0\n";
+  ExtractedProgram e = ExtractProgram(c);
+  EXPECT_EQ(e.code, "def f(s):\n    if s:\n        return 1\n\n    return 0\n");
+  EXPECT_EQ(e.dedent, 5u);
+  ExpectSubstring(c, e);
+  EXPECT_EQ(e.ToCompletionByte(static_cast<uint32_t>(e.code.find("return 0"))),
+            c.find("return 0"));
 }
 
 }  // namespace
