@@ -497,6 +497,9 @@ TEST(TokenizerBatch, EncodeBatchEqualsEncode) {
       EXPECT_EQ(batch[i].offsets, e.offsets) << i;
     }
   }
+  const auto from_strings = q.EncodeBatch(texts);
+  ASSERT_EQ(from_strings.size(), texts.size());
+  EXPECT_EQ(from_strings[2].ids, q.EncodeIds(texts[2]));
 }
 
 TEST(DecodeStream, PiecesConcatenateToDecodeWithoutSpuriousReplacement) {

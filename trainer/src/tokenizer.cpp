@@ -260,6 +260,11 @@ std::vector<Encoding> Tokenizer::EncodeBatch(const std::vector<std::string_view>
   return out;
 }
 
+std::vector<Encoding> Tokenizer::EncodeBatch(const std::vector<std::string>& texts,
+                                             const EncodeOptions& options, int threads) const {
+  return EncodeBatch(std::vector<std::string_view>(texts.begin(), texts.end()), options, threads);
+}
+
 std::string Tokenizer::DecodeBytes(const std::vector<int32_t>& ids, bool skip_special) const {
   std::string out;
   for (int32_t id : ids) {

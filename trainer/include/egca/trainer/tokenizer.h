@@ -106,6 +106,8 @@ class Tokenizer {
   // (0 = hardware concurrency); result[i] is Encode(texts[i]).
   std::vector<Encoding> EncodeBatch(const std::vector<std::string_view>& texts,
                                     const EncodeOptions& options = {}, int threads = 0) const;
+  std::vector<Encoding> EncodeBatch(const std::vector<std::string>& texts,
+                                    const EncodeOptions& options = {}, int threads = 0) const;
 
   // Concatenates the tokens' bytes; byte sequences that are not valid UTF-8 (a prefix of a
   // multi-byte character, a stray continuation byte) become U+FFFD, as HF does. Ids outside
