@@ -28,7 +28,7 @@ class BpeModel {
     if (ignore_merges_) bytes_to_id_.reserve(tokens);
   }
   // Adds a vocabulary entry; `bytes` are the raw bytes the token stands for. Call
-  // set_ignore_merges() first.
+  // set_ignore_merges() before adding tokens.
   void AddToken(int32_t id, std::string_view bytes);
   void ReserveMerges(size_t merges) {
     size_t capacity = 1024;
@@ -37,8 +37,8 @@ class BpeModel {
   }
   // Registers merge (left, right) -> merged with priority `rank` (lower merges first).
   void AddMerge(int32_t left, int32_t right, int32_t rank, int32_t merged);
-  // Call after all tokens are added: fills the single-byte table. Returns the first byte
-  // value that has no single-byte token, or -1 if all 256 are present.
+  // Call after all tokens are added. Returns the first byte value that has no single-byte
+  // token (not a byte-level vocabulary), or -1 if all 256 are present.
   int Finish();
   void set_ignore_merges(bool v) { ignore_merges_ = v; }
 
@@ -57,8 +57,8 @@ class BpeModel {
   size_t merge_count() const { return merge_count_; }
 
   // Appends the ids of one pre-token (raw bytes) to `out`: lowest-rank pair first, the
-  // leftmost among equal ranks (HF's order), using a priority queue over a linked list of
-  // symbols: O(n log n) in the word length.
+  // leftmost among equal ranks (HF's order). Words longer than kShortWord bytes use a
+  // priority queue over a linked list of symbols: O(n log n) in the word length.
   void MergeWord(std::string_view word, std::vector<int32_t>* out) const;
   // Same result by rescanning every adjacent pair after each merge: O(n^2). Baseline for
   // the benchmark and a cross-check in tests.
