@@ -173,6 +173,50 @@ TEST_F(ValueEncoderTest, CallablesAndTypesByQualname) {
   EXPECT_EQ(Text("{'a': 1}.keys()"), "dict_keys(['a'])");
 }
 
+TEST_F(ValueEncoderTest, DictVersionCacheSeesEveryChange) {
+  // One encoder across calls, as in a trace: all-immutable dicts are cached by version tag.
+  ValueEncoder encoder{TraceOptions()};
+  PyObject* d = Eval("d", "d = {'a': 1, (1, 2): 'x'}");
+  uint64_t h1 = encoder.Hash(d).hash;
+  EXPECT_EQ(encoder.Hash(d).hash, h1);
+  Py_XDECREF(Eval("None", "d['a'] = 2"));
+  uint64_t h2 = encoder.Hash(d).hash;
+  EXPECT_NE(h2, h1);
+  Py_XDECREF(Eval("None", "d['a'] = 1"));
+  EXPECT_EQ(encoder.Hash(d).hash, h1);
+  Py_DECREF(d);
+  // A list inside changes without touching the dict's version: never cached.
+  PyObject* n = Eval("n", "n = {'a': [1]}");
+  uint64_t m1 = encoder.Hash(n).hash;
+  Py_XDECREF(Eval("None", "n['a'].append(2)"));
+  EXPECT_NE(encoder.Hash(n).hash, m1);
+  Py_DECREF(n);
+}
+
+TEST_F(ValueEncoderTest, SharedStructureHashesOncePerSnapshotAndStaysEqual) {
+  const char* setup =
+      "class N:\n"
+      "    def __init__(self, kids): self.kids = kids\n"
+      "leaf = N([])\n"
+      "level = [N([leaf, leaf]) for _ in range(2)]\n"
+      "for _ in range(30):\n"
+      "    level = [N(level), N(level)]\n"
+      "root = level[0]\n";
+  // 2^30 paths, 60 distinct nodes: only identity memoization makes this finish.
+  PyObject* root = Eval("root", setup);
+  ValueEncoder encoder{TraceOptions()};
+  encoder.BeginSnapshot();
+  ValueDigest a = encoder.Hash(root);
+  proto::Value v;
+  encoder.Encode(root, &v);
+  encoder.EndSnapshot();
+  EXPECT_EQ(a.hash, v.hash());
+  // Rendering stops at max_render_depth (3): instance, list, instance, then "[…]".
+  EXPECT_EQ(v.text().rfind("N(kids=[N(kids=[…](len=2)), N(kids=[…](len=2))])#", 0), 0u)
+      << v.text();
+  Py_DECREF(root);
+}
+
 TEST_F(ValueEncoderTest, HashBytesIsStable) {
   // Fixed values: the hash must not change between builds or processes.
   EXPECT_EQ(HashBytes("", 0, 0), HashBytes("", 0, 0));

@@ -271,21 +271,46 @@ uint64_t ValueEncoder::VisitComposite(PyObject* v, uint32_t depth, std::string* 
                                       Walk& walk) {
   // Hash-only visits of an object already hashed in this snapshot reuse its hash. Results
   // that contain a cycle marker depend on the path and are not memoized.
-  if (text == nullptr) {
+  // Worth an identity-map entry: top-level values (Encode after Hash in one snapshot),
+  // instances (graph nodes) and big containers; small tuples and lists are cheaper to
+  // rehash than to look up.
+  bool memoizable = depth == 0 || (Py_TYPE(v)->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
+                    (PyList_Check(v) && PyList_GET_SIZE(v) >= 16) ||
+                    (PyTuple_Check(v) && PyTuple_GET_SIZE(v) >= 16) ||
+                    (PyDict_Check(v) && PyDict_GET_SIZE(v) >= 16) ||
+                    (PyAnySet_Check(v) && PySet_GET_SIZE(v) >= 16);
+  if (memoizable) {
     auto it = memo_.find(v);
     if (it != memo_.end()) {
       walk.partial |= it->second.partial;
+      walk.budget -= it->second.consumed;
+      walk.mutable_seen |= it->second.mutable_inside;
+      if (text != nullptr) {
+        // Hashed already in this snapshot: only the bounded prefix is rendered.
+        bool render_only = walk.render_only;
+        int64_t budget = walk.budget;
+        walk.render_only = true;
+        walk.budget = std::numeric_limits<int64_t>::max() / 2;
+        VisitObject(v, depth, text, walk);
+        walk.render_only = render_only;
+        walk.budget = budget;
+      }
       return it->second.hash;
     }
   }
   bool partial_before = walk.partial;
+  bool mutable_before = walk.mutable_seen;
   uint32_t cycles_before = walk.cycles;
+  int64_t budget_before = walk.budget;
   walk.partial = false;
+  walk.mutable_seen = false;
   uint64_t h = Mix64(VisitObject(v, depth, text, walk));
   bool partial = walk.partial;
+  bool mutable_inside = walk.mutable_seen;
   walk.partial = partial_before || partial;
-  if (walk.cycles == cycles_before) {
-    memo_.emplace(v, Memo{h, partial});
+  walk.mutable_seen = mutable_before || mutable_inside;
+  if (memoizable && walk.cycles == cycles_before && !walk.render_only) {
+    memo_.emplace(v, Memo{h, partial, budget_before - walk.budget, mutable_inside});
   }
   return h;
 }
@@ -355,12 +380,36 @@ void ValueEncoder::Finish(const Walk& walk, uint64_t hash, std::string* text,
   }
 }
 
-uint64_t ValueEncoder::Visit(PyObject* v, uint32_t depth, std::string* text, Walk& walk) {
+namespace {
+bool IsScalar(PyObject* v) {
   PyTypeObject* type = Py_TYPE(v);
-  if (v == Py_None || type == &PyBool_Type || type == &PyLong_Type || type == &PyFloat_Type ||
-      type == &PyUnicode_Type || type == &PyBytes_Type) {
-    return VisitObject(v, depth, text, walk);
+  return v == Py_None || type == &PyBool_Type || type == &PyLong_Type ||
+         type == &PyFloat_Type || type == &PyUnicode_Type || type == &PyBytes_Type;
+}
+}  // namespace
+
+uint64_t ValueEncoder::Visit(PyObject* v, uint32_t depth, std::string* text, Walk& walk) {
+  if (text == nullptr && !TextFull(text)) {
+    PyTypeObject* type = Py_TYPE(v);
+    if (type == &PyLong_Type) return VisitInt(v, nullptr, walk);
+    // Small tuples of scalars (dict keys like (i, j), pairs in lists) are the most common
+    // composite; hash them without the general container machinery. Same result as the
+    // general path: Mix64 of the sequence hash.
+    if (type == &PyTuple_Type && PyTuple_GET_SIZE(v) <= 8 && depth + 1 < options_.max_hash_depth) {
+      Py_ssize_t n = PyTuple_GET_SIZE(v);
+      bool scalars = true;
+      for (Py_ssize_t i = 0; i < n && scalars; ++i) scalars = IsScalar(PyTuple_GET_ITEM(v, i));
+      if (scalars && walk.budget >= n) {
+        uint64_t h = HashCombine(kTagTuple, static_cast<uint64_t>(n));
+        for (Py_ssize_t i = 0; i < n; ++i) {
+          --walk.budget;
+          h = HashCombine(h, VisitObject(PyTuple_GET_ITEM(v, i), depth + 1, nullptr, walk));
+        }
+        return Mix64(HashCombine(0, h));
+      }
+    }
   }
+  if (IsScalar(v)) return VisitObject(v, depth, text, walk);
   return VisitComposite(v, depth, text, walk);
 }
 
@@ -403,6 +452,7 @@ uint64_t ValueEncoder::VisitObject(PyObject* v, uint32_t depth, std::string* tex
     return VisitBytes(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v), "b", kTagBytes, text, walk);
   }
   if (type == &PyByteArray_Type) {
+    walk.mutable_seen = true;
     if (text) text->append("bytearray(");
     uint64_t h = VisitBytes(PyByteArray_AS_STRING(v), PyByteArray_GET_SIZE(v), "b",
                             kTagByteArray, text, walk);
@@ -443,6 +493,7 @@ uint64_t ValueEncoder::VisitObject(PyObject* v, uint32_t depth, std::string* tex
         text->push_back('(');
       }
     }
+    if (!is_tuple && type != &PyFrozenSet_Type) walk.mutable_seen = true;
     walk.stack.push_back(v);
     uint64_t inner;
     if (is_list) {
@@ -529,8 +580,12 @@ uint64_t ValueEncoder::VisitObject(PyObject* v, uint32_t depth, std::string* tex
     }
     return h;
   }
-  if (type->tp_flags & Py_TPFLAGS_HEAPTYPE) return VisitInstance(v, depth, text, walk);
+  if (type->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+    walk.mutable_seen = true;
+    return VisitInstance(v, depth, text, walk);
+  }
   if (PyDictKeys_Check(v) || PyDictValues_Check(v) || PyDictItems_Check(v)) {
+    walk.mutable_seen = true;
     std::string name = type->tp_name;
     if (text) text->append(name).push_back('(');
     walk.stack.push_back(v);
@@ -547,6 +602,7 @@ uint64_t ValueEncoder::VisitObject(PyObject* v, uint32_t depth, std::string* tex
   if (HasSafeRepr(type)) return VisitRepr(v, text, walk);
   // Other C objects (iterators, file objects, ...): their state is not readable without
   // side effects; the type is recorded.
+  walk.mutable_seen = true;
   if (text) text->append("<").append(type->tp_name).append(">");
   return HashCString(type->tp_name, kTagOpaque);
 }
@@ -661,6 +717,7 @@ uint64_t ValueEncoder::VisitSequence(PyObject* v, PyObject* const* items, Py_ssi
     // the bound check cheap and honest anyway.
     if (PyList_Check(v) && i >= PyList_GET_SIZE(v)) break;
     bool show = render && static_cast<uint32_t>(i) < options_.container_prefix && !TextFull(text);
+    if (!show && walk.render_only) break;
     if (show && i > 0) text->append(", ");
     h = HashCombine(h, Visit(items[i], depth + 1, show ? text : nullptr, walk));
   }
@@ -678,6 +735,37 @@ uint64_t ValueEncoder::VisitSequence(PyObject* v, PyObject* const* items, Py_ssi
 }
 
 uint64_t ValueEncoder::VisitDict(PyObject* v, uint32_t depth, std::string* text, Walk& walk) {
+  // A dict whose entries are all immutable (ints, strs, tuples of them, ...) is unchanged
+  // as long as its version tag (PEP 509; unique across all dicts, so an address reused by
+  // a new dict cannot match) is: its hash is reused across snapshots.
+  uint64_t version = reinterpret_cast<PyDictObject*>(v)->ma_version_tag;
+  if (text == nullptr && !walk.render_only) {
+    auto it = dict_cache_.find(v);
+    if (it != dict_cache_.end() && it->second.version == version) {
+      walk.budget -= it->second.consumed;
+      return it->second.hash;
+    }
+  }
+  bool mutable_before = walk.mutable_seen;
+  bool partial_before = walk.partial;
+  uint32_t cycles_before = walk.cycles;
+  int64_t budget_before = walk.budget;
+  walk.mutable_seen = false;
+  walk.partial = false;
+  uint64_t h = VisitDictEntries(v, depth, text, walk);
+  bool cacheable = !walk.mutable_seen && !walk.partial && walk.cycles == cycles_before &&
+                   !walk.render_only;
+  walk.mutable_seen = mutable_before || walk.mutable_seen;
+  walk.partial = partial_before || walk.partial;
+  if (cacheable) {
+    if (dict_cache_.size() >= 4096) dict_cache_.clear();
+    dict_cache_[v] = DictCache{version, h, budget_before - walk.budget};
+  }
+  return h;
+}
+
+uint64_t ValueEncoder::VisitDictEntries(PyObject* v, uint32_t depth, std::string* text,
+                                        Walk& walk) {
   Py_ssize_t n = PyDict_GET_SIZE(v);
   uint64_t h = HashCombine(kTagDict, static_cast<uint64_t>(n));
   bool render = text != nullptr && depth < options_.max_render_depth;
@@ -696,6 +784,7 @@ uint64_t ValueEncoder::VisitDict(PyObject* v, uint32_t depth, std::string* text,
     }
     --walk.budget;
     bool show = render && static_cast<uint32_t>(i) < options_.container_prefix && !TextFull(text);
+    if (!show && walk.render_only) break;
     if (show && i > 0) text->append(", ");
     h = HashCombine(h, Visit(key, depth + 1, show ? text : nullptr, walk));
     if (show) text->append(": ");
@@ -838,6 +927,10 @@ uint64_t ValueEncoder::VisitIterable(PyObject* v, uint64_t tag, const char* open
     }
     --walk.budget;
     bool show = render && static_cast<uint32_t>(i) < options_.container_prefix && !TextFull(text);
+    if (!show && walk.render_only) {
+      Py_DECREF(item);
+      break;
+    }
     if (show && i > 0) text->append(", ");
     h = HashCombine(h, Visit(item, depth + 1, show ? text : nullptr, walk));
     Py_DECREF(item);

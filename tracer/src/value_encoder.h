@@ -59,6 +59,8 @@ class ValueEncoder {
     bool partial = false;    // some part of the value was not hashed
     bool truncated = false;  // some part of the value was not rendered
     uint32_t cycles = 0;     // cycle markers produced (their hash depends on the path)
+    bool mutable_seen = false;  // a mutable object was visited (dict cache eligibility)
+    bool render_only = false;   // re-rendering a value whose hash is memoized
     std::vector<PyObject*> stack;  // containers being walked (cycle detection). Borrowed.
   };
   struct TypeInfo {
@@ -68,6 +70,13 @@ class ValueEncoder {
   struct Memo {
     uint64_t hash;
     bool partial;
+    int64_t consumed;  // hash budget the full walk used
+    bool mutable_inside;
+  };
+  struct DictCache {
+    uint64_t version;  // PyDictObject::ma_version_tag when hashed
+    uint64_t hash;
+    int64_t consumed;
   };
 
   const TypeInfo& InfoFor(PyTypeObject* type);
@@ -80,6 +89,7 @@ class ValueEncoder {
                          const char* open, const char* close, uint32_t depth,
                          std::string* text, Walk& walk);
   uint64_t VisitDict(PyObject* v, uint32_t depth, std::string* text, Walk& walk);
+  uint64_t VisitDictEntries(PyObject* v, uint32_t depth, std::string* text, Walk& walk);
   uint64_t VisitSet(PyObject* v, uint32_t depth, std::string* text, Walk& walk);
   uint64_t VisitIterable(PyObject* v, uint64_t tag, const char* open, const char* close,
                          uint32_t depth, std::string* text, Walk& walk);
@@ -97,6 +107,9 @@ class ValueEncoder {
   PyTypeObject* deque_type_ = nullptr;  // collections.deque; borrowed (module keeps it)
   std::unordered_map<PyObject*, Memo> memo_;  // keys Borrowed, for one snapshot
   bool in_snapshot_ = false;
+  // Hashes of all-immutable dicts by identity, valid while their version tag is unchanged;
+  // kept across snapshots. Keys Borrowed (validated by the version tag).
+  std::unordered_map<PyObject*, DictCache> dict_cache_;
   size_t text_limit_ = 0;  // size of the output string at which rendering stops
   // Keys Owned (a reference keeps a type's address from being reused while cached).
   std::unordered_map<PyTypeObject*, TypeInfo> types_;

@@ -36,11 +36,12 @@ struct TraceOptions {
   uint32_t max_render_depth = 3;   // container nesting rendered; deeper: "[…](len=N)"
   uint32_t max_hash_depth = 16;    // container nesting hashed; deeper: counted, not hashed
   // Elements (of all nested containers together) hashed per value per snapshot. Change
-  // detection rehashes mutable containers at every event, so this bounds the per-event
-  // cost. Beyond it the hash covers the first `hash_budget` elements plus the lengths,
-  // and the value is flagged `partial` (a change past the budget that keeps every length
-  // may go unseen).
-  uint32_t hash_budget = 4096;
+  // detection rehashes mutable containers at every event (all-immutable dicts are cached
+  // by version tag), so this bounds the per-event cost: O(min(size, hash_budget)) per
+  // container local. Beyond it the hash covers the first `hash_budget` elements plus the
+  // lengths, and the value is flagged `partial` (a change past the budget that keeps
+  // every length may go unseen). Raise it when big tables must be compared exactly.
+  uint32_t hash_budget = 1024;
   // Bytes of one str/bytes hashed; longer ones hash head + tail + length (flagged partial).
   uint32_t max_hash_string_bytes = 1u << 16;
 };
