@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -154,6 +155,17 @@ Row RunBaseline(const std::vector<Problem>& problems, int workers, int rounds) {
   return row;
 }
 
+// CPU seconds of this process plus all its reaped descendants (fork servers are reaped
+// when their pool is destroyed, and include the children they reaped).
+double ProcessTreeCpuSeconds() {
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  return seconds(self.ru_utime) + seconds(self.ru_stime) + seconds(children.ru_utime) +
+         seconds(children.ru_stime);
+}
+
 void PrintHeader() {
   fmt::print("| {:<40} | {:>7} | {:>10} | {:>6} | {:>8} | {:>9} | {:>15} | {:>7} |\n", "mode",
              "workers", "executions", "passed", "seconds", "exec/s", "child wall/cpu", "ratio");
@@ -235,6 +247,20 @@ int main(int argc, char** argv) {
   Row base1 = RunBaseline(problems, 1, baseline_rounds);
   Row base2 = RunBaseline(problems, 2, baseline_rounds);
 
+  // Load-independent comparison: CPU time of the whole process tree per execution. The
+  // executor's includes starting and stopping its fork server (interpreter warm-up).
+  double cpu0 = ProcessTreeCpuSeconds();
+  int cpu_executions = 0;
+  {
+    auto pool = ExecutorPool::Create({}, 1);
+    if (!pool.ok()) return 2;
+    cpu_executions = RunExecutor("cpu", pool->get(), problems, TraceMode::kNone, rounds).executions;
+  }
+  double executor_cpu_ms = 1000 * (ProcessTreeCpuSeconds() - cpu0) / cpu_executions;
+  cpu0 = ProcessTreeCpuSeconds();
+  Row base_cpu = RunBaseline(problems, 1, baseline_rounds);
+  double baseline_cpu_ms = 1000 * (ProcessTreeCpuSeconds() - cpu0) / base_cpu.executions;
+
   fmt::print(
       "HumanEval canonical solutions + check(), {} problems; {} executor rounds, {} "
       "baseline rounds; {} hardware threads\n\n",
@@ -248,6 +274,12 @@ int main(int argc, char** argv) {
   PrintRow(settrace, base1.per_second());
   PrintRow(base1, 0);
   PrintRow(base2, 0);
+  fmt::print(
+      "\nCPU per execution (process tree, 1 worker): executor {:.2f} ms, fresh python3.11 "
+      "{:.2f} ms, ratio {:.1f}x\n",
+      executor_cpu_ms, baseline_cpu_ms, baseline_cpu_ms / executor_cpu_ms);
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) == 3) fmt::print("load average at the end: {:.2f}\n", load[0]);
   fmt::print(
       "\nratio = exec/s over the fresh-process baseline with the same number of workers; child "
       "wall/cpu = mean time from fork to reap and CPU of each sandboxed child\n");
