@@ -145,6 +145,27 @@ void BM_PriorityQueueMerge_NoCache(benchmark::State& state) {
 }
 BENCHMARK(BM_PriorityQueueMerge_NoCache)->Unit(benchmark::kMillisecond);
 
+// The trainer's shape: G = 16 completions of ~8k tokens each (slices of the corpus, so
+// they differ), encoded with offsets on 2 threads. Wall-clock rate.
+void BM_EncodeBatch_G16x8k(benchmark::State& state) {
+  const auto& text = Corpus();
+  std::vector<std::string> completions;
+  const size_t slice = 27000;  // ~8k tokens of this corpus
+  for (size_t g = 0; g < 16; ++g) {
+    const size_t begin = (g * 5077) % (text.size() - slice);
+    completions.push_back(text.substr(begin, slice));
+  }
+  size_t tokens = 0;
+  for (auto _ : state) {
+    const auto batch = Cached().EncodeBatch(completions, {}, static_cast<int>(state.range(0)));
+    tokens = 0;
+    for (const auto& e : batch) tokens += e.ids.size();
+    benchmark::DoNotOptimize(batch);
+  }
+  Report(state, slice * completions.size(), tokens);
+}
+BENCHMARK(BM_EncodeBatch_G16x8k)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 // Long single words (runs of one character class): where O(n^2) rescans hurt.
 std::string LongWords() {
   std::string s;
