@@ -58,9 +58,19 @@ std::set<int> FixLines(const std::string& buggy, const std::string& fixed) {
     if (i < n && j < m && a[i] == b[j]) {
       ++i, ++j;
     } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-      // Inserted in the fix: blame the buggy neighbours.
-      if (i > 0) out.insert(static_cast<int>(i));
-      if (i < n) out.insert(static_cast<int>(i + 1));
+      // Inserted in the fix: blame the nearest non-blank buggy line on each side.
+      for (size_t k = i; k > 0; --k) {
+        if (!a[k - 1].empty()) {
+          out.insert(static_cast<int>(k));
+          break;
+        }
+      }
+      for (size_t k = i; k < n; ++k) {
+        if (!a[k].empty()) {
+          out.insert(static_cast<int>(k + 1));
+          break;
+        }
+      }
       ++j;
     } else {
       out.insert(static_cast<int>(i + 1));

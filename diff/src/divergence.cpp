@@ -34,6 +34,7 @@ struct FrameState {
   std::vector<std::pair<std::string, Value>> vars;
   int32_t open_step = -1;
   SourceSpan last_span;   // span of the frame's previous event: what made the next changes
+  SourceSpan call_site;   // the caller's statement when the frame started (may be empty)
   int32_t last_line = 0;
   bool seen_line = false;
 
@@ -108,9 +109,19 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
     }
   };
 
+  // Span of the latest event at each depth: a new frame's arguments are blamed on the
+  // caller's statement (the call site), not on the callee.
+  std::vector<SourceSpan> span_at_depth;
   for (int64_t e = 0; e < trace.events_size(); ++e) {
     const tp::Event& ev = trace.events(static_cast<int>(e));
+    const bool fresh = frames.find(ev.frame()) == frames.end();
     FrameState& f = frames[ev.frame()];
+    if (fresh && ev.depth() >= 2 && ev.depth() - 2 < span_at_depth.size()) {
+      f.last_span = span_at_depth[ev.depth() - 2];
+      f.call_site = f.last_span;
+    }
+    if (span_at_depth.size() < ev.depth()) span_at_depth.resize(ev.depth());
+    if (ev.depth() >= 1) span_at_depth[ev.depth() - 1] = ToSourceSpan(ev.span());
     if (ev.code() < code_scope.size()) f.scope = code_scope[ev.code()];
     for (const tp::Variable& v : ev.changed()) {
       record_change(f, v.name(), Value{v.value().hash(), &v.value().text()});
@@ -156,6 +167,13 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
           s.step.first_event = e;
           s.step.block_span = block_span;
           s.first_of_frame = !f.seen_line;
+          if (s.first_of_frame) {
+            // The arguments were set by the call: blame the call site for them.
+            for (const auto& [n, v] : f.vars) {
+              s.changed.emplace_back(n, f.call_site);
+              s.step.changed.push_back(n);
+            }
+          }
           f.open_step = static_cast<int32_t>(out.steps.size());
           out.steps.push_back(std::move(s));
         }
@@ -170,7 +188,8 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
         if (f.open_step >= 0) {
           StepRec& s = out.steps[f.open_step];
           s.step.last_event = e;
-          if (!ev.unwinding() && ev.has_return_value() && !ev.is_yield()) {
+          // A yielded value is the generator's output at that point: compared like a return.
+          if (!ev.unwinding() && ev.has_return_value()) {
             s.step.returned = true;
             s.step.return_value = ev.return_value().text();
             s.return_hash = ev.return_value().hash();
@@ -373,10 +392,12 @@ class Aligner {
     size_t i = 0, j = 0;
     while (i < nc && j < nr) {
       if (!CandidateMatched(i)) {
+        CarryGap(cs_.steps[i], &carried_candidate_);
         Push(static_cast<int32_t>(i++), -1);
         continue;
       }
       if (!ReferenceMatched(j)) {
+        CarryGap(rs_.steps[j], &carried_reference_);
         Push(-1, static_cast<int32_t>(j++));
         continue;
       }
@@ -460,6 +481,12 @@ class Aligner {
     return true;
   }
 
+  // A step with no counterpart (a block only one program has) may change variables: the
+  // next aligned pair of the same frame compares them too.
+  static void CarryGap(const StepRec& s, std::map<int32_t, std::set<std::string>>* carried) {
+    for (const auto& [n, sp] : s.changed) (*carried)[s.step.frame].insert(n);
+  }
+
   void Push(int32_t c, int32_t r) { report_->alignment.pairs.push_back({c, r, false}); }
 
   void AlignPair(size_t i, size_t j) {
@@ -487,6 +514,13 @@ class Aligner {
       auto it = inverse.find(n);
       if (it != inverse.end()) add(it->second);
     }
+    for (const std::string& n : carried_candidate_[c.step.frame]) add(n);
+    for (const std::string& n : carried_reference_[r.step.frame]) {
+      auto it = inverse.find(n);
+      if (it != inverse.end()) add(it->second);
+    }
+    carried_candidate_.erase(c.step.frame);
+    carried_reference_.erase(r.step.frame);
     // A step cut by the end of a bounded trace has no final state to compare.
     if (c.incomplete || r.incomplete) names.clear();
     Divergence d;
@@ -634,6 +668,7 @@ class Aligner {
   int32_t last_aligned_reference_ = -1;
   bool pending_marker_ = false;
   std::vector<std::pair<int64_t, Divergence>> found_;  // (candidate event, divergence)
+  std::map<int32_t, std::set<std::string>> carried_candidate_, carried_reference_;  // by frame
 };
 
 }  // namespace

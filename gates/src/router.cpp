@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -189,6 +190,11 @@ Status Router::Localize(std::string_view candidate, const Problem& problem,
       return Status::Ok();
     }
     traced = *bounded;
+    // Room for the alarm to fire and the trace to come back; fewer events (the bounded
+    // prefix is what gets aligned).
+    run.limits.wall_seconds = std::max(run.limits.wall_seconds, options_.bounded_trace_seconds + 2);
+    run.limits.cpu_seconds = std::max(run.limits.cpu_seconds, options_.bounded_trace_seconds + 2);
+    run.trace.max_events = std::min<uint64_t>(run.trace.max_events, options_.bounded_trace_events);
   }
   EGCA_ASSIGN_OR_RETURN(tracer::TestResult cr, executor_->Run(candidate, traced, run));
   EGCA_ASSIGN_OR_RETURN(result->reference_trace, ReferenceTrace(problem.reference, test));

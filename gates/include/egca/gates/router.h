@@ -71,7 +71,8 @@ struct RouterOptions {
   bool check_comparability = true;
   bool localize = true;            // off: route only
   // A timed-out candidate's traced re-run is stopped after this long (wall seconds).
-  double bounded_trace_seconds = 0.5;
+  double bounded_trace_seconds = 0.25;
+  uint64_t bounded_trace_events = 50000;  // event cap of that re-run
 };
 
 struct RouteResult {
