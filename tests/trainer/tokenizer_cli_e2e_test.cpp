@@ -86,6 +86,28 @@ TEST_F(TokenizeCli, DecodeRoundTripAndDirectoryArgument) {
   EXPECT_GT(json::parse(plain.out)["ids"].size(), ids.size());
 }
 
+TEST_F(TokenizeCli, ChatFormatsMessagesAndMapsContentToTokens) {
+  const Result r = RunTool("--tokenizer " + kQwen3 + " --chat qwen3 --generation-prompt --no-thinking",
+                           R"([{"role": "user", "content": "Write add(a, b)."}])");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["text"],
+            "<|im_start|>user\nWrite add(a, b).<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+  EXPECT_EQ(j["ids"][0], 151644);  // <|im_start|>
+  const json& m = j["messages"][0];
+  EXPECT_EQ(m["content_begin"], 17);  // after "<|im_start|>user\n"
+  EXPECT_EQ(m["content_end"], 17 + 16);
+  const size_t first = m["first_token"], last = m["last_token"];
+  ASSERT_LT(first, last);
+  EXPECT_EQ(j["ids"][last], 151645);  // <|im_end|> right after the content
+  const Result bad = RunTool("--tokenizer " + kQwen3 + " --chat qwen3", R"([{"role": "user"}])");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("[0]"), std::string::npos) << bad.err;
+  const Result missing = RunTool("--tokenizer " + kQwen3 + " --chat /nonexistent/t.json", "[]");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/t.json"), std::string::npos) << missing.err;
+}
+
 TEST_F(TokenizeCli, UsageAndInputErrorsExitTwoWithOneLine) {
   const auto one_line = [](const std::string& s) {
     return !s.empty() && s.find('\n') == s.size() - 1;

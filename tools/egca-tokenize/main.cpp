@@ -3,6 +3,8 @@
 //
 //   egca-tokenize --tokenizer DIR_OR_JSON [--offsets] [--plain-specials] [--span B:E] < text
 //   egca-tokenize --tokenizer DIR_OR_JSON --decode [--skip-special] < ids.json
+//   egca-tokenize --tokenizer DIR_OR_JSON --chat qwen3|chatml|TEMPLATE.json
+//                 [--generation-prompt] [--no-thinking] [--offsets] < messages.json
 //
 // Exit codes: 0 ok, 2 bad usage or unreadable/malformed input (one line on stderr).
 #include <CLI/CLI.hpp>
@@ -11,8 +13,10 @@
 #include <cstdio>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <string>
 
+#include "egca/trainer/chat_template.h"
 #include "egca/trainer/tokenizer.h"
 
 namespace {
@@ -69,6 +73,9 @@ int main(int argc, char** argv) {
   bool skip_special = false;
   bool plain_specials = false;
   std::string span_spec;
+  std::string chat_template;
+  bool generation_prompt = false;
+  bool no_thinking = false;
   app.add_option("--tokenizer", tokenizer_path, "tokenizer.json or a directory containing it")
       ->required();
   app.add_flag("--offsets", offsets, "also print byte offsets and token strings per token");
@@ -78,6 +85,11 @@ int main(int argc, char** argv) {
                "encode special-token text (\"<|im_end|>\") as plain text, not as specials");
   app.add_option("--span", span_spec,
                  "B:E - report which tokens overlap input bytes [B, E) (implies --offsets)");
+  app.add_option("--chat", chat_template,
+                 "format a JSON array of {role, content} messages on stdin with a chat template "
+                 "(qwen3, chatml, or a template .json) and encode the result");
+  app.add_flag("--generation-prompt", generation_prompt, "with --chat: append the assistant turn opening");
+  app.add_flag("--no-thinking", no_thinking, "with --chat: Qwen3 enable_thinking=false");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -90,14 +102,55 @@ int main(int argc, char** argv) {
   if (want_span && !ParseSpan(span_spec, &span_begin, &span_end)) {
     return Fail("--span: expected B:E with 0 <= B <= E, got '" + span_spec + "'");
   }
-  if (decode && (offsets || want_span || plain_specials)) {
-    return Fail("--decode cannot be combined with --offsets, --span or --plain-specials");
+  if (decode && (offsets || want_span || plain_specials || !chat_template.empty())) {
+    return Fail("--decode cannot be combined with --offsets, --span, --plain-specials or --chat");
+  }
+  if (chat_template.empty() && (generation_prompt || no_thinking)) {
+    return Fail("--generation-prompt and --no-thinking need --chat");
+  }
+  std::optional<egca::trainer::ChatTemplate> chat;
+  if (chat_template == "qwen3") {
+    chat = egca::trainer::ChatTemplate::Qwen3();
+  } else if (chat_template == "chatml") {
+    chat = egca::trainer::ChatTemplate::ChatML();
+  } else if (!chat_template.empty()) {
+    auto loaded = egca::trainer::ChatTemplate::FromJsonFile(chat_template);
+    if (!loaded.ok()) return Fail("--chat: " + loaded.status().message());
+    chat = std::move(loaded).value();
   }
 
   auto tokenizer = Tokenizer::FromFile(tokenizer_path);
   if (!tokenizer.ok()) return Fail(tokenizer.status().message());
-  const std::string input((std::istreambuf_iterator<char>(std::cin)),
-                          std::istreambuf_iterator<char>());
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  json message_spans;
+  if (chat) {
+    // Messages in, formatted text out; the rest works on that text.
+    json messages = json::parse(input, nullptr, /*allow_exceptions=*/false);
+    if (messages.is_discarded() || !messages.is_array()) {
+      return Fail("stdin: expected a JSON array of {\"role\": ..., \"content\": ...}");
+    }
+    std::vector<egca::trainer::ChatMessage> list;
+    for (size_t i = 0; i < messages.size(); ++i) {
+      const json& m = messages[i];
+      if (!m.is_object() || !m.contains("role") || !m["role"].is_string() ||
+          !m.contains("content") || !m["content"].is_string()) {
+        return Fail("stdin: [" + std::to_string(i) + "]: expected {\"role\": string, \"content\": string}");
+      }
+      list.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+    }
+    egca::trainer::ChatFormatOptions chat_options;
+    chat_options.add_generation_prompt = generation_prompt;
+    chat_options.enable_thinking = !no_thinking;
+    auto formatted = chat->Apply(list, chat_options);
+    if (!formatted.ok()) return Fail("stdin: " + formatted.status().message());
+    input = formatted->text;
+    message_spans = json::array();
+    for (size_t i = 0; i < list.size(); ++i) {
+      message_spans.push_back({{"role", list[i].role},
+                               {"content_begin", formatted->content_spans[i].begin},
+                               {"content_end", formatted->content_spans[i].end}});
+    }
+  }
 
   if (decode) {
     json ids_json = json::parse(input, nullptr, /*allow_exceptions=*/false);
@@ -126,6 +179,16 @@ int main(int argc, char** argv) {
   const Encoding encoding = (*tokenizer)->Encode(input, options);
   json out;
   out["ids"] = encoding.ids;
+  if (chat) {
+    out["text"] = input;
+    for (json& m : message_spans) {
+      const auto range = egca::trainer::TokensOverlapping(
+          encoding.offsets, m["content_begin"].get<uint32_t>(), m["content_end"].get<uint32_t>());
+      m["first_token"] = range.first;
+      m["last_token"] = range.last;
+    }
+    out["messages"] = std::move(message_spans);
+  }
   if (offsets || want_span) {
     json tokens = json::array();
     for (size_t i = 0; i < encoding.ids.size(); ++i) {
