@@ -6,8 +6,8 @@
 // against the reference of a different task (task index + 1), which should mostly fail.
 //
 //   cfg_comparability [--data DIR] [--threshold T] [--iterations H] [--dump-scores FILE]
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -172,8 +172,8 @@ int main(int argc, char** argv) {
   }
   if (out) std::fclose(out);
 
-  fmt::print("solved HumanEval programs: {} ({} do not parse, skipped), WL h={}\n",
-             samples.size(), not_parsed, so.iterations);
+  fmt::print("solved HumanEval programs: {} ({} do not parse, skipped), WL h={}\n", samples.size(),
+             not_parsed, so.iterations);
   fmt::print("\n{:<10} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {:>9} {:>9}\n", "source",
              "n", "mean", "p05", "p10", "p25", "p50", "p75", "p90", "I_cmp=1", "control");
   for (const auto& [name, v] : scores) {
@@ -185,11 +185,13 @@ int main(int argc, char** argv) {
     }
     for (double x : control[name]) cpass += x >= so.threshold;
     mean /= std::max<size_t>(1, v.size());
-    fmt::print("{:<10} {:>6} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f}  {:>8.1f}% {:>8.1f}%\n",
-               name, v.size(), mean, Quantile(v, 0.05), Quantile(v, 0.10), Quantile(v, 0.25),
-               Quantile(v, 0.5), Quantile(v, 0.75), Quantile(v, 0.9),
-               100.0 * pass / std::max<size_t>(1, v.size()),
-               100.0 * cpass / std::max<size_t>(1, v.size()));
+    fmt::print(
+        "{:<10} {:>6} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f}  {:>8.1f}% "
+        "{:>8.1f}%\n",
+        name, v.size(), mean, Quantile(v, 0.05), Quantile(v, 0.10), Quantile(v, 0.25),
+        Quantile(v, 0.5), Quantile(v, 0.75), Quantile(v, 0.9),
+        100.0 * pass / std::max<size_t>(1, v.size()),
+        100.0 * cpass / std::max<size_t>(1, v.size()));
   }
   const auto& all = scores["all"];
   const auto& ctl = control["all"];
@@ -200,15 +202,16 @@ int main(int argc, char** argv) {
     for (double x : all) n += (x >= lo && (x < hi || (b == 9 && x <= 1.0)));
     for (double x : ctl) c += (x >= lo && (x < hi || (b == 9 && x <= 1.0)));
     fmt::print("  [{:.1f},{:.1f}{} {:>6} {:<40} | {:>6}\n", lo, hi, b == 9 ? "]" : ")", n,
-               std::string(static_cast<size_t>(40.0 * n / std::max<size_t>(1, all.size())), '#'), c);
+               std::string(static_cast<size_t>(40.0 * n / std::max<size_t>(1, all.size())), '#'),
+               c);
   }
   fmt::print("\nthreshold  comparable(solved)  comparable(control)\n");
   for (double t : {0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8}) {
     int64_t n = 0, c = 0;
     for (double x : all) n += x >= t;
     for (double x : ctl) c += x >= t;
-    fmt::print("  {:.2f}{}      {:>6.1f}%             {:>6.1f}%\n", t, t == so.threshold ? "*" : " ",
-               100.0 * n / std::max<size_t>(1, all.size()),
+    fmt::print("  {:.2f}{}      {:>6.1f}%             {:>6.1f}%\n", t,
+               t == so.threshold ? "*" : " ", 100.0 * n / std::max<size_t>(1, all.size()),
                100.0 * c / std::max<size_t>(1, ctl.size()));
   }
   return 0;

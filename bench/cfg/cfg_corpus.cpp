@@ -5,13 +5,13 @@
 //
 //   cfg_corpus [--data DIR] [--max-codet N] [--no-tarballs] [--show-errors N]
 //              [--dump-verdicts FILE]   (check against CPython: check_syntax_vs_cpython.py)
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "corpus.h"
 #include "egca/cfg/boundaries.h"
@@ -49,14 +49,19 @@ int main(int argc, char** argv) {
 
   struct Item {
     std::string dataset, origin, code;
+    int extraction = -1;  // ExtractionKind for raw completions
   };
   std::vector<Item> items;
   egca::cfg::corpus::Stats stats;
   egca::Status st = egca::cfg::corpus::ForEachProgram(
       opts,
       [&](const egca::cfg::corpus::Program& p) {
-        std::string code = p.completion ? egca::cfg::ExtractProgram(p.text).code : p.text;
-        items.push_back(Item{p.dataset, p.origin, std::move(code)});
+        if (!p.completion) {
+          items.push_back(Item{p.dataset, p.origin, p.text, -1});
+          return;
+        }
+        egca::cfg::ExtractedProgram e = egca::cfg::ExtractProgram(p.text);
+        items.push_back(Item{p.dataset, p.origin, std::move(e.code), static_cast<int>(e.kind)});
       },
       &stats);
   if (!st.ok()) {
@@ -78,6 +83,7 @@ int main(int argc, char** argv) {
 
   std::FILE* verdicts = dump_verdicts.empty() ? nullptr : std::fopen(dump_verdicts.c_str(), "w");
   std::map<std::string, Row> rows;
+  std::map<int, std::pair<int64_t, int64_t>> extraction;  // kind -> (programs, parsed)
   std::map<std::string, int> shown;
   auto t0 = std::chrono::steady_clock::now();
   for (const Item& it : items) {
@@ -95,7 +101,12 @@ int main(int argc, char** argv) {
         v["message"] = p->syntax_error()->message;
         v["line"] = p->syntax_error()->span.begin.line;
       }
-      std::fprintf(verdicts, "%s\n", v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      std::fprintf(verdicts, "%s\n",
+                   v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    }
+    if (it.extraction >= 0) {
+      ++extraction[it.extraction].first;
+      extraction[it.extraction].second += p->parsed();
     }
     if (!p->parsed()) {
       ++r.not_parsed;
@@ -122,9 +133,8 @@ int main(int argc, char** argv) {
     if (!p.ok() || !p->parsed()) continue;
     for (const auto& s : p->scopes()) {
       sink += egca::cfg::BoundaryMap::Compute(s).size();
-      sink += egca::cfg::BoundaryMap::Compute(
-                  s, egca::cfg::BoundaryOptions().set_granularity(
-                         egca::cfg::BoundaryGranularity::kStatement))
+      sink += egca::cfg::BoundaryMap::Compute(s, egca::cfg::BoundaryOptions().set_granularity(
+                                                     egca::cfg::BoundaryGranularity::kStatement))
                   .size();
     }
     sink += p->Dump().size();
@@ -135,8 +145,8 @@ int main(int argc, char** argv) {
   fmt::print("\n{:<10} {:>9} {:>9} {:>11} {:>11} {:>8} {:>8} {:>9}\n", "dataset", "programs",
              "parsed", "not_parsed", "unsupported", "errors", "scopes", "blocks");
   for (const auto& [name, r] : rows) {
-    fmt::print("{:<10} {:>9} {:>9} {:>11} {:>11} {:>8} {:>8} {:>9}\n", name, r.programs,
-               r.parsed, r.not_parsed, r.unsupported, r.errors, r.scopes, r.blocks);
+    fmt::print("{:<10} {:>9} {:>9} {:>11} {:>11} {:>8} {:>8} {:>9}\n", name, r.programs, r.parsed,
+               r.not_parsed, r.unsupported, r.errors, r.scopes, r.blocks);
     total.programs += r.programs;
     total.parsed += r.parsed;
     total.not_parsed += r.not_parsed;
@@ -148,6 +158,14 @@ int main(int argc, char** argv) {
   fmt::print("{:<10} {:>9} {:>9} {:>11} {:>11} {:>8} {:>8} {:>9}\n", "total", total.programs,
              total.parsed, total.not_parsed, total.unsupported, total.errors, total.scopes,
              total.blocks);
+  if (!extraction.empty()) {
+    fmt::print("\nraw completions through ExtractProgram:\n");
+    for (const auto& [kind, counts] : extraction) {
+      fmt::print("  {:<15} {:>7} programs, {:>7} parse\n",
+                 egca::cfg::ExtractionKindName(static_cast<egca::cfg::ExtractionKind>(kind)),
+                 counts.first, counts.second);
+    }
+  }
   fmt::print("\nfiles {} records {} bad records {} (skipped) crashes 0\n", stats.files,
              stats.records, stats.bad_records);
   fmt::print("parse only (baseline): {:.2f} s  {:.0f} programs/s  {:.2f} MB/s  ({} clean)\n",

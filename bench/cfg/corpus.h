@@ -13,8 +13,8 @@
 namespace egca::cfg::corpus {
 
 struct Program {
-  std::string origin;  // "<file>:<line>:<field>[i]"
-  std::string dataset; // "codet", "humaneval", "mapcoder", "ldb", "reflexion"
+  std::string origin;   // "<file>:<line>:<field>[i]"
+  std::string dataset;  // "codet", "humaneval", "mapcoder", "ldb", "reflexion"
   std::string text;
   bool completion = false;  // raw LLM output: run ExtractProgram first
 };

@@ -42,10 +42,9 @@ BoundaryMap BoundaryMap::Compute(const FunctionCfg& scope, const BoundaryOptions
       flush(last);
     }
   }
-  std::stable_sort(map.boundaries_.begin(), map.boundaries_.end(),
-                   [](const Boundary& a, const Boundary& b) {
-                     return a.span.begin_byte < b.span.begin_byte;
-                   });
+  std::stable_sort(
+      map.boundaries_.begin(), map.boundaries_.end(),
+      [](const Boundary& a, const Boundary& b) { return a.span.begin_byte < b.span.begin_byte; });
   for (size_t i = 0; i < map.boundaries_.size(); ++i) {
     map.boundaries_[i].index = static_cast<int32_t>(i);
   }

@@ -61,8 +61,8 @@ CfgBuilder::CfgBuilder(std::string_view source, const BuildOptions& options, Pro
 
 void CfgBuilder::SetSyntaxError(TSNode node, std::string message) {
   if (syntax_error_) return;
-  syntax_error_ = SyntaxError{Span(ts_node_start_byte(node), ts_node_end_byte(node)),
-                              std::move(message)};
+  syntax_error_ =
+      SyntaxError{Span(ts_node_start_byte(node), ts_node_end_byte(node)), std::move(message)};
 }
 
 void CfgBuilder::AddUnsupported(TSNode node, std::string what) {
@@ -200,9 +200,8 @@ void CfgBuilder::Scan(TSNode root, Statement* stmt) {
     uint32_t count = ts_node_named_child_count(n);
     for (uint32_t i = count; i > 0; --i) stack.push_back(ts_node_named_child(n, i - 1));
   }
-  std::sort(found.begin(), found.end(), [](TSNode a, TSNode b) {
-    return ts_node_start_byte(a) < ts_node_start_byte(b);
-  });
+  std::sort(found.begin(), found.end(),
+            [](TSNode a, TSNode b) { return ts_node_start_byte(a) < ts_node_start_byte(b); });
   for (TSNode n : found) {
     if (Failed()) return;
     if (!EnterNesting(n)) return;
@@ -277,8 +276,7 @@ void CfgBuilder::VisitBody(TSNode block, bool allow_docstring) {
     // completion); CPython does not.
     TSNode parent = ts_node_parent(block);
     if (!Is(block, "module")) {
-      SetSyntaxError(ts_node_is_null(parent) ? block : parent,
-                     "expected an indented block");
+      SetSyntaxError(ts_node_is_null(parent) ? block : parent, "expected an indented block");
     }
   }
 }
@@ -362,9 +360,9 @@ void CfgBuilder::VisitExpressionStatement(TSNode node, bool docstring) {
     }
     scope_->is_generator = true;
   }
-  if (s.contains_await && (scope_->kind == ScopeKind::kModule ||
-                           scope_->kind == ScopeKind::kClass ||
-                           (scope_->kind == ScopeKind::kFunction && !scope_->is_async))) {
+  if (s.contains_await &&
+      (scope_->kind == ScopeKind::kModule || scope_->kind == ScopeKind::kClass ||
+       (scope_->kind == ScopeKind::kFunction && !scope_->is_async))) {
     SetSyntaxError(node, "'await' outside async function");
     return;
   }
@@ -468,7 +466,8 @@ void CfgBuilder::VisitContinue(TSNode node) {
 
 void CfgBuilder::VisitIf(TSNode node) {
   TSNode consequence = Field(node, "consequence");
-  Statement s = MakeStatement(StmtKind::kIf, ts_node_start_byte(node), HeaderEnd(node, consequence));
+  Statement s =
+      MakeStatement(StmtKind::kIf, ts_node_start_byte(node), HeaderEnd(node, consequence));
   Scan(Field(node, "condition"), &s);
   if (Failed()) return;
   Append(std::move(s));
@@ -592,8 +591,14 @@ void CfgBuilder::VisitTry(TSNode node) {
   bool has_else = false, has_finally = false;
   for (TSNode c : NamedChildren(node)) {
     if (Is(c, "except_clause") || Is(c, "except_group_clause")) handlers.push_back(c);
-    if (Is(c, "else_clause")) { else_clause = c; has_else = true; }
-    if (Is(c, "finally_clause")) { finally_clause = c; has_finally = true; }
+    if (Is(c, "else_clause")) {
+      else_clause = c;
+      has_else = true;
+    }
+    if (Is(c, "finally_clause")) {
+      finally_clause = c;
+      has_finally = true;
+    }
   }
   Append(MakeStatement(StmtKind::kTry, ts_node_start_byte(node), HeaderEnd(node, body)), false);
   int after = NewBlock();
@@ -791,24 +796,24 @@ void CfgBuilder::VisitClassDef(TSNode node, int32_t first_line) {
 }
 
 void CfgBuilder::VisitLambda(TSNode node) {
-  int32_t index = ReserveScope(ScopeKind::kLambda, "<lambda>", node,
-                               Span(ts_node_start_byte(node), ts_node_end_byte(node)),
-                               StartLine(node));
+  int32_t index =
+      ReserveScope(ScopeKind::kLambda, "<lambda>", node,
+                   Span(ts_node_start_byte(node), ts_node_end_byte(node)), StartLine(node));
   BuildScope(index, node);
 }
 
 void CfgBuilder::VisitComprehension(TSNode node) {
-  int32_t index = ReserveScope(ScopeKind::kComprehension, ComprehensionName(NodeType(node)),
-                               node, Span(ts_node_start_byte(node), ts_node_end_byte(node)),
-                               StartLine(node));
+  int32_t index =
+      ReserveScope(ScopeKind::kComprehension, ComprehensionName(NodeType(node)), node,
+                   Span(ts_node_start_byte(node), ts_node_end_byte(node)), StartLine(node));
   out_->scopes_[index].is_generator = Is(node, "generator_expression");
   BuildScope(index, node);
 }
 
 // ---- Scopes ---------------------------------------------------------------------------
 
-int32_t CfgBuilder::ReserveScope(ScopeKind kind, std::string name, TSNode node,
-                                 SourceSpan header, int32_t first_line) {
+int32_t CfgBuilder::ReserveScope(ScopeKind kind, std::string name, TSNode node, SourceSpan header,
+                                 int32_t first_line) {
   FunctionCfg f;
   f.kind = kind;
   f.parent = scope_ ? scope_->index : -1;
@@ -919,8 +924,8 @@ void CfgBuilder::BuildScope(int32_t index, TSNode node) {
       int e = NewBlock();
       link(e);
       state.current = e;
-      Statement s = MakeStatement(StmtKind::kComprehensionElement,
-                                  ts_node_is_null(body) ? node : body);
+      Statement s =
+          MakeStatement(StmtKind::kComprehensionElement, ts_node_is_null(body) ? node : body);
       Scan(body, &s);
       if (state.is_generator || Is(node, "generator_expression")) {
         s.contains_yield = Is(node, "generator_expression");

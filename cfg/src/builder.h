@@ -122,7 +122,7 @@ class CfgBuilder {
   std::string_view source_;  // Borrowed: out->source_.
   LineIndex lines_;
   BuildOptions options_;
-  ProgramCfg* out_;  // Borrowed.
+  ProgramCfg* out_;              // Borrowed.
   ScopeState* scope_ = nullptr;  // Borrowed: the scope being built.
   int32_t nesting_ = 0;
   Status status_;

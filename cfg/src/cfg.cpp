@@ -10,98 +10,166 @@ namespace egca::cfg {
 
 const char* EdgeKindName(EdgeKind kind) {
   switch (kind) {
-    case EdgeKind::kNormal: return "normal";
-    case EdgeKind::kTrue: return "true";
-    case EdgeKind::kFalse: return "false";
-    case EdgeKind::kLoopBack: return "loop-back";
-    case EdgeKind::kException: return "exception";
-    case EdgeKind::kBreak: return "break";
-    case EdgeKind::kContinue: return "continue";
-    case EdgeKind::kReturn: return "return";
+    case EdgeKind::kNormal:
+      return "normal";
+    case EdgeKind::kTrue:
+      return "true";
+    case EdgeKind::kFalse:
+      return "false";
+    case EdgeKind::kLoopBack:
+      return "loop-back";
+    case EdgeKind::kException:
+      return "exception";
+    case EdgeKind::kBreak:
+      return "break";
+    case EdgeKind::kContinue:
+      return "continue";
+    case EdgeKind::kReturn:
+      return "return";
   }
   return "?";
 }
 
 const char* BlockKindName(BlockKind kind) {
   switch (kind) {
-    case BlockKind::kEntry: return "entry";
-    case BlockKind::kExit: return "exit";
-    case BlockKind::kBasic: return "basic";
+    case BlockKind::kEntry:
+      return "entry";
+    case BlockKind::kExit:
+      return "exit";
+    case BlockKind::kBasic:
+      return "basic";
   }
   return "?";
 }
 
 const char* TerminatorName(Terminator t) {
   switch (t) {
-    case Terminator::kNone: return "none";
-    case Terminator::kIf: return "if";
-    case Terminator::kWhile: return "while";
-    case Terminator::kFor: return "for";
-    case Terminator::kAsyncFor: return "async-for";
-    case Terminator::kComprehensionFor: return "comp-for";
-    case Terminator::kComprehensionIf: return "comp-if";
-    case Terminator::kCaseTest: return "case";
-    case Terminator::kExceptTest: return "except";
-    case Terminator::kAssert: return "assert";
-    case Terminator::kYield: return "yield";
-    case Terminator::kReturn: return "return";
-    case Terminator::kRaise: return "raise";
-    case Terminator::kBreak: return "break";
-    case Terminator::kContinue: return "continue";
-    case Terminator::kFinallyExit: return "finally-exit";
+    case Terminator::kNone:
+      return "none";
+    case Terminator::kIf:
+      return "if";
+    case Terminator::kWhile:
+      return "while";
+    case Terminator::kFor:
+      return "for";
+    case Terminator::kAsyncFor:
+      return "async-for";
+    case Terminator::kComprehensionFor:
+      return "comp-for";
+    case Terminator::kComprehensionIf:
+      return "comp-if";
+    case Terminator::kCaseTest:
+      return "case";
+    case Terminator::kExceptTest:
+      return "except";
+    case Terminator::kAssert:
+      return "assert";
+    case Terminator::kYield:
+      return "yield";
+    case Terminator::kReturn:
+      return "return";
+    case Terminator::kRaise:
+      return "raise";
+    case Terminator::kBreak:
+      return "break";
+    case Terminator::kContinue:
+      return "continue";
+    case Terminator::kFinallyExit:
+      return "finally-exit";
   }
   return "?";
 }
 
 const char* StmtKindName(StmtKind kind) {
   switch (kind) {
-    case StmtKind::kExpression: return "expr";
-    case StmtKind::kDocstring: return "docstring";
-    case StmtKind::kAssign: return "assign";
-    case StmtKind::kAugAssign: return "augassign";
-    case StmtKind::kAnnAssign: return "annassign";
-    case StmtKind::kDelete: return "delete";
-    case StmtKind::kPass: return "pass";
-    case StmtKind::kImport: return "import";
-    case StmtKind::kGlobal: return "global";
-    case StmtKind::kNonlocal: return "nonlocal";
-    case StmtKind::kAssert: return "assert";
-    case StmtKind::kReturn: return "return";
-    case StmtKind::kRaise: return "raise";
-    case StmtKind::kBreak: return "break";
-    case StmtKind::kContinue: return "continue";
-    case StmtKind::kIf: return "if";
-    case StmtKind::kElif: return "elif";
-    case StmtKind::kWhile: return "while";
-    case StmtKind::kFor: return "for";
-    case StmtKind::kAsyncFor: return "async-for";
-    case StmtKind::kWith: return "with";
-    case StmtKind::kAsyncWith: return "async-with";
-    case StmtKind::kTry: return "try";
-    case StmtKind::kExcept: return "except";
-    case StmtKind::kFinally: return "finally";
-    case StmtKind::kMatch: return "match";
-    case StmtKind::kCase: return "case";
-    case StmtKind::kDecorator: return "decorator";
-    case StmtKind::kFunctionDef: return "def";
-    case StmtKind::kAsyncFunctionDef: return "async-def";
-    case StmtKind::kClassDef: return "class";
-    case StmtKind::kLambdaBody: return "lambda-body";
-    case StmtKind::kComprehensionFor: return "comp-for";
-    case StmtKind::kComprehensionIf: return "comp-if";
-    case StmtKind::kComprehensionElement: return "comp-element";
-    case StmtKind::kOther: return "other";
+    case StmtKind::kExpression:
+      return "expr";
+    case StmtKind::kDocstring:
+      return "docstring";
+    case StmtKind::kAssign:
+      return "assign";
+    case StmtKind::kAugAssign:
+      return "augassign";
+    case StmtKind::kAnnAssign:
+      return "annassign";
+    case StmtKind::kDelete:
+      return "delete";
+    case StmtKind::kPass:
+      return "pass";
+    case StmtKind::kImport:
+      return "import";
+    case StmtKind::kGlobal:
+      return "global";
+    case StmtKind::kNonlocal:
+      return "nonlocal";
+    case StmtKind::kAssert:
+      return "assert";
+    case StmtKind::kReturn:
+      return "return";
+    case StmtKind::kRaise:
+      return "raise";
+    case StmtKind::kBreak:
+      return "break";
+    case StmtKind::kContinue:
+      return "continue";
+    case StmtKind::kIf:
+      return "if";
+    case StmtKind::kElif:
+      return "elif";
+    case StmtKind::kWhile:
+      return "while";
+    case StmtKind::kFor:
+      return "for";
+    case StmtKind::kAsyncFor:
+      return "async-for";
+    case StmtKind::kWith:
+      return "with";
+    case StmtKind::kAsyncWith:
+      return "async-with";
+    case StmtKind::kTry:
+      return "try";
+    case StmtKind::kExcept:
+      return "except";
+    case StmtKind::kFinally:
+      return "finally";
+    case StmtKind::kMatch:
+      return "match";
+    case StmtKind::kCase:
+      return "case";
+    case StmtKind::kDecorator:
+      return "decorator";
+    case StmtKind::kFunctionDef:
+      return "def";
+    case StmtKind::kAsyncFunctionDef:
+      return "async-def";
+    case StmtKind::kClassDef:
+      return "class";
+    case StmtKind::kLambdaBody:
+      return "lambda-body";
+    case StmtKind::kComprehensionFor:
+      return "comp-for";
+    case StmtKind::kComprehensionIf:
+      return "comp-if";
+    case StmtKind::kComprehensionElement:
+      return "comp-element";
+    case StmtKind::kOther:
+      return "other";
   }
   return "?";
 }
 
 const char* ScopeKindName(ScopeKind kind) {
   switch (kind) {
-    case ScopeKind::kModule: return "module";
-    case ScopeKind::kFunction: return "function";
-    case ScopeKind::kLambda: return "lambda";
-    case ScopeKind::kClass: return "class";
-    case ScopeKind::kComprehension: return "comprehension";
+    case ScopeKind::kModule:
+      return "module";
+    case ScopeKind::kFunction:
+      return "function";
+    case ScopeKind::kLambda:
+      return "lambda";
+    case ScopeKind::kClass:
+      return "class";
+    case ScopeKind::kComprehension:
+      return "comprehension";
   }
   return "?";
 }
@@ -187,7 +255,7 @@ std::string Snippet(std::string_view source, const SourceSpan& span) {
 }  // namespace
 
 StatusOr<std::optional<SyntaxError>> ProgramCfg::CheckSyntax(std::string_view source,
-                                                              const BuildOptions& options) {
+                                                             const BuildOptions& options) {
   EGCA_ASSIGN_OR_RETURN(TsTreePtr tree, ParsePython(source, options.parse_timeout_micros));
   TSNode root = ts_tree_root_node(tree.get());
   if (!ts_node_has_error(root)) return std::optional<SyntaxError>();
@@ -246,9 +314,9 @@ int32_t ProgramCfg::ScopeAt(uint32_t byte) const {
 
 std::string ProgramCfg::DumpScope(int32_t index) const {
   const FunctionCfg& f = scopes_.at(index);
-  std::string out = fmt::format("scope {} {} kind={} qualname={} first_line={} span={}", index,
-                                f.name, ScopeKindName(f.kind), f.qualified_name, f.first_line,
-                                f.span.ToString());
+  std::string out =
+      fmt::format("scope {} {} kind={} qualname={} first_line={} span={}", index, f.name,
+                  ScopeKindName(f.kind), f.qualified_name, f.first_line, f.span.ToString());
   if (f.parent >= 0) out += fmt::format(" parent={}", f.parent);
   if (f.is_generator) out += " generator";
   if (f.is_async) out += " async";

@@ -60,8 +60,7 @@ bool IsPythonInfo(std::string_view info) {
     if (std::isspace(static_cast<unsigned char>(ch)) || ch == '{') break;
     lang += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   }
-  return lang.empty() || lang == "python" || lang == "py" || lang == "python3" ||
-         lang == "py3";
+  return lang.empty() || lang == "python" || lang == "py" || lang == "python3" || lang == "py3";
 }
 
 // Parses and passes the compile-time checks (tree-sitter alone accepts, e.g., an indented
@@ -72,8 +71,8 @@ bool Parses(std::string_view code) {
 }
 
 bool StartsStatement(std::string_view line) {
-  for (std::string_view p : {"def ", "class ", "import ", "from ", "@", "async def ",
-                             "if __name__"}) {
+  for (std::string_view p :
+       {"def ", "class ", "import ", "from ", "@", "async def ", "if __name__"}) {
     if (StartsWith(line, p)) return true;
   }
   return false;
@@ -148,10 +147,14 @@ struct Fenced {
 
 const char* ExtractionKindName(ExtractionKind kind) {
   switch (kind) {
-    case ExtractionKind::kWhole: return "whole";
-    case ExtractionKind::kFence: return "fence";
-    case ExtractionKind::kUnclosedFence: return "unclosed-fence";
-    case ExtractionKind::kProseTrimmed: return "prose-trimmed";
+    case ExtractionKind::kWhole:
+      return "whole";
+    case ExtractionKind::kFence:
+      return "fence";
+    case ExtractionKind::kUnclosedFence:
+      return "unclosed-fence";
+    case ExtractionKind::kProseTrimmed:
+      return "prose-trimmed";
   }
   return "?";
 }
@@ -209,9 +212,9 @@ ExtractedProgram ExtractProgram(std::string_view completion, const ExtractOption
         if (!chosen || f->end - f->begin > chosen->end - chosen->begin) chosen = f;
       }
     }
-    ExtractedProgram r = MakeResult(completion, chosen->begin, chosen->end,
-                                    chosen->closed ? ExtractionKind::kFence
-                                                   : ExtractionKind::kUnclosedFence);
+    ExtractedProgram r =
+        MakeResult(completion, chosen->begin, chosen->end,
+                   chosen->closed ? ExtractionKind::kFence : ExtractionKind::kUnclosedFence);
     r.fence_count = out.fence_count;
     return r;
   }
@@ -235,8 +238,7 @@ ExtractedProgram ExtractProgram(std::string_view completion, const ExtractOption
   uint32_t begin = lines[start].begin;
   uint32_t end = n;
   constexpr size_t kMaxTrailingCut = 64;
-  for (size_t last = lines.size(); last > start && lines.size() - last <= kMaxTrailingCut;
-       --last) {
+  for (size_t last = lines.size(); last > start && lines.size() - last <= kMaxTrailingCut; --last) {
     uint32_t e = lines[last - 1].next;
     if (Parses(MakeResult(completion, begin, e, ExtractionKind::kProseTrimmed).code)) {
       end = e;

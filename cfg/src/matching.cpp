@@ -15,8 +15,8 @@ namespace {
 using Features = std::map<uint64_t, double>;
 
 // Per-block WL feature vectors of one scope (its own statements only).
-std::vector<Features> BlockFeatures(const ProgramCfg& program, int32_t scope,
-                                    int32_t iterations, LabelMode mode) {
+std::vector<Features> BlockFeatures(const ProgramCfg& program, int32_t scope, int32_t iterations,
+                                    LabelMode mode) {
   const FunctionCfg& f = program.scopes()[scope];
   std::vector<Features> out(f.block_count());
   NormGraph g = BuildNormGraph(program, {scope}, /*include_imports=*/true, mode);
@@ -28,8 +28,8 @@ std::vector<Features> BlockFeatures(const ProgramCfg& program, int32_t scope,
   }
   for (BlockId b = 0; b < f.block_count(); ++b) {
     const BasicBlock& bb = f.block(b);
-    out[b][HashString(fmt::format("term:{}@{}", TerminatorName(bb.terminator),
-                                  bb.loop_depth))] += 1.0;
+    out[b][HashString(fmt::format("term:{}@{}", TerminatorName(bb.terminator), bb.loop_depth))] +=
+        1.0;
   }
   return out;
 }
@@ -79,8 +79,10 @@ BlockMatching MatchBlocks(const ProgramCfg& candidate, int32_t candidate_scope,
   if (!candidate.parsed() || !reference.parsed()) return result;
   const FunctionCfg& cf = candidate.scopes().at(candidate_scope);
   const FunctionCfg& rf = reference.scopes().at(reference_scope);
-  std::vector<Features> cfeat = BlockFeatures(candidate, candidate_scope, options.iterations, options.labels);
-  std::vector<Features> rfeat = BlockFeatures(reference, reference_scope, options.iterations, options.labels);
+  std::vector<Features> cfeat =
+      BlockFeatures(candidate, candidate_scope, options.iterations, options.labels);
+  std::vector<Features> rfeat =
+      BlockFeatures(reference, reference_scope, options.iterations, options.labels);
 
   // Basic blocks are numbered in source order, so ids give the sequences to align.
   std::vector<BlockId> cs, rs;
@@ -108,8 +110,7 @@ BlockMatching MatchBlocks(const ProgramCfg& candidate, int32_t candidate_scope,
   size_t i = 0, j = 0;
   std::vector<bool> cmatched(n, false), rmatched(m, false);
   while (i < n && j < m) {
-    if (score[i][j] >= options.min_score &&
-        best[i][j] == score[i][j] + best[i + 1][j + 1]) {
+    if (score[i][j] >= options.min_score && best[i][j] == score[i][j] + best[i + 1][j + 1]) {
       result.pairs.push_back(BlockMatch{cs[i], rs[j], score[i][j]});
       cmatched[i] = rmatched[j] = true;
       ++i;
@@ -148,17 +149,16 @@ std::vector<ScopeMatch> MatchScopes(const ProgramCfg& candidate, const ProgramCf
   }
   std::vector<bool> cused(cs.size(), false), rused(rs.size(), false);
   auto take = [&](size_t i, size_t j) {
-    out.push_back(ScopeMatch{static_cast<int32_t>(i), static_cast<int32_t>(j),
-                             cfp[i].Similarity(rfp[j])});
+    out.push_back(
+        ScopeMatch{static_cast<int32_t>(i), static_cast<int32_t>(j), cfp[i].Similarity(rfp[j])});
     cused[i] = rused[j] = true;
   };
   take(0, 0);
   // Same kind and qualified name: the entry point and its helpers keep their names.
   for (size_t i = 1; i < cs.size(); ++i) {
     for (size_t j = 1; j < rs.size(); ++j) {
-      if (!rused[j] && !cused[i] && cs[i].kind == rs[j].kind &&
-          cs[i].kind != ScopeKind::kLambda && cs[i].kind != ScopeKind::kComprehension &&
-          cs[i].qualified_name == rs[j].qualified_name) {
+      if (!rused[j] && !cused[i] && cs[i].kind == rs[j].kind && cs[i].kind != ScopeKind::kLambda &&
+          cs[i].kind != ScopeKind::kComprehension && cs[i].qualified_name == rs[j].qualified_name) {
         take(i, j);
       }
     }

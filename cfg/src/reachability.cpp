@@ -20,7 +20,9 @@ class MarkVisited : public boost::default_bfs_visitor {
  public:
   explicit MarkVisited(std::vector<bool>* seen) : seen_(seen) {}
   template <typename Vertex, typename G>
-  void discover_vertex(Vertex v, const G&) const { (*seen_)[v] = true; }
+  void discover_vertex(Vertex v, const G&) const {
+    (*seen_)[v] = true;
+  }
 
  private:
   std::vector<bool>* seen_;  // Borrowed.

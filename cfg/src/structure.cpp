@@ -65,7 +65,8 @@ const char* CoarseClass(StmtKind kind) {
 }
 
 std::string NormalizedLabel(const Statement& s, LabelMode mode) {
-  return fmt::format("{}@{}", mode == LabelMode::kCoarse ? CoarseClass(s.kind) : StmtKindName(s.kind),
+  return fmt::format("{}@{}",
+                     mode == LabelMode::kCoarse ? CoarseClass(s.kind) : StmtKindName(s.kind),
                      s.loop_depth);
 }
 

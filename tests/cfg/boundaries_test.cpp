@@ -50,7 +50,9 @@ TEST_F(BoundariesTest, BlocksInSourceOrderWithContiguousSpans) {
   EXPECT_EQ(b[5].statement_count, 3);
   for (size_t i = 0; i < b.size(); ++i) {
     EXPECT_EQ(b[i].index, static_cast<int32_t>(i));
-    if (i > 0) EXPECT_LE(b[i - 1].span.end_byte, b[i].span.begin_byte);
+    if (i > 0) {
+      EXPECT_LE(b[i - 1].span.end_byte, b[i].span.begin_byte);
+    }
   }
 }
 
@@ -62,15 +64,15 @@ TEST_F(BoundariesTest, LineLookup) {
   EXPECT_EQ(m.FindAllOnLine(5), (std::vector<int32_t>{2, 3}));
   EXPECT_EQ(m.FindLine(7), 4);  // continuation line of a multi-line statement
   EXPECT_EQ(m.FindLine(9), 5);
-  EXPECT_FALSE(m.FindLine(2).has_value());   // docstring only
-  EXPECT_FALSE(m.FindLine(1).has_value());   // the def line belongs to the module scope
+  EXPECT_FALSE(m.FindLine(2).has_value());  // docstring only
+  EXPECT_FALSE(m.FindLine(1).has_value());  // the def line belongs to the module scope
   EXPECT_FALSE(m.FindLine(42).has_value());
 }
 
 TEST_F(BoundariesTest, PointAndByteLookup) {
   BoundaryMap m = BoundaryMap::Compute(f());
-  EXPECT_EQ(m.FindPoint({5, 12}), 2);  // inside "if x > 0:"
-  EXPECT_EQ(m.FindPoint({5, 20}), 3);  // inside "total += x"
+  EXPECT_EQ(m.FindPoint({5, 12}), 2);              // inside "if x > 0:"
+  EXPECT_EQ(m.FindPoint({5, 20}), 3);              // inside "total += x"
   EXPECT_FALSE(m.FindPoint({5, 17}).has_value());  // the space between them
   LineIndex lines(kSource);
   // A position-table span of "x > 0" and of "x + 1" (across lines).
@@ -81,8 +83,8 @@ TEST_F(BoundariesTest, PointAndByteLookup) {
 }
 
 TEST_F(BoundariesTest, StatementGranularity) {
-  BoundaryMap m = BoundaryMap::Compute(
-      f(), BoundaryOptions().set_granularity(BoundaryGranularity::kStatement));
+  BoundaryMap m =
+      BoundaryMap::Compute(f(), BoundaryOptions().set_granularity(BoundaryGranularity::kStatement));
   ASSERT_EQ(m.size(), 8u);
   // total=0, for, if, total+=x, y=..., a=1, b=2, return
   EXPECT_EQ(m.FindPoint({8, 11}), 6);  // "b = 2"
@@ -90,10 +92,10 @@ TEST_F(BoundariesTest, StatementGranularity) {
   EXPECT_EQ(m.FindLine(8), 5);  // "a = 1", first on the line
   EXPECT_EQ(m.boundaries()[5].block, m.boundaries()[6].block);
   EXPECT_EQ(m.boundaries()[5].first_statement + 1, m.boundaries()[6].first_statement);
-  BoundaryMap with_doc = BoundaryMap::Compute(
-      f(), BoundaryOptions()
-               .set_granularity(BoundaryGranularity::kStatement)
-               .set_include_docstrings(true));
+  BoundaryMap with_doc =
+      BoundaryMap::Compute(f(), BoundaryOptions()
+                                    .set_granularity(BoundaryGranularity::kStatement)
+                                    .set_include_docstrings(true));
   EXPECT_EQ(with_doc.size(), 9u);
   EXPECT_EQ(with_doc.FindLine(2), 0);
 }

@@ -86,8 +86,8 @@ TEST(CfgBuilder, LoopBackBreakContinueAndElse) {
 }
 
 TEST(CfgBuilder, ReturnInsideTryRunsFinallyThenLeaves) {
-  ProgramCfg p = MustBuild(
-      "def f(h):\n    try:\n        return h.read()\n    finally:\n        h.close()\n");
+  ProgramCfg p =
+      MustBuild("def f(h):\n    try:\n        return h.read()\n    finally:\n        h.close()\n");
   const FunctionCfg& f = p.scopes()[1];
   BlockId ret = FindBlock(f, StmtKind::kReturn);
   BlockId fin = FindBlock(f, StmtKind::kFinally);
@@ -153,9 +153,12 @@ TEST(CfgBuilder, ScopesFollowCPythonNamesAndFirstLines) {
     const char* qualname;
     int32_t first_line;
   };
-  std::vector<Want> want = {{"<module>", "<module>", 1}, {"<lambda>", "<lambda>", 3},
-                            {"f", "f", 2},              {"<listcomp>", "f.<locals>.<listcomp>", 5},
-                            {"C", "C", 7},              {"m", "C.m", 8}};
+  std::vector<Want> want = {{"<module>", "<module>", 1},
+                            {"<lambda>", "<lambda>", 3},
+                            {"f", "f", 2},
+                            {"<listcomp>", "f.<locals>.<listcomp>", 5},
+                            {"C", "C", 7},
+                            {"m", "C.m", 8}};
   ASSERT_EQ(p.scopes().size(), want.size());
   // Our order is by definition start; CPython's co_consts order differs, so look up.
   for (const Want& w : want) {
@@ -177,7 +180,8 @@ TEST(CfgBuilder, ScopeAtFindsInnermost) {
 }
 
 TEST(CfgBuilder, ComprehensionFirstIterableBelongsToEnclosingScope) {
-  ProgramCfg p = MustBuild("def f(xs):\n    return [y for y in (lambda: xs)() for z in (lambda: y)()]\n");
+  ProgramCfg p =
+      MustBuild("def f(xs):\n    return [y for y in (lambda: xs)() for z in (lambda: y)()]\n");
   int32_t comp = p.FindScopeByName("<listcomp>");
   ASSERT_GE(comp, 0);
   // The lambda in the first iterable is f's; the one in the second clause the listcomp's.
@@ -189,7 +193,8 @@ TEST(CfgBuilder, ComprehensionFirstIterableBelongsToEnclosingScope) {
   EXPECT_EQ(p.scopes()[first_lambda].parent, 1);
   EXPECT_EQ(p.scopes()[second_lambda].parent, comp);
   EXPECT_EQ(p.scopes()[first_lambda].qualified_name, "f.<locals>.<lambda>");
-  EXPECT_EQ(p.scopes()[second_lambda].qualified_name, "f.<locals>.<listcomp>.<lambda>");  // as CPython 3.11
+  EXPECT_EQ(p.scopes()[second_lambda].qualified_name,
+            "f.<locals>.<listcomp>.<lambda>");  // as CPython 3.11
   const Statement& ret = p.scopes()[1].block(1).statements[0];
   EXPECT_EQ(ret.child_scopes, (std::vector<int32_t>{comp, first_lambda}));
 }
@@ -243,10 +248,10 @@ TEST(CfgBuilder, SyntaxErrorsAreResultsNotErrors) {
 }
 
 TEST(CfgBuilder, ValidEdgeCasesParse) {
-  for (const char* src : {"", "\n\n# only a comment\n", "x = 1; y = 2\r\nz = 3\r\n",
-                          "if x: pass\nelse: y = 1\n", "def f():\n    '''doc'''\n",
-                          "from __future__ import annotations\nimport os\n",
-                          "def f():\n\tif x:\n\t\treturn 1\n\treturn 2\n"}) {
+  for (const char* src :
+       {"", "\n\n# only a comment\n", "x = 1; y = 2\r\nz = 3\r\n", "if x: pass\nelse: y = 1\n",
+        "def f():\n    '''doc'''\n", "from __future__ import annotations\nimport os\n",
+        "def f():\n\tif x:\n\t\treturn 1\n\treturn 2\n"}) {
     SCOPED_TRACE(src);
     StatusOr<ProgramCfg> p = ProgramCfg::Build(src);
     ASSERT_TRUE(p.ok());

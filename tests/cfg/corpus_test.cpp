@@ -82,8 +82,8 @@ void CheckInvariants(const ProgramCfg& p, const std::string& origin) {
       }
     }
     // Boundaries never overlap and cover every non-docstring statement.
-    BoundaryMap m = BoundaryMap::Compute(f, BoundaryOptions().set_granularity(
-                                                BoundaryGranularity::kStatement));
+    BoundaryMap m =
+        BoundaryMap::Compute(f, BoundaryOptions().set_granularity(BoundaryGranularity::kStatement));
     for (size_t i = 1; i < m.size(); ++i) {
       ASSERT_LE(m.boundaries()[i - 1].span.end_byte, m.boundaries()[i].span.begin_byte);
     }

@@ -53,7 +53,8 @@ TEST(Extract, MultipleFencesPickTheEntryPointDefinition) {
 }
 
 TEST(Extract, LaterRevisionWinsForTheSameEntryPoint) {
-  std::string c = "```python\ndef f():\n    return 1\n```\nFixed:\n```py\ndef f():\n    return 2\n```\n";
+  std::string c =
+      "```python\ndef f():\n    return 1\n```\nFixed:\n```py\ndef f():\n    return 2\n```\n";
   ExtractedProgram e = ExtractProgram(c, ExtractOptions().set_entry_point("f"));
   EXPECT_NE(e.code.find("return 2"), std::string::npos);
   ExpectSubstring(c, e);
@@ -128,8 +129,7 @@ TEST(Extract, IndentedCompletionIsDedented) {
   EXPECT_EQ(e.code, "def f(s):\n    if s:\n        return 1\n\n    return 0\n");
   EXPECT_EQ(e.dedent, 5u);
   ExpectSubstring(c, e);
-  EXPECT_EQ(e.ToCompletionByte(static_cast<uint32_t>(e.code.find("return 0"))),
-            c.find("return 0"));
+  EXPECT_EQ(e.ToCompletionByte(static_cast<uint32_t>(e.code.find("return 0"))), c.find("return 0"));
 }
 
 }  // namespace

@@ -19,13 +19,13 @@ BlockId BlockOnLine(const FunctionCfg& f, int line) {
 
 TEST(Reachability, DeadCodeAfterReturnAndExceptionOnlyHandlers) {
   StatusOr<ProgramCfg> p = ProgramCfg::Build(
-      "def f(x):\n"          // 1
-      "    try:\n"           // 2
-      "        y = g(x)\n"   // 3
-      "    except E:\n"      // 4
-      "        y = 0\n"      // 5
-      "    return y\n"       // 6
-      "    y += 1\n");       // 7
+      "def f(x):\n"         // 1
+      "    try:\n"          // 2
+      "        y = g(x)\n"  // 3
+      "    except E:\n"     // 4
+      "        y = 0\n"     // 5
+      "    return y\n"      // 6
+      "    y += 1\n");      // 7
   ASSERT_TRUE(p.ok() && p->parsed());
   const FunctionCfg& f = p->scopes()[1];
   std::vector<bool> all = ReachableBlocks(f);
@@ -41,14 +41,14 @@ TEST(Reachability, DeadCodeAfterReturnAndExceptionOnlyHandlers) {
 
 TEST(Reachability, Dominators) {
   StatusOr<ProgramCfg> p = ProgramCfg::Build(
-      "def f(xs):\n"              // 1
-      "    n = 0\n"               // 2
-      "    for x in xs:\n"        // 3
-      "        if x:\n"           // 4
-      "            n += 1\n"      // 5
+      "def f(xs):\n"          // 1
+      "    n = 0\n"           // 2
+      "    for x in xs:\n"    // 3
+      "        if x:\n"       // 4
+      "            n += 1\n"  // 5
       "        else:\n"
-      "            n -= 1\n"      // 7
-      "    return n\n");          // 8
+      "            n -= 1\n"  // 7
+      "    return n\n");      // 8
   ASSERT_TRUE(p.ok() && p->parsed());
   const FunctionCfg& f = p->scopes()[1];
   std::vector<int32_t> idom = ImmediateDominators(f);

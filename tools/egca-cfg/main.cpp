@@ -8,8 +8,8 @@
 //
 // Exit status: 0 done, 1 the program (or reference) does not parse, 2 bad usage or
 // unreadable input.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -30,16 +30,20 @@ using egca::cfg::ProgramCfg;
 using json = nlohmann::ordered_json;
 
 json SpanJson(const egca::SourceSpan& s) {
-  return json{{"begin_byte", s.begin_byte}, {"end_byte", s.end_byte},
-              {"begin", {s.begin.line, s.begin.column}}, {"end", {s.end.line, s.end.column}}};
+  return json{{"begin_byte", s.begin_byte},
+              {"end_byte", s.end_byte},
+              {"begin", {s.begin.line, s.begin.column}},
+              {"end", {s.end.line, s.end.column}}};
 }
 
 json BoundariesJson(const BoundaryMap& map) {
   json arr = json::array();
   for (const auto& b : map.boundaries()) {
-    arr.push_back(json{{"index", b.index}, {"block", b.block},
+    arr.push_back(json{{"index", b.index},
+                       {"block", b.block},
                        {"first_statement", b.first_statement},
-                       {"statement_count", b.statement_count}, {"span", SpanJson(b.span)}});
+                       {"statement_count", b.statement_count},
+                       {"span", SpanJson(b.span)}});
   }
   return arr;
 }
@@ -115,8 +119,9 @@ std::optional<ProgramCfg> Load(const std::string& path, bool extract,
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Control-flow graphs, execution boundaries and structural comparability of "
-               "Python programs"};
+  CLI::App app{
+      "Control-flow graphs, execution boundaries and structural comparability of "
+      "Python programs"};
   std::string file, function, compare, entry_point;
   bool boundaries = false, statements = false, as_json = false, extract = false;
   double threshold = egca::cfg::StructureOptions().threshold;
@@ -143,7 +148,9 @@ int main(int argc, char** argv) {
   if (!program->parsed()) {
     const auto& err = *program->syntax_error();
     if (as_json) {
-      fmt::print("{}\n", json{{"file", file}, {"parsed", false}, {"offset", offset},
+      fmt::print("{}\n", json{{"file", file},
+                              {"parsed", false},
+                              {"offset", offset},
                               {"error", {{"message", err.message}, {"span", SpanJson(err.span)}}}}
                              .dump(2));
     } else {
@@ -156,8 +163,8 @@ int main(int argc, char** argv) {
     std::optional<ProgramCfg> ref = Load(compare, false, "", nullptr);
     if (!ref) return 2;
     if (!ref->parsed()) {
-      fmt::print("{}: reference does not parse: {} at {}\n", compare,
-                 ref->syntax_error()->message, ref->syntax_error()->span.ToString());
+      fmt::print("{}: reference does not parse: {} at {}\n", compare, ref->syntax_error()->message,
+                 ref->syntax_error()->span.ToString());
       return 1;
     }
     egca::cfg::StructureOptions so;
@@ -167,16 +174,22 @@ int main(int argc, char** argv) {
     if (as_json) {
       json jm = json::array();
       for (const auto& m : scopes) {
-        egca::cfg::BlockMatching bm = egca::cfg::MatchBlocks(*program, m.candidate, *ref, m.reference);
+        egca::cfg::BlockMatching bm =
+            egca::cfg::MatchBlocks(*program, m.candidate, *ref, m.reference);
         json pairs = json::array();
         for (const auto& p : bm.pairs) pairs.push_back({p.candidate, p.reference, p.score});
-        jm.push_back(json{{"candidate", m.candidate}, {"reference", m.reference},
-                          {"score", m.score}, {"blocks", pairs},
+        jm.push_back(json{{"candidate", m.candidate},
+                          {"reference", m.reference},
+                          {"score", m.score},
+                          {"blocks", pairs},
                           {"unmatched_candidate", bm.unmatched_candidate},
                           {"unmatched_reference", bm.unmatched_reference}});
       }
-      fmt::print("{}\n", json{{"candidate", file}, {"reference", compare}, {"score", c.score},
-                              {"threshold", c.threshold}, {"comparable", c.comparable},
+      fmt::print("{}\n", json{{"candidate", file},
+                              {"reference", compare},
+                              {"score", c.score},
+                              {"threshold", c.threshold},
+                              {"comparable", c.comparable},
                               {"scopes", jm}}
                              .dump(2));
     } else {
@@ -186,7 +199,8 @@ int main(int argc, char** argv) {
         fmt::print("scope {} ({}) ~ {} ({}) {:.4f}\n", m.candidate,
                    program->scopes()[m.candidate].qualified_name, m.reference,
                    ref->scopes()[m.reference].qualified_name, m.score);
-        egca::cfg::BlockMatching bm = egca::cfg::MatchBlocks(*program, m.candidate, *ref, m.reference);
+        egca::cfg::BlockMatching bm =
+            egca::cfg::MatchBlocks(*program, m.candidate, *ref, m.reference);
         std::string dump = bm.Dump();
         for (size_t pos = 0; pos < dump.size();) {
           size_t nl = dump.find('\n', pos);
@@ -207,7 +221,8 @@ int main(int argc, char** argv) {
     }
     selected.push_back(idx);
   } else {
-    for (size_t i = 0; i < program->scopes().size(); ++i) selected.push_back(static_cast<int32_t>(i));
+    for (size_t i = 0; i < program->scopes().size(); ++i)
+      selected.push_back(static_cast<int32_t>(i));
   }
   egca::cfg::BoundaryOptions bopts;
   if (statements) bopts.granularity = egca::cfg::BoundaryGranularity::kStatement;
@@ -218,8 +233,11 @@ int main(int argc, char** argv) {
     for (const auto& u : program->unsupported()) {
       unsupported.push_back(json{{"what", u.what}, {"span", SpanJson(u.span)}});
     }
-    fmt::print("{}\n", json{{"file", file}, {"parsed", true}, {"offset", offset},
-                            {"unsupported", unsupported}, {"scopes", scopes}}
+    fmt::print("{}\n", json{{"file", file},
+                            {"parsed", true},
+                            {"offset", offset},
+                            {"unsupported", unsupported},
+                            {"scopes", scopes}}
                            .dump(2));
     return 0;
   }

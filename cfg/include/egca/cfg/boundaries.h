@@ -23,16 +23,22 @@ struct BoundaryOptions {
   // Docstrings execute nothing (CPython emits no line event for them).
   bool include_docstrings = false;
 
-  BoundaryOptions& set_granularity(BoundaryGranularity g) { granularity = g; return *this; }
-  BoundaryOptions& set_include_docstrings(bool v) { include_docstrings = v; return *this; }
+  BoundaryOptions& set_granularity(BoundaryGranularity g) {
+    granularity = g;
+    return *this;
+  }
+  BoundaryOptions& set_include_docstrings(bool v) {
+    include_docstrings = v;
+    return *this;
+  }
 };
 
 struct Boundary {
-  int32_t index = 0;        // position k-1 in B(y): 0-based, source order
-  BlockId block = 0;        // the basic block it lies in
+  int32_t index = 0;            // position k-1 in B(y): 0-based, source order
+  BlockId block = 0;            // the basic block it lies in
   int32_t first_statement = 0;  // index into block's statements
   int32_t statement_count = 0;
-  SourceSpan span;          // first statement's begin .. last statement's end
+  SourceSpan span;  // first statement's begin .. last statement's end
 };
 
 class BoundaryMap {
@@ -66,9 +72,7 @@ class BoundaryMap {
 struct BoundaryRef {
   int32_t scope = -1;     // index into ProgramCfg::scopes()
   int32_t boundary = -1;  // index into that scope's BoundaryMap
-  bool operator==(const BoundaryRef& o) const {
-    return scope == o.scope && boundary == o.boundary;
-  }
+  bool operator==(const BoundaryRef& o) const { return scope == o.scope && boundary == o.boundary; }
 };
 
 // Boundaries of every scope of a program, and the resolution of tracer events onto them.
@@ -84,8 +88,8 @@ class ProgramBoundaries {
   // 3.11 position table gives one, at the instruction's start `column` (0-based UTF-8
   // byte; -1 if unknown). nullopt if no scope has that code object or no boundary covers
   // the position (e.g. the "def" line of a function as seen from inside it).
-  std::optional<BoundaryRef> Resolve(std::string_view code_name, int32_t first_line,
-                                     int32_t line, int32_t column = -1) const;
+  std::optional<BoundaryRef> Resolve(std::string_view code_name, int32_t first_line, int32_t line,
+                                     int32_t column = -1) const;
 
  private:
   struct ScopeKey {

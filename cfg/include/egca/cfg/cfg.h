@@ -59,7 +59,7 @@ enum class EdgeKind : uint8_t {
   kNormal,
   kTrue,
   kFalse,
-  kLoopBack,   // end of a loop body (or a failed comprehension filter) back to the header
+  kLoopBack,  // end of a loop body (or a failed comprehension filter) back to the header
   kException,
   kBreak,
   kContinue,
@@ -120,11 +120,11 @@ enum class StmtKind : uint8_t {
   kFunctionDef,
   kAsyncFunctionDef,
   kClassDef,
-  kLambdaBody,             // the body expression of a lambda (its only statement)
-  kComprehensionFor,       // "for x in xs" clause of a comprehension
-  kComprehensionIf,        // "if c" clause of a comprehension
-  kComprehensionElement,   // the element (or key: value) a comprehension produces
-  kOther,                  // a statement kind this version does not know (see unsupported)
+  kLambdaBody,            // the body expression of a lambda (its only statement)
+  kComprehensionFor,      // "for x in xs" clause of a comprehension
+  kComprehensionIf,       // "if c" clause of a comprehension
+  kComprehensionElement,  // the element (or key: value) a comprehension produces
+  kOther,                 // a statement kind this version does not know (see unsupported)
 };
 
 enum class ScopeKind : uint8_t { kModule, kFunction, kLambda, kClass, kComprehension };
@@ -137,9 +137,9 @@ const char* ScopeKindName(ScopeKind kind);
 
 struct Statement {
   StmtKind kind = StmtKind::kOther;
-  SourceSpan span;             // what executes (compound statements: header only)
-  int32_t loop_depth = 0;      // loops of this scope enclosing the statement
-  bool contains_yield = false; // a yield / yield from directly in this statement
+  SourceSpan span;              // what executes (compound statements: header only)
+  int32_t loop_depth = 0;       // loops of this scope enclosing the statement
+  bool contains_yield = false;  // a yield / yield from directly in this statement
   bool contains_await = false;
   std::vector<int32_t> child_scopes;  // ProgramCfg::scopes indices created here, in order
 };
@@ -215,8 +215,14 @@ struct BuildOptions {
   // Give up parsing after this long (0 = no limit); a timeout yields kResourceExhausted.
   uint64_t parse_timeout_micros = 0;
 
-  BuildOptions& set_max_nesting_depth(int32_t v) { max_nesting_depth = v; return *this; }
-  BuildOptions& set_parse_timeout_micros(uint64_t v) { parse_timeout_micros = v; return *this; }
+  BuildOptions& set_max_nesting_depth(int32_t v) {
+    max_nesting_depth = v;
+    return *this;
+  }
+  BuildOptions& set_parse_timeout_micros(uint64_t v) {
+    parse_timeout_micros = v;
+    return *this;
+  }
 };
 
 class ProgramCfg {

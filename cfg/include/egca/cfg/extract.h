@@ -25,7 +25,10 @@ struct ExtractOptions {
   // The function the program must define (HumanEval's entry_point); empty if unknown.
   std::string entry_point;
 
-  ExtractOptions& set_entry_point(std::string v) { entry_point = std::move(v); return *this; }
+  ExtractOptions& set_entry_point(std::string v) {
+    entry_point = std::move(v);
+    return *this;
+  }
 };
 
 struct ExtractedProgram {

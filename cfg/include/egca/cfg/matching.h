@@ -26,9 +26,18 @@ struct MatchOptions {
   LabelMode labels = LabelMode::kCoarse;
   double min_score = 0.25;
 
-  MatchOptions& set_iterations(int32_t v) { iterations = v; return *this; }
-  MatchOptions& set_min_score(double v) { min_score = v; return *this; }
-  MatchOptions& set_labels(LabelMode v) { labels = v; return *this; }
+  MatchOptions& set_iterations(int32_t v) {
+    iterations = v;
+    return *this;
+  }
+  MatchOptions& set_min_score(double v) {
+    min_score = v;
+    return *this;
+  }
+  MatchOptions& set_labels(LabelMode v) {
+    labels = v;
+    return *this;
+  }
 };
 
 struct BlockMatch {

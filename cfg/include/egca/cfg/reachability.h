@@ -15,11 +15,15 @@ struct ReachabilityOptions {
   // reachable) or not.
   bool follow_exception_edges = true;
 
-  ReachabilityOptions& set_follow_exception_edges(bool v) { follow_exception_edges = v; return *this; }
+  ReachabilityOptions& set_follow_exception_edges(bool v) {
+    follow_exception_edges = v;
+    return *this;
+  }
 };
 
 // reachable[b] for every block, from Entry.
-std::vector<bool> ReachableBlocks(const FunctionCfg& scope, const ReachabilityOptions& options = {});
+std::vector<bool> ReachableBlocks(const FunctionCfg& scope,
+                                  const ReachabilityOptions& options = {});
 
 // Immediate dominator of every block (Lengauer-Tarjan); Entry's, and an unreachable
 // block's, is -1.

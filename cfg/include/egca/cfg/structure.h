@@ -46,11 +46,26 @@ struct StructureOptions {
   bool include_module_level = false;
   bool include_imports = false;
 
-  StructureOptions& set_iterations(int32_t v) { iterations = v; return *this; }
-  StructureOptions& set_labels(LabelMode v) { labels = v; return *this; }
-  StructureOptions& set_threshold(double v) { threshold = v; return *this; }
-  StructureOptions& set_include_module_level(bool v) { include_module_level = v; return *this; }
-  StructureOptions& set_include_imports(bool v) { include_imports = v; return *this; }
+  StructureOptions& set_iterations(int32_t v) {
+    iterations = v;
+    return *this;
+  }
+  StructureOptions& set_labels(LabelMode v) {
+    labels = v;
+    return *this;
+  }
+  StructureOptions& set_threshold(double v) {
+    threshold = v;
+    return *this;
+  }
+  StructureOptions& set_include_module_level(bool v) {
+    include_module_level = v;
+    return *this;
+  }
+  StructureOptions& set_include_imports(bool v) {
+    include_imports = v;
+    return *this;
+  }
 };
 
 // Label of one statement: kind (or its coarse class) and loop depth, no identifiers or
@@ -77,7 +92,7 @@ class StructureFingerprint {
 };
 
 struct Comparability {
-  double score = 0;      // sim in [0, 1]
+  double score = 0;  // sim in [0, 1]
   double threshold = 0;
   bool comparable = false;  // I_cmp
 };
