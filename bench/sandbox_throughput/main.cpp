@@ -205,6 +205,21 @@ int main(int argc, char** argv) {
   }
   std::vector<Problem> problems = LoadHumanEval(data_dir);
 
+  // Load-independent comparison, measured first (no other fork server alive, no thread
+  // started yet): CPU time of the whole process tree per execution. The executor's
+  // includes starting and stopping its fork server (interpreter warm-up).
+  double cpu0 = ProcessTreeCpuSeconds();
+  int cpu_executions = 0;
+  {
+    auto pool = ExecutorPool::Create({}, 1);
+    if (!pool.ok()) return 2;
+    cpu_executions = RunExecutor("cpu", pool->get(), problems, TraceMode::kNone, rounds).executions;
+  }
+  double executor_cpu_ms = 1000 * (ProcessTreeCpuSeconds() - cpu0) / cpu_executions;
+  cpu0 = ProcessTreeCpuSeconds();
+  Row base_cpu = RunBaseline(problems, 1, baseline_rounds);
+  double baseline_cpu_ms = 1000 * (ProcessTreeCpuSeconds() - cpu0) / base_cpu.executions;
+
   // Fork servers first, before this process starts any thread.
   auto pool1 = ExecutorPool::Create({}, 1);
   egca::tracer::ExecutorOptions no_seccomp;
@@ -246,20 +261,6 @@ int main(int argc, char** argv) {
                              TraceMode::kPythonSettrace, rounds);
   Row base1 = RunBaseline(problems, 1, baseline_rounds);
   Row base2 = RunBaseline(problems, 2, baseline_rounds);
-
-  // Load-independent comparison: CPU time of the whole process tree per execution. The
-  // executor's includes starting and stopping its fork server (interpreter warm-up).
-  double cpu0 = ProcessTreeCpuSeconds();
-  int cpu_executions = 0;
-  {
-    auto pool = ExecutorPool::Create({}, 1);
-    if (!pool.ok()) return 2;
-    cpu_executions = RunExecutor("cpu", pool->get(), problems, TraceMode::kNone, rounds).executions;
-  }
-  double executor_cpu_ms = 1000 * (ProcessTreeCpuSeconds() - cpu0) / cpu_executions;
-  cpu0 = ProcessTreeCpuSeconds();
-  Row base_cpu = RunBaseline(problems, 1, baseline_rounds);
-  double baseline_cpu_ms = 1000 * (ProcessTreeCpuSeconds() - cpu0) / base_cpu.executions;
 
   fmt::print(
       "HumanEval canonical solutions + check(), {} problems; {} executor rounds, {} "
