@@ -248,12 +248,12 @@ ValueEncoder::~ValueEncoder() {
 }
 
 void ValueEncoder::BeginSnapshot() {
-  memo_.clear();
+  if (!memo_.empty()) memo_.clear();
   in_snapshot_ = true;
 }
 
 void ValueEncoder::EndSnapshot() {
-  memo_.clear();
+  if (!memo_.empty()) memo_.clear();
   in_snapshot_ = false;
 }
 
@@ -280,11 +280,20 @@ uint64_t ValueEncoder::VisitComposite(PyObject* v, uint32_t depth, std::string* 
                     (PyDict_Check(v) && PyDict_GET_SIZE(v) >= 16) ||
                     (PyAnySet_Check(v) && PySet_GET_SIZE(v) >= 16);
   if (memoizable) {
+    const Memo* hit = nullptr;
     auto it = memo_.find(v);
     if (it != memo_.end()) {
-      walk.partial |= it->second.partial;
-      walk.budget -= it->second.consumed;
-      walk.mutable_seen |= it->second.mutable_inside;
+      hit = &it->second;
+    } else {
+      auto jt = value_memo_.find(v);
+      if (jt != value_memo_.end()) hit = &jt->second;
+    }
+    if (hit != nullptr) {
+      const Memo memo = *hit;  // the maps may grow while re-rendering below
+      walk.partial |= memo.partial;
+      walk.budget -= memo.consumed;
+      walk.mutable_seen |= memo.mutable_inside;
+      if (memo.cyclic) ++walk.cycles;
       if (text != nullptr) {
         // Hashed already in this snapshot: only the bounded prefix is rendered.
         bool render_only = walk.render_only;
@@ -295,7 +304,7 @@ uint64_t ValueEncoder::VisitComposite(PyObject* v, uint32_t depth, std::string* 
         walk.render_only = render_only;
         walk.budget = budget;
       }
-      return it->second.hash;
+      return memo.hash;
     }
   }
   bool partial_before = walk.partial;
@@ -309,8 +318,16 @@ uint64_t ValueEncoder::VisitComposite(PyObject* v, uint32_t depth, std::string* 
   bool mutable_inside = walk.mutable_seen;
   walk.partial = partial_before || partial;
   walk.mutable_seen = mutable_before || mutable_inside;
-  if (memoizable && walk.cycles == cycles_before && !walk.render_only) {
-    memo_.emplace(v, Memo{h, partial, budget_before - walk.budget, mutable_inside});
+  if (memoizable && !walk.render_only) {
+    Memo memo{h, partial, budget_before - walk.budget, mutable_inside,
+              walk.cycles != cycles_before};
+    if (!memo.cyclic) {
+      memo_.emplace(v, memo);
+    } else {
+      // Inside a cycle the hash depends on where the walk entered it: reuse it only within
+      // this value's walk (still canonical: the walk order is the value's own structure).
+      value_memo_.emplace(v, memo);
+    }
   }
   return h;
 }
@@ -320,8 +337,9 @@ ValueDigest ValueEncoder::Hash(PyObject* value) {
   std::optional<ErrorGuard> guard;
   if (!in_snapshot_) {
     guard.emplace();
-    memo_.clear();
+    if (!memo_.empty()) memo_.clear();
   }
+  if (!value_memo_.empty()) value_memo_.clear();
   Walk walk;
   walk.budget = options_.hash_budget;
   uint64_t h = Visit(value, 0, nullptr, walk);
@@ -341,8 +359,9 @@ ValueDigest ValueEncoder::EncodeText(PyObject* value, std::string* text) {
   std::optional<ErrorGuard> guard;
   if (!in_snapshot_) {
     guard.emplace();
-    memo_.clear();
+    if (!memo_.empty()) memo_.clear();
   }
+  if (!value_memo_.empty()) value_memo_.clear();
   Walk walk;
   walk.budget = options_.hash_budget;
   size_t base = text->size();

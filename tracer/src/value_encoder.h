@@ -72,6 +72,7 @@ class ValueEncoder {
     bool partial;
     int64_t consumed;  // hash budget the full walk used
     bool mutable_inside;
+    bool cyclic;       // the hash contains a cycle marker (depends on the walk's entry)
   };
   struct DictCache {
     uint64_t version;  // PyDictObject::ma_version_tag when hashed
@@ -106,6 +107,7 @@ class ValueEncoder {
   TraceOptions options_;
   PyTypeObject* deque_type_ = nullptr;  // collections.deque; borrowed (module keeps it)
   std::unordered_map<PyObject*, Memo> memo_;  // keys Borrowed, for one snapshot
+  std::unordered_map<PyObject*, Memo> value_memo_;  // cyclic results, for one value's walk
   bool in_snapshot_ = false;
   // Hashes of all-immutable dicts by identity, valid while their version tag is unchanged;
   // kept across snapshots. Keys Borrowed (validated by the version tag).
