@@ -162,6 +162,18 @@ TEST_F(ExecutorE2E, RunAllGivesPassFraction) {
   EXPECT_EQ(broken->pass_fraction(), 0.0);
 }
 
+TEST_F(ExecutorE2E, MbppStyleAssertLinesGiveOneVerdictEach) {
+  const std::string source = "def square(x):\n    return x * x if x != 3 else 10\n";
+  std::vector<TestCase> tests = TestsFromAssertLines(
+      {"assert square(2) == 4", "assert square(3) == 9", "assert square(K) == 16"}, "K = 4");
+  StatusOr<ProgramResult> r = executor_->RunAll(source, tests, Options());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->tests.size(), 3u);
+  EXPECT_EQ(r->passed, 2);
+  EXPECT_EQ(r->tests[1].verdict.error_type, "AssertionError");
+  EXPECT_EQ(r->tests[1].verdict.detail, "test line 1: assert square(3) == 9");
+}
+
 TEST_F(ExecutorE2E, MalformedTestIsAnError) {
   StatusOr<TestResult> r =
       executor_->Run("def f():\n    return 1\n", TestCase::Call("f", "[oops"), Options());

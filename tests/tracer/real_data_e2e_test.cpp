@@ -113,26 +113,28 @@ TEST_F(RealData, HumanEvalWrongSolutionFails) {
 TEST_F(RealData, MbppReferenceCodePassesItsAsserts) {
   std::vector<json> problems = ReadJsonLines(DataFile("mbpp/mbpp.jsonl"));
   ASSERT_EQ(problems.size(), 974u);
-  int programs_passed = 0;
+  // One run per problem with its three asserts (a failing one is named in the verdict's
+  // detail, "test line N: assert ..."): 974 forks instead of 2,922 keeps this test well
+  // under a minute on a loaded 2-core machine. Per-assert runs are covered by
+  // TestsFromAssertLines in the executor e2e tests and by egca-run.
+  int passed = 0;
   int asserts = 0;
   for (const json& p : problems) {
-    std::vector<std::string> lines = p["test_list"].get<std::vector<std::string>>();
-    std::vector<TestCase> tests = TestsFromAssertLines(lines, p["test_setup_code"]);
-    asserts += static_cast<int>(tests.size());
-    StatusOr<ProgramResult> r = executor_->RunAll(p["code"].get<std::string>(), tests, Options(10));
-    ASSERT_TRUE(r.ok()) << p["task_id"] << ": " << r.status().ToString();
-    if (r->all_passed()) {
-      ++programs_passed;
-      continue;
+    std::string script;
+    for (const std::string& line : p["test_list"].get<std::vector<std::string>>()) {
+      script += line + "\n";
+      ++asserts;
     }
-    for (size_t i = 0; i < r->tests.size(); ++i) {
-      if (!r->tests[i].verdict.passed()) {
-        ADD_FAILURE() << "MBPP " << p["task_id"] << " " << lines[i] << ": "
-                      << Describe(r->tests[i]);
-      }
+    StatusOr<TestResult> r = executor_->Run(
+        p["code"].get<std::string>(), TestCase::Asserts(script, p["test_setup_code"]), Options(10));
+    ASSERT_TRUE(r.ok()) << p["task_id"] << ": " << r.status().ToString();
+    if (r->verdict.passed()) {
+      ++passed;
+    } else {
+      ADD_FAILURE() << "MBPP " << p["task_id"] << ": " << Describe(*r);
     }
   }
-  EXPECT_EQ(programs_passed, 974);
+  EXPECT_EQ(passed, 974);
   EXPECT_EQ(asserts, 2922);
 }
 
