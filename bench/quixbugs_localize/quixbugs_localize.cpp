@@ -10,6 +10,7 @@
 // buggy lines on both sides of it. Cost: each program is first graded alone (every test,
 // untraced: the baseline), then routed (grading + tracing the first failing test of a LOGIC
 // program + alignment, the reference trace cached); the ratio compares the two totals.
+// The same cost comparison runs on HumanEval pairs (CodeT samples vs canonical solutions).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -98,7 +99,10 @@ int main(int argc, char** argv) {
   double timeout = 1.0;
   uint64_t seed = 0;
   bool json_out = false;
+  int humaneval_samples = 2;
   app.add_option("--data", data, "quixbugs_python.jsonl");
+  app.add_option("--humaneval-samples", humaneval_samples,
+                 "CodeT samples per HumanEval problem for the cost section (0: skip)");
   app.add_option("--timeout", timeout, "per-test wall/CPU limit, seconds");
   app.add_option("--seed", seed, "seed of the random-boundary target");
   app.add_flag("--json", json_out, "one JSON record per program instead of the table");
@@ -212,6 +216,50 @@ int main(int argc, char** argv) {
                  r.localization_note.empty() ? "" : "  (" + r.localization_note + ")");
     }
   }
+  // HumanEval pairs: the first K CodeT (CodeGen-16B) samples of every problem against the
+  // canonical solution, for the cost columns (no fix lines exist to score against).
+  double he_grade = 0, he_route = 0, he_localize = 0;
+  int he_programs = 0, he_logic = 0, he_localized = 0;
+  std::map<std::string, int> he_modes;
+  if (humaneval_samples > 0) {
+    auto he = egca::ReadMaybeGzipFile(std::string(EGCA_DATA_DIR) + "/humaneval/HumanEval.jsonl.gz");
+    auto ct = egca::ReadMaybeGzipFile(std::string(EGCA_DATA_DIR) +
+                                      "/samples/codet/HumanEval_codegen16B_temp0.8_topp0.95_num100.jsonl.gz");
+    if (!he.ok() || !ct.ok()) {
+      std::cerr << "quixbugs_localize: " << (!he.ok() ? he.status() : ct.status()).ToString() << "\n";
+      return 2;
+    }
+    std::istringstream hs(he.value()), cs(ct.value());
+    std::string hl, cl;
+    while (std::getline(hs, hl) && std::getline(cs, cl)) {
+      json problem = json::parse(hl, nullptr, false), samples = json::parse(cl, nullptr, false);
+      if (problem.is_discarded() || samples.is_discarded()) continue;
+      std::string prompt = problem["prompt"];
+      egca::gates::Problem p;
+      p.reference = prompt + problem["canonical_solution"].get<std::string>();
+      p.tests.push_back(egca::tracer::TestCase::HumanEvalCheck(problem["test"], problem["entry_point"]));
+      for (int k = 0; k < humaneval_samples && k < static_cast<int>(samples["samples"].size()); ++k) {
+        std::string cand = prompt + samples["samples"][k].get<std::string>();
+        auto t0 = std::chrono::steady_clock::now();
+        auto graded = executor.value()->RunAll(cand, p.tests, options.run);
+        double g = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        auto t1 = std::chrono::steady_clock::now();
+        auto routed = router.Route(cand, p);
+        double rt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+        if (!graded.ok() || !routed.ok()) continue;
+        ++he_programs;
+        he_grade += g;
+        he_route += rt;
+        ++he_modes[egca::gates::FailureModeName(routed->mode)];
+        if (routed->mode == FailureMode::kLogic) {
+          ++he_logic;
+          he_localize += routed->localize_seconds;
+          he_localized += routed->earliest_divergence.has_value();
+        }
+      }
+    }
+  }
+
   auto pct = [](int a, int b) { return b == 0 ? 0.0 : 100.0 * a / b; };
   std::string modes;
   for (const auto& [m, c] : by_mode) modes += fmt::format(" {}={}", m, c);
@@ -227,5 +275,15 @@ int main(int argc, char** argv) {
       "total, {:.1f} ms per LOGIC program\n",
       grade_total, route_total, grade_total > 0 ? route_total / grade_total : 0.0,
       localize_total, logic ? 1000.0 * localize_total / logic : 0.0);
+  if (he_programs > 0) {
+    std::string hm;
+    for (const auto& [m, c] : he_modes) hm += fmt::format(" {}={}", m, c);
+    std::cerr << fmt::format(
+        "HumanEval (CodeT, {} per problem): programs={} routes:{}; LOGIC localized {}/{}\n"
+        "cost: plain grading {:.3f} s, router {:.3f} s, ratio {:.3f}x; localization {:.1f} ms per "
+        "LOGIC program\n",
+        humaneval_samples, he_programs, hm, he_localized, he_logic, he_grade, he_route,
+        he_grade > 0 ? he_route / he_grade : 0.0, he_logic ? 1000.0 * he_localize / he_logic : 0.0);
+  }
   return 0;
 }
