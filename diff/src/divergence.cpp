@@ -56,6 +56,8 @@ struct StepRec {
   // Closed by the end of the trace rather than by a later event of its frame: its state
   // may miss the changes of its last statement (cut by a cap or a timeout).
   bool incomplete = false;
+  // Event that closed the step: when its state (and a difference in it) became final.
+  int64_t close_event = 0;
 };
 
 struct StepStream {
@@ -79,9 +81,10 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
   }
   std::unordered_map<uint32_t, FrameState> frames;
 
-  auto close = [&](FrameState& f) {
+  auto close = [&](FrameState& f, int64_t at) {
     if (f.open_step < 0) return;
     StepRec& s = out.steps[f.open_step];
+    s.close_event = at;
     s.state = f.vars;
     for (const auto& [n, v] : f.vars) s.step.state.emplace_back(n, *v.text);
     f.open_step = -1;
@@ -156,7 +159,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
                       (block >= 0 && static_cast<int32_t>(ev.line()) < open.last_line);
         }
         if (new_visit) {
-          close(f);
+          close(f, e);
           StepRec s;
           s.step.frame = static_cast<int32_t>(ev.frame());
           s.step.depth = static_cast<int32_t>(ev.depth());
@@ -194,7 +197,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
             s.step.return_value = ev.return_value().text();
             s.return_hash = ev.return_value().hash();
           }
-          close(f);
+          close(f, e);
         }
         if (!ev.is_yield()) frames.erase(ev.frame());
         continue;  // f may be gone
@@ -215,7 +218,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
   }
   for (auto& [id, f] : frames) {
     if (f.open_step >= 0) out.steps[f.open_step].incomplete = true;
-    close(f);
+    close(f, trace.events_size());
   }
   return out;
 }
@@ -565,7 +568,7 @@ class Aligner {
       d.detail = c.step.exception.empty() ? "reference raises " + r.step.exception
                                           : "candidate raises " + c.step.exception;
     }
-    Diverge(std::move(d), c.step.last_event);
+    Diverge(std::move(d), c.close_event);
   }
 
   // Control divergence between cand step i and ref step j: blamed on the last step both
