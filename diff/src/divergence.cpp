@@ -35,6 +35,7 @@ struct FrameState {
   int32_t open_step = -1;
   SourceSpan last_span;   // span of the frame's previous event: what made the next changes
   SourceSpan call_site;   // the caller's statement when the frame started (may be empty)
+  int32_t caller_step = -1;  // the caller's step open at that time
   int32_t last_line = 0;
   bool seen_line = false;
 
@@ -58,6 +59,8 @@ struct StepRec {
   bool incomplete = false;
   // Event that closed the step: when its state (and a difference in it) became final.
   int64_t close_event = 0;
+  SourceSpan call_site;      // first step of a frame: the caller's statement
+  int32_t caller_step = -1;  // first step of a frame: the caller's step
 };
 
 struct StepStream {
@@ -115,6 +118,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
   // Span of the latest event at each depth: a new frame's arguments are blamed on the
   // caller's statement (the call site), not on the callee.
   std::vector<SourceSpan> span_at_depth;
+  std::vector<uint32_t> frame_at_depth;
   for (int64_t e = 0; e < trace.events_size(); ++e) {
     const tp::Event& ev = trace.events(static_cast<int>(e));
     const bool fresh = frames.find(ev.frame()) == frames.end();
@@ -122,9 +126,17 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
     if (fresh && ev.depth() >= 2 && ev.depth() - 2 < span_at_depth.size()) {
       f.last_span = span_at_depth[ev.depth() - 2];
       f.call_site = f.last_span;
+      auto caller = frames.find(frame_at_depth[ev.depth() - 2]);
+      if (caller != frames.end()) f.caller_step = caller->second.open_step;
     }
-    if (span_at_depth.size() < ev.depth()) span_at_depth.resize(ev.depth());
-    if (ev.depth() >= 1) span_at_depth[ev.depth() - 1] = ToSourceSpan(ev.span());
+    if (span_at_depth.size() < ev.depth()) {
+      span_at_depth.resize(ev.depth());
+      frame_at_depth.resize(ev.depth());
+    }
+    if (ev.depth() >= 1) {
+      span_at_depth[ev.depth() - 1] = ToSourceSpan(ev.span());
+      frame_at_depth[ev.depth() - 1] = ev.frame();
+    }
     if (ev.code() < code_scope.size()) f.scope = code_scope[ev.code()];
     for (const tp::Variable& v : ev.changed()) {
       record_change(f, v.name(), Value{v.value().hash(), &v.value().text()});
@@ -170,6 +182,10 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
           s.step.first_event = e;
           s.step.block_span = block_span;
           s.first_of_frame = !f.seen_line;
+          if (s.first_of_frame) {
+            s.call_site = f.call_site;
+            s.caller_step = f.caller_step;
+          }
           if (s.first_of_frame) {
             // The arguments were set by the call: blame the call site for them.
             for (const auto& [n, v] : f.vars) {
@@ -582,6 +598,14 @@ class Aligner {
     const Step& c = cs_.steps[i].step;
     const Step& r = rs_.steps[j].step;
     d.span = cs_.steps[blamed].step.last_statement;
+    // The candidate makes a call the reference does not make: the calling statement
+    // decided it, not the callee's last step.
+    const StepRec& next = cs_.steps[i];
+    if (next.first_of_frame && next.caller_step >= 0 && next.call_site.valid() &&
+        next.step.frame != cs_.steps[blamed].step.frame) {
+      d.candidate_step = next.caller_step;
+      d.span = next.call_site;
+    }
     d.detail = "candidate goes to " + c.function + ":" + std::to_string(c.first_line) +
                ", reference to " + r.function + ":" + std::to_string(r.first_line);
     return d;
