@@ -141,6 +141,9 @@ TEST_F(TokenizeCli, UsageAndInputErrorsExitTwoWithOneLine) {
   EXPECT_NE(r.err.find("[2]"), std::string::npos) << r.err;
   r = RunTool("--tokenizer " + kQwen3 + " --decode", "not json");
   EXPECT_EQ(r.exit_code, 2);
+  r = RunTool("--tokenizer " + kQwen3 + " --decode", "[5, 151669]");  // one past the last id
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("[1]: 151669 is not a token id"), std::string::npos) << r.err;
 
   r = RunTool("", "x");  // --tokenizer is required
   EXPECT_EQ(r.exit_code, 2);
