@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -58,6 +60,28 @@ TEST_F(ExecutorE2E, CallTestPassesAndFails) {
   TestResult wrong = Run(source, TestCase::Call("add", "[1, 2]", "4"));
   EXPECT_VERDICT(wrong, VerdictKind::kWrongAnswer);
   EXPECT_EQ(wrong.verdict.expected, "4");
+}
+
+// HOME and TMPDIR are the sandbox's private directory: writing there works (programs that
+// cache to ~ or tempfile are legitimate) and nothing reaches the real home directory.
+TEST_F(ExecutorE2E, HomeIsThePrivateDirectory) {
+  const std::string source =
+      "import os, tempfile\n"
+      "def f():\n"
+      "    p = os.path.join(os.path.expanduser('~'), 'egca_home_probe')\n"
+      "    with open(p, 'w') as fh:\n"
+      "        fh.write('x')\n"
+      "    with tempfile.NamedTemporaryFile(dir=None) as t:\n"
+      "        t.write(b'y')\n"
+      "    return [os.environ['HOME'] == os.environ['TMPDIR'], os.path.exists(p)]\n";
+  TestResult r = Run(source, TestCase::Call("f", "[]", "[true, true]"));
+  EXPECT_VERDICT(r, VerdictKind::kOk);
+  const char* home = std::getenv("HOME");
+  ASSERT_NE(home, nullptr);
+  EXPECT_NE(std::string(home), "");
+  FILE* leaked = std::fopen((std::string(home) + "/egca_home_probe").c_str(), "r");
+  EXPECT_EQ(leaked, nullptr) << "the candidate's write reached the real $HOME";
+  if (leaked != nullptr) std::fclose(leaked);
 }
 
 TEST_F(ExecutorE2E, SyntaxAndRuntimeErrorsCarryPositions) {

@@ -44,6 +44,8 @@ from heapq import *
 """
 
 # The environment every candidate sees (the hash seed is fixed in the interpreter config).
+# HOME and TMPDIR are replaced in warm_up() by the sandbox's private directory, the only
+# place a candidate may write.
 FIXED_ENVIRON = {
     "PATH": "/usr/bin:/bin",
     "HOME": "/tmp",
@@ -519,6 +521,9 @@ def warm_up():
     generation, so that a child's collections neither walk nor copy-on-write the warm
     heap."""
     import codecs
+    for key in ("HOME", "TMPDIR"):
+        if key in _os.environ:
+            FIXED_ENVIRON[key] = _os.environ[key]
     _os.environ.clear()
     _os.environ.update(FIXED_ENVIRON)
     codecs.lookup("utf-8")
