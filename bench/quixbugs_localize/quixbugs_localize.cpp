@@ -229,15 +229,28 @@ int main(int argc, char** argv) {
       std::cerr << "quixbugs_localize: " << (!he.ok() ? he.status() : ct.status()).ToString() << "\n";
       return 2;
     }
+    // CodeT's records are not in HumanEval's order and its prompts lack the doctests: match
+    // them by the entry point their prompt defines, and complete CodeT's own prompt.
+    std::map<std::string, egca::gates::Problem> by_entry;
     std::istringstream hs(he.value()), cs(ct.value());
-    std::string hl, cl;
-    while (std::getline(hs, hl) && std::getline(cs, cl)) {
-      json problem = json::parse(hl, nullptr, false), samples = json::parse(cl, nullptr, false);
-      if (problem.is_discarded() || samples.is_discarded()) continue;
-      std::string prompt = problem["prompt"];
+    for (std::string hl; std::getline(hs, hl);) {
+      json problem = json::parse(hl, nullptr, false);
+      if (problem.is_discarded()) continue;
       egca::gates::Problem p;
-      p.reference = prompt + problem["canonical_solution"].get<std::string>();
+      p.reference = problem["prompt"].get<std::string>() + problem["canonical_solution"].get<std::string>();
       p.tests.push_back(egca::tracer::TestCase::HumanEvalCheck(problem["test"], problem["entry_point"]));
+      by_entry.emplace(problem["entry_point"].get<std::string>(), std::move(p));
+    }
+    for (std::string cl; std::getline(cs, cl);) {
+      json samples = json::parse(cl, nullptr, false);
+      if (samples.is_discarded()) continue;
+      std::string prompt = samples["prompt"];
+      const egca::gates::Problem* found = nullptr;
+      for (const auto& [entry, problem] : by_entry) {
+        if (prompt.find("def " + entry + "(") != std::string::npos) found = &problem;
+      }
+      if (found == nullptr) continue;
+      const egca::gates::Problem& p = *found;
       for (int k = 0; k < humaneval_samples && k < static_cast<int>(samples["samples"].size()); ++k) {
         std::string cand = prompt + samples["samples"][k].get<std::string>();
         auto t0 = std::chrono::steady_clock::now();
