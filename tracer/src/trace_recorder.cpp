@@ -84,6 +84,13 @@ struct EventRec {
 struct VarState {
   PyObject* name = nullptr;  // Owned.
   uint32_t name_id = 0;
+  // Long str/bytes at the previous snapshot: address, length and CPython's own hash
+  // (cached inside the object, so O(1) to read again). All three equal means the same
+  // string with overwhelming probability, and its O(size) structural hash is skipped.
+  // Never dereferenced.
+  const void* text_object = nullptr;
+  Py_ssize_t text_size = -1;
+  Py_hash_t text_pyhash = -1;
   uint64_t hash = 0;
   uint64_t seen = 0;         // snapshot number of the frame when last bound
 };
@@ -472,19 +479,43 @@ class Recorder {
     for (const LocalBinding& local : locals_) {
       if (IsHidden(local.name, is_namespace)) continue;
       VarState* var = FindVar(state, local.name, &hint);
-      ValueDigest digest = encoder_->Hash(local.value);
+      PyObject* value = local.value;
+      bool long_text = (PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > 256) ||
+                       (PyBytes_CheckExact(value) && PyBytes_GET_SIZE(value) > 256);
+      Py_hash_t pyhash = -1;
+      if (long_text) {
+        pyhash = PyObject_Hash(value);  // str/bytes: C code, cached in the object
+        if (pyhash == -1) PyErr_Clear();
+        Py_ssize_t size = PyUnicode_CheckExact(value) ? PyUnicode_GET_LENGTH(value)
+                                                       : PyBytes_GET_SIZE(value);
+        if (var != nullptr && var->seen == snapshot - 1 && var->text_object == value &&
+            var->text_size == size && var->text_pyhash == pyhash && pyhash != -1) {
+          var->seen = snapshot;
+          continue;
+        }
+      }
+      ValueDigest digest = encoder_->Hash(value);
       if (var != nullptr && var->seen == snapshot - 1 && var->hash == digest.hash) {
         var->seen = snapshot;
+        if (long_text) RememberText(var, value, pyhash);
         continue;
       }
       if (var == nullptr) {
         Py_INCREF(local.name);
-        state->vars.push_back(VarState{local.name, NameId(local.name), 0, 0});
+        VarState fresh;
+        fresh.name = local.name;
+        fresh.name_id = NameId(local.name);
+        state->vars.push_back(fresh);
         var = &state->vars.back();
         hint = state->vars.size();
       }
       var->hash = digest.hash;
       var->seen = snapshot;
+      if (long_text) {
+        RememberText(var, value, pyhash);
+      } else {
+        var->text_object = nullptr;
+      }
       vars_.push_back(VarRec{var->name_id, EncodeToPool(local.value)});
     }
     events_.back().vars_end = static_cast<uint32_t>(vars_.size());
@@ -496,6 +527,13 @@ class Recorder {
       }
     }
     events_.back().dels_end = static_cast<uint32_t>(dels_.size());
+  }
+
+  static void RememberText(VarState* var, PyObject* value, Py_hash_t pyhash) {
+    var->text_object = value;
+    var->text_size = PyUnicode_CheckExact(value) ? PyUnicode_GET_LENGTH(value)
+                                                 : PyBytes_GET_SIZE(value);
+    var->text_pyhash = pyhash;
   }
 
   static VarState* FindVar(FrameState* state, PyObject* name, size_t* hint) {
