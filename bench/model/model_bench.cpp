@@ -108,7 +108,8 @@ int main(int argc, char** argv) {
     } else if (a == "--no-python") {
       args.python = false;
     } else {
-      std::fprintf(stderr, "usage: model_bench [--threads N] [--steps N] [--small] [--no-python]\n");
+      std::fprintf(stderr,
+                   "usage: model_bench [--threads N] [--steps N] [--small] [--no-python]\n");
       return 2;
     }
   }
@@ -191,13 +192,13 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("model_bench: qwen3-style hidden %lld, %lld layers, %lld/%lld heads, vocab %lld, "
-              "%d thread(s), LibTorch %s\n",
-              static_cast<long long>(config.hidden_size),
-              static_cast<long long>(config.num_hidden_layers),
-              static_cast<long long>(config.num_attention_heads),
-              static_cast<long long>(config.num_key_value_heads),
-              static_cast<long long>(config.vocab_size), args.threads, TORCH_VERSION);
+  std::printf(
+      "model_bench: qwen3-style hidden %lld, %lld layers, %lld/%lld heads, vocab %lld, "
+      "%d thread(s), LibTorch %s\n",
+      static_cast<long long>(config.hidden_size), static_cast<long long>(config.num_hidden_layers),
+      static_cast<long long>(config.num_attention_heads),
+      static_cast<long long>(config.num_key_value_heads), static_cast<long long>(config.vocab_size),
+      args.threads, TORCH_VERSION);
   std::printf("%-44s %12s %12s %10s\n", "measure", "C++", "Python", "Py/C++");
   auto row = [&](const std::string& name, double cpp, const char* key, const char* sub,
                  bool higher_is_better) {
@@ -210,15 +211,15 @@ int main(int argc, char** argv) {
   };
   row(fmt::format("fwd+bwd step CPU ms (batch {} x {} tokens)", args.batch, args.seq), step_ms,
       "step_cpu_ms_median", nullptr, false);
-  row(fmt::format("generate tok/CPU-s, KV cache ({} x {} new)", args.gen_batch,
-                  args.new_tokens), gen_tps[1], "gen_tokens_per_cpu_s", "with_cache", true);
-  row(fmt::format("generate tok/CPU-s, no cache ({} x {} new)", args.gen_batch,
-                  args.new_tokens), gen_tps[0], "gen_tokens_per_cpu_s", "without_cache", true);
+  row(fmt::format("generate tok/CPU-s, KV cache ({} x {} new)", args.gen_batch, args.new_tokens),
+      gen_tps[1], "gen_tokens_per_cpu_s", "with_cache", true);
+  row(fmt::format("generate tok/CPU-s, no cache ({} x {} new)", args.gen_batch, args.new_tokens),
+      gen_tps[0], "gen_tokens_per_cpu_s", "without_cache", true);
   row("fwd+bwd step wall ms", step_wall_ms, "step_wall_ms_median", nullptr, false);
   row("generate tok/s wall, KV cache", gen_wall_tps[1], "gen_tokens_per_wall_s", "with_cache",
       true);
-  row("generate tok/s wall, no cache", gen_wall_tps[0], "gen_tokens_per_wall_s",
-      "without_cache", true);
+  row("generate tok/s wall, no cache", gen_wall_tps[0], "gen_tokens_per_wall_s", "without_cache",
+      true);
   std::printf("KV cache speed-up (C++, CPU time): %.2fx\n", gen_tps[1] / gen_tps[0]);
   std::printf("Py/C++ > 1 means C++ is faster (for tok/s the column is C++/Py).\n");
   std::printf("loss C++ %.6f", loss);

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "egca/trainer/checkpoint.h"
 #include "egca/trainer/sampler.h"
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   }
 
   ModelConfig c;
-  c.family = family == "llama" ? ModelFamily::kLlama
+  c.family = family == "llama"   ? ModelFamily::kLlama
              : family == "qwen2" ? ModelFamily::kQwen2
                                  : ModelFamily::kQwen3;
   c.model_type = family;
@@ -53,8 +53,8 @@ int main(int argc, char** argv) {
   c.tie_word_embeddings = c.family == ModelFamily::kQwen2;
   c.torch_dtype = dtype;
 
-  if (auto s = CreateRandomCheckpoint(out_dir, c, seed,
-                                      SaveOptions().set_max_shard_bytes(shard_bytes));
+  if (auto s =
+          CreateRandomCheckpoint(out_dir, c, seed, SaveOptions().set_max_shard_bytes(shard_bytes));
       !s.ok()) {
     std::fprintf(stderr, "tiny_model: %s\n", s.ToString().c_str());
     return 1;
@@ -79,7 +79,9 @@ int main(int argc, char** argv) {
               dtype.c_str(), shard_bytes > 0 ? ", sharded" : "", same ? "identical" : "DIFFER");
 
   SamplingOptions o;
-  o.set_num_samples_per_prompt(samples).set_max_new_tokens(new_tokens).set_seed(seed)
+  o.set_num_samples_per_prompt(samples)
+      .set_max_new_tokens(new_tokens)
+      .set_seed(seed)
       .set_top_p(0.95);
   auto completions = Generate(**model, {{1, 2, 3, 4}}, o);
   if (!completions.ok()) {
@@ -89,8 +91,7 @@ int main(int argc, char** argv) {
   for (const auto& comp : *completions) {
     double sum = 0;
     for (float lp : comp.policy_log_probs) sum += lp;
-    std::printf("sample %lld: %s  (log p = %.3f, %s)\n",
-                static_cast<long long>(comp.sample_index),
+    std::printf("sample %lld: %s  (log p = %.3f, %s)\n", static_cast<long long>(comp.sample_index),
                 fmt::format("{}", fmt::join(comp.token_ids, " ")).c_str(), sum,
                 FinishReasonName(comp.finish_reason));
   }

@@ -158,7 +158,8 @@ TEST(Checkpoint, MismatchesGiveErrorsNamingFileAndTensor) {
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find(weights), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("missing tensor \"model.layers.1.self_attn.k_norm.weight\""),
-            std::string::npos) << s.message();
+            std::string::npos)
+      << s.message();
 
   fresh();
   float extra = 1.0f;
@@ -168,7 +169,8 @@ TEST(Checkpoint, MismatchesGiveErrorsNamingFileAndTensor) {
   s = LoadStatus(dir.path());
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("unexpected tensor \"model.layers.0.self_attn.q_proj.bias\""),
-            std::string::npos) << s.message();
+            std::string::npos)
+      << s.message();
 
   fresh();
   RewriteWeights(dir.path(), [](auto& views, auto&) {
@@ -179,7 +181,9 @@ TEST(Checkpoint, MismatchesGiveErrorsNamingFileAndTensor) {
   s = LoadStatus(dir.path());
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("tensor \"model.norm.weight\": shape [16, 4] but the config "
-                             "expects [64]"), std::string::npos) << s.message();
+                             "expects [64]"),
+            std::string::npos)
+      << s.message();
 
   fresh();
   RewriteWeights(dir.path(), [](auto& views, auto&) {
@@ -190,7 +194,8 @@ TEST(Checkpoint, MismatchesGiveErrorsNamingFileAndTensor) {
   s = LoadStatus(dir.path());
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
   EXPECT_NE(s.message().find("tensor \"model.norm.weight\": dtype I32 is not supported"),
-            std::string::npos) << s.message();
+            std::string::npos)
+      << s.message();
 
   // Truncated file: cut the last kilobyte.
   fresh();
@@ -215,7 +220,8 @@ TEST(Checkpoint, MismatchesGiveErrorsNamingFileAndTensor) {
   s = LoadStatus(dir.path());
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("no model.safetensors or model.safetensors.index.json"),
-            std::string::npos) << s.message();
+            std::string::npos)
+      << s.message();
 
   fs::remove(dir.file("config.json"));
   s = LoadStatus(dir.path());
@@ -231,8 +237,8 @@ TEST(Checkpoint, ShardMissingFromIndexAndTensorMissingFromShardAreReported) {
   auto index = nlohmann::json::parse(*ReadFile(dir.file("model.safetensors.index.json")));
   const std::string moved_to = index["weight_map"]["model.norm.weight"];
   // Point a tensor at the wrong shard.
-  index["weight_map"]["model.norm.weight"] = "model-00001-of-" +
-                                             moved_to.substr(std::string("model-00001-of-").size());
+  index["weight_map"]["model.norm.weight"] =
+      "model-00001-of-" + moved_to.substr(std::string("model-00001-of-").size());
   if (index["weight_map"]["model.norm.weight"] == moved_to) {
     index["weight_map"]["model.norm.weight"] = index["weight_map"]["lm_head.weight"];
   }
@@ -257,7 +263,9 @@ TEST(Checkpoint, ToleratesInvFreqBuffersAndTiedLmHead) {
   ASSERT_TRUE(SaveCheckpoint(m, dir.path()).ok());
   std::vector<float> inv_freq(8, 0.5f);
   RewriteWeights(dir.path(), [&](auto& views, auto& keep_alive) {
-    views.push_back({"model.layers.0.self_attn.rotary_emb.inv_freq", SafetensorsDtype::kF32, {8},
+    views.push_back({"model.layers.0.self_attn.rotary_emb.inv_freq",
+                     SafetensorsDtype::kF32,
+                     {8},
                      inv_freq.data()});
     // Some exporters write lm_head.weight even when tied; it must be a copy we can ignore.
     for (const auto& v : std::vector<SafetensorsTensorView>(views)) {
@@ -318,7 +326,8 @@ TEST(ModelConfig, ParsesRealQwenStyleConfigJson) {
   EXPECT_NE(bad.status().message().find("g/config.json"), std::string::npos);
   bad = ParseModelConfig(R"({"model_type": "llama", "vocab_size": 5, "hidden_size": 8,
       "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
-      "rope_scaling": {"rope_type": "llama3", "factor": 8.0}})", "l/config.json");
+      "rope_scaling": {"rope_type": "llama3", "factor": 8.0}})",
+                         "l/config.json");
   EXPECT_EQ(bad.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(bad.status().message().find("rope_scaling"), std::string::npos);
   bad = ParseModelConfig(R"({"model_type": "llama", "hidden_size": 8})", "m/config.json");

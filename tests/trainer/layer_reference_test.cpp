@@ -61,8 +61,8 @@ TEST(LayerReference, RmsNorm) {
 TEST(LayerReference, RotaryEmbeddingAtExplicitPositions) {
   const json& r = Baseline()["rope"];
   at::Tensor x = FormulaFromSpec(r["x"]).unsqueeze(0);  // [1, H, T, D]
-  at::Tensor positions = at::tensor(r["positions"].get<std::vector<int64_t>>(), at::kLong)
-                             .unsqueeze(0);
+  at::Tensor positions =
+      at::tensor(r["positions"].get<std::vector<int64_t>>(), at::kLong).unsqueeze(0);
   auto [cos, sin] = layers::RotaryCosSin(positions, x.size(-1), r["theta"].get<double>());
   at::Tensor y = layers::ApplyRotary(x, cos, sin).squeeze(0);
   at::Tensor expected = Expected(r["expected"]).view(y.sizes());
@@ -93,8 +93,8 @@ TEST_P(ModelReference, LeftPaddedBatchMatchesUnpaddedReference) {
     for (const json& p : m["params"]) {
       const std::string name = p["name"];
       ASSERT_TRUE(params.contains(name)) << name;
-      at::Tensor value = Formula(p["shape"].get<std::vector<int64_t>>(), p["phase"], p["scale"],
-                                 p["offset"]);
+      at::Tensor value =
+          Formula(p["shape"].get<std::vector<int64_t>>(), p["phase"], p["scale"], p["offset"]);
       ASSERT_EQ(params[name].sizes(), value.sizes()) << name;
       params[name].copy_(value);
     }
@@ -130,12 +130,11 @@ TEST_P(ModelReference, LeftPaddedBatchMatchesUnpaddedReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Configs, ModelReference, ::testing::Values(0, 1, 2),
-                         [](const auto& info) {
-                           return std::string(info.param == 0   ? "qwen2_bias_tied_gqa"
-                                              : info.param == 1 ? "qwen3_qk_norm_head_dim12"
-                                                                : "llama_mqa_theta5e5");
-                         });
+INSTANTIATE_TEST_SUITE_P(Configs, ModelReference, ::testing::Values(0, 1, 2), [](const auto& info) {
+  return std::string(info.param == 0   ? "qwen2_bias_tied_gqa"
+                     : info.param == 1 ? "qwen3_qk_norm_head_dim12"
+                                       : "llama_mqa_theta5e5");
+});
 
 }  // namespace
 }  // namespace egca::trainer

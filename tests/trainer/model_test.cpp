@@ -53,8 +53,7 @@ TEST(DecoderModel, ParameterNamesFollowHuggingFacePerFamily) {
   auto params = ml.named_parameters(true);
   EXPECT_EQ(params["model.layers.0.self_attn.k_proj.weight"].sizes(),
             (std::vector<int64_t>{2 * 16, 64}));
-  EXPECT_EQ(params["model.layers.0.mlp.down_proj.weight"].sizes(),
-            (std::vector<int64_t>{64, 128}));
+  EXPECT_EQ(params["model.layers.0.mlp.down_proj.weight"].sizes(), (std::vector<int64_t>{64, 128}));
 }
 
 TEST(DecoderModel, InitRandomIsDeterministic) {

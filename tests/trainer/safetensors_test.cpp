@@ -108,28 +108,29 @@ TEST(Safetensors, CorruptFilesGiveClearErrors) {
   const std::string eight(8, '\0');
   std::vector<BadFile> cases = {
       {"too short", std::string("abc"), StatusCode::kDataLoss, "truncated"},
-      {"header past end", Image(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", "")
-                              .substr(0, 30),
+      {"header past end",
+       Image(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", "").substr(0, 30),
        StatusCode::kDataLoss, "truncated"},
       {"absurd header length", std::string("\xff\xff\xff\xff\xff\xff\x00\x00", 8) + "{}",
        StatusCode::kDataLoss, "not plausible"},
       {"malformed json", Image("{\"x\": [1, 2", ""), StatusCode::kInvalidArgument,
        "not a valid JSON"},
-      {"data truncated", Image(R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})",
-                               eight),
+      {"data truncated", Image(R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", eight),
        StatusCode::kDataLoss, "tensor \"x\": data_offsets [0, 16) run past the end"},
       {"size mismatch", Image(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight),
        StatusCode::kInvalidArgument, "shape x dtype needs 12"},
       {"unsupported dtype",
        Image(R"({"x":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", eight),
        StatusCode::kUnimplemented, "dtype \"F8_E4M3\" is not supported"},
-      {"overlap", Image(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                        R"("y":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", eight),
+      {"overlap",
+       Image(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+             R"("y":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+             eight),
        StatusCode::kInvalidArgument, "overlap"},
       {"missing offsets", Image(R"({"x":{"dtype":"F32","shape":[2]}})", eight),
        StatusCode::kInvalidArgument, "data_offsets"},
-      {"bad metadata", Image(R"({"__metadata__":{"format":3}})", ""),
-       StatusCode::kInvalidArgument, "__metadata__"},
+      {"bad metadata", Image(R"({"__metadata__":{"format":3}})", ""), StatusCode::kInvalidArgument,
+       "__metadata__"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.label);
@@ -154,10 +155,9 @@ TEST(Safetensors, MissingFileIsNotFound) {
 TEST(Safetensors, WriterRejectsDuplicateNames) {
   ScratchDir dir("st_dup");
   float v = 1;
-  Status s = WriteSafetensors(dir.file("d.safetensors"),
-                              {{"x", SafetensorsDtype::kF32, {1}, &v},
-                               {"x", SafetensorsDtype::kF32, {1}, &v}},
-                              {});
+  Status s = WriteSafetensors(
+      dir.file("d.safetensors"),
+      {{"x", SafetensorsDtype::kF32, {1}, &v}, {"x", SafetensorsDtype::kF32, {1}, &v}}, {});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 

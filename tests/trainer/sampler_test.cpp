@@ -95,8 +95,12 @@ TEST(Sampler, KvCacheAndFullRecomputationAgree) {
 TEST(Sampler, PolicyLogProbsEqualTeacherForcedLogProbs) {
   auto m = TinyModel(3);
   SamplingOptions o;
-  o.set_num_samples_per_prompt(4).set_max_new_tokens(16).set_temperature(0.8).set_top_p(0.9)
-      .set_seed(5).set_stop_token_ids({2});
+  o.set_num_samples_per_prompt(4)
+      .set_max_new_tokens(16)
+      .set_temperature(0.8)
+      .set_top_p(0.9)
+      .set_seed(5)
+      .set_stop_token_ids({2});
   auto completions = MustGenerate(*m, kPrompts, o);
   std::vector<std::vector<int32_t>> prompts, outs;
   for (const auto& c : completions) {
@@ -176,8 +180,8 @@ TEST(Sampler, EmpiricalFrequenciesMatchTheTruncatedDistribution) {
     double top_p;
   };
   for (const Case& cs : {Case{0.7, 0, 1.0}, Case{1.3, 5, 1.0}, Case{1.0, 0, 0.6}}) {
-    SCOPED_TRACE(::testing::Message() << "T=" << cs.temperature << " k=" << cs.top_k
-                                    << " p=" << cs.top_p);
+    SCOPED_TRACE(::testing::Message()
+                 << "T=" << cs.temperature << " k=" << cs.top_k << " p=" << cs.top_p);
     at::Tensor scaled = logits / cs.temperature;
     auto [sorted, order] = scaled.sort(-1, true);
     at::Tensor probs = at::softmax(sorted, -1);
@@ -197,8 +201,12 @@ TEST(Sampler, EmpiricalFrequenciesMatchTheTruncatedDistribution) {
     ASSERT_GE(support, 2) << "degenerate distribution: the test would prove nothing";
 
     SamplingOptions o;
-    o.set_num_samples_per_prompt(n).set_max_new_tokens(1).set_temperature(cs.temperature)
-        .set_top_k(cs.top_k).set_top_p(cs.top_p).set_seed(11);
+    o.set_num_samples_per_prompt(n)
+        .set_max_new_tokens(1)
+        .set_temperature(cs.temperature)
+        .set_top_k(cs.top_k)
+        .set_top_p(cs.top_p)
+        .set_seed(11);
     auto samples = MustGenerate(m, {prompt}, o);
     std::vector<double> counts(16, 0.0);
     for (const auto& s : samples) counts[s.token_ids[0]] += 1;

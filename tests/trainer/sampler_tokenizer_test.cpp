@@ -44,8 +44,8 @@ TEST(SamplerTokenizer, TextAndStopStringsUseTheTokenizer) {
 
   auto im_end = (*tok)->TokenId("<|im_end|>");
   ASSERT_TRUE(im_end.has_value());
-  auto with_stop_token = Generate(m, {prompt},
-                                  SamplingOptions(o).set_stop_token_ids({*im_end, full.token_ids[2]}));
+  auto with_stop_token =
+      Generate(m, {prompt}, SamplingOptions(o).set_stop_token_ids({*im_end, full.token_ids[2]}));
   ASSERT_TRUE(with_stop_token.ok());
   EXPECT_EQ((*with_stop_token)[0].finish_reason, FinishReason::kStopToken);
   EXPECT_LE((*with_stop_token)[0].token_ids.size(), 3u);

@@ -29,24 +29,33 @@ std::string ShapeString(at::IntArrayRef shape) {
 
 std::optional<at::ScalarType> ToScalarType(SafetensorsDtype dtype) {
   switch (dtype) {
-    case SafetensorsDtype::kF32: return at::kFloat;
-    case SafetensorsDtype::kF16: return at::kHalf;
-    case SafetensorsDtype::kBF16: return at::kBFloat16;
-    default: return std::nullopt;
+    case SafetensorsDtype::kF32:
+      return at::kFloat;
+    case SafetensorsDtype::kF16:
+      return at::kHalf;
+    case SafetensorsDtype::kBF16:
+      return at::kBFloat16;
+    default:
+      return std::nullopt;
   }
 }
 
 std::optional<SafetensorsDtype> ToSafetensorsDtype(at::ScalarType dtype) {
   switch (dtype) {
-    case at::kFloat: return SafetensorsDtype::kF32;
-    case at::kHalf: return SafetensorsDtype::kF16;
-    case at::kBFloat16: return SafetensorsDtype::kBF16;
-    default: return std::nullopt;
+    case at::kFloat:
+      return SafetensorsDtype::kF32;
+    case at::kHalf:
+      return SafetensorsDtype::kF16;
+    case at::kBFloat16:
+      return SafetensorsDtype::kBF16;
+    default:
+      return std::nullopt;
   }
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The open weight files of a checkpoint directory and where each tensor lives.
@@ -79,20 +88,21 @@ StatusOr<WeightFiles> OpenWeightFiles(const std::string& dir) {
   json index = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") ||
       !index["weight_map"].is_object()) {
-    return InvalidArgument(fmt::format("{}: not a JSON object with a \"weight_map\" object",
-                                       index_path.string()));
+    return InvalidArgument(
+        fmt::format("{}: not a JSON object with a \"weight_map\" object", index_path.string()));
   }
   std::map<std::string, SafetensorsFile*> by_shard;
   for (auto it = index["weight_map"].begin(); it != index["weight_map"].end(); ++it) {
     if (!it.value().is_string()) {
-      return InvalidArgument(fmt::format("{}: weight_map[\"{}\"] must be a file name",
-                                         index_path.string(), it.key()));
+      return InvalidArgument(
+          fmt::format("{}: weight_map[\"{}\"] must be a file name", index_path.string(), it.key()));
     }
     const std::string shard = it.value().get<std::string>();
     if (shard.find('/') != std::string::npos) {
-      return InvalidArgument(fmt::format("{}: weight_map[\"{}\"] = \"{}\" must be a file in "
-                                         "the checkpoint directory", index_path.string(),
-                                         it.key(), shard));
+      return InvalidArgument(
+          fmt::format("{}: weight_map[\"{}\"] = \"{}\" must be a file in "
+                      "the checkpoint directory",
+                      index_path.string(), it.key(), shard));
     }
     auto found = by_shard.find(shard);
     if (found == by_shard.end()) {
@@ -113,8 +123,8 @@ StatusOr<WeightFiles> OpenWeightFiles(const std::string& dir) {
   for (const auto& file : w.files) {
     for (const auto& t : file->tensors()) {
       if (!w.tensors.count(t.name)) {
-        return InvalidArgument(fmt::format("{}: unexpected tensor \"{}\" (not in {})",
-                                           file->path(), t.name, kIndexFile));
+        return InvalidArgument(fmt::format("{}: unexpected tensor \"{}\" (not in {})", file->path(),
+                                           t.name, kIndexFile));
       }
     }
   }
@@ -124,9 +134,10 @@ StatusOr<WeightFiles> OpenWeightFiles(const std::string& dir) {
 Status CopyInto(const SafetensorsTensor& src, const std::string& path, at::Tensor& dst) {
   auto scalar = ToScalarType(src.dtype);
   if (!scalar) {
-    return Unimplemented(fmt::format("{}: tensor \"{}\": dtype {} is not supported for model "
-                                     "weights (F32, F16, BF16)", path, src.name,
-                                     SafetensorsDtypeName(src.dtype)));
+    return Unimplemented(
+        fmt::format("{}: tensor \"{}\": dtype {} is not supported for model "
+                    "weights (F32, F16, BF16)",
+                    path, src.name, SafetensorsDtypeName(src.dtype)));
   }
   if (!dst.sizes().equals(src.shape)) {
     return InvalidArgument(fmt::format("{}: tensor \"{}\": shape {} but the config expects {}",
@@ -151,10 +162,14 @@ std::optional<at::ScalarType> ParseTorchDtype(const std::string& name) {
 
 const char* TorchDtypeName(at::ScalarType dtype) {
   switch (dtype) {
-    case at::kFloat: return "float32";
-    case at::kHalf: return "float16";
-    case at::kBFloat16: return "bfloat16";
-    default: return "unsupported";
+    case at::kFloat:
+      return "float32";
+    case at::kHalf:
+      return "float16";
+    case at::kBFloat16:
+      return "bfloat16";
+    default:
+      return "unsupported";
   }
 }
 
@@ -181,9 +196,10 @@ Status LoadWeights(DecoderModel& model, const std::string& dir) {
         model.lm_head_weight().sizes().equals(tensor->shape)) {
       continue;
     }
-    return InvalidArgument(fmt::format("{}: unexpected tensor \"{}\" for a {} model with this "
-                                       "config", w.owner[name]->path(), name,
-                                       ModelFamilyName(model.config().family)));
+    return InvalidArgument(
+        fmt::format("{}: unexpected tensor \"{}\" for a {} model with this "
+                    "config",
+                    w.owner[name]->path(), name, ModelFamilyName(model.config().family)));
   }
   return Status::Ok();
 }
@@ -193,9 +209,10 @@ StatusOr<std::shared_ptr<DecoderModel>> LoadCheckpoint(const std::string& dir,
   EGCA_ASSIGN_OR_RETURN(ModelConfig config,
                         LoadModelConfig((fs::path(dir) / "config.json").string()));
   if (!ToSafetensorsDtype(options.dtype)) {
-    return InvalidArgument(fmt::format("LoadOptions.dtype {} is not a floating type egca "
-                                       "supports (float32, float16, bfloat16)",
-                                       c10::toString(options.dtype)));
+    return InvalidArgument(
+        fmt::format("LoadOptions.dtype {} is not a floating type egca "
+                    "supports (float32, float16, bfloat16)",
+                    c10::toString(options.dtype)));
   }
   auto model = std::make_shared<DecoderModel>(config);
   model->to(options.device, options.dtype);
@@ -205,12 +222,14 @@ StatusOr<std::shared_ptr<DecoderModel>> LoadCheckpoint(const std::string& dir,
 
 Status SaveCheckpoint(DecoderModel& model, const std::string& dir, const SaveOptions& options) {
   ModelConfig config = model.config();
-  at::ScalarType dtype = options.dtype ? *options.dtype
-                                       : ParseTorchDtype(config.torch_dtype).value_or(at::kFloat);
+  at::ScalarType dtype =
+      options.dtype ? *options.dtype : ParseTorchDtype(config.torch_dtype).value_or(at::kFloat);
   auto st_dtype = ToSafetensorsDtype(dtype);
   if (!st_dtype) {
-    return InvalidArgument(fmt::format("SaveOptions.dtype {} is not supported (float32, "
-                                       "float16, bfloat16)", c10::toString(dtype)));
+    return InvalidArgument(
+        fmt::format("SaveOptions.dtype {} is not supported (float32, "
+                    "float16, bfloat16)",
+                    c10::toString(dtype)));
   }
   config.torch_dtype = TorchDtypeName(dtype);
   std::error_code ec;

@@ -29,7 +29,7 @@ std::pair<at::Tensor, at::Tensor> RotaryCosSin(const at::Tensor& positions, int6
   // the same way as in the model the weights were trained with.
   at::Tensor exponent = at::arange(0, head_dim, 2, opts.dtype(at::kLong)).to(at::kFloat) /
                         static_cast<double>(head_dim);
-  at::Tensor inv_freq = 1.0 / at::pow(theta, exponent);                // [D/2]
+  at::Tensor inv_freq = 1.0 / at::pow(theta, exponent);                  // [D/2]
   at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq;  // [B, T, D/2]
   at::Tensor emb = at::cat({freqs, freqs}, -1);                          // [B, T, D]
   return {emb.cos(), emb.sin()};
@@ -110,14 +110,14 @@ class SelfAttention : public torch::nn::Module {
   explicit SelfAttention(const ModelConfig& c) : c_(c) {
     const int64_t q_dim = c.num_attention_heads * c.head_dim;
     const int64_t kv_dim = c.num_key_value_heads * c.head_dim;
-    q_proj = register_module("q_proj", std::make_shared<Projection>(c.hidden_size, q_dim,
-                                                                    c.qkv_bias()));
-    k_proj = register_module("k_proj", std::make_shared<Projection>(c.hidden_size, kv_dim,
-                                                                    c.qkv_bias()));
-    v_proj = register_module("v_proj", std::make_shared<Projection>(c.hidden_size, kv_dim,
-                                                                    c.qkv_bias()));
-    o_proj = register_module("o_proj", std::make_shared<Projection>(q_dim, c.hidden_size,
-                                                                    c.o_proj_bias()));
+    q_proj =
+        register_module("q_proj", std::make_shared<Projection>(c.hidden_size, q_dim, c.qkv_bias()));
+    k_proj = register_module("k_proj",
+                             std::make_shared<Projection>(c.hidden_size, kv_dim, c.qkv_bias()));
+    v_proj = register_module("v_proj",
+                             std::make_shared<Projection>(c.hidden_size, kv_dim, c.qkv_bias()));
+    o_proj = register_module("o_proj",
+                             std::make_shared<Projection>(q_dim, c.hidden_size, c.o_proj_bias()));
     if (c.qk_norm()) {
       q_norm = register_module("q_norm", std::make_shared<Norm>(c.head_dim, c.rms_norm_eps));
       k_norm = register_module("k_norm", std::make_shared<Norm>(c.head_dim, c.rms_norm_eps));
@@ -148,8 +148,8 @@ class SelfAttention : public torch::nn::Module {
       *cached_v = v;
     }
     const int64_t n_rep = c_.kv_group_size();
-    at::Tensor out = layers::Attention(q, layers::RepeatKv(k, n_rep), layers::RepeatKv(v, n_rep),
-                                       bias);
+    at::Tensor out =
+        layers::Attention(q, layers::RepeatKv(k, n_rep), layers::RepeatKv(v, n_rep), bias);
     out = out.transpose(1, 2).reshape({b, t, c_.num_attention_heads * d});
     return (*o_proj)(out);
   }
@@ -226,8 +226,8 @@ void KvCache::SelectRows(const at::Tensor& rows) {
 // ---- DecoderModel -----------------------------------------------------------------------
 
 DecoderModel::DecoderModel(const ModelConfig& config) : config_(config) {
-  TORCH_CHECK(config.Validate().ok(), "DecoderModel: invalid config: ",
-              config.Validate().message());
+  TORCH_CHECK(config.Validate().ok(),
+              "DecoderModel: invalid config: ", config.Validate().message());
   body_ = register_module("model", std::make_shared<DecoderBody>(config));
   if (!config.tie_word_embeddings) {
     lm_head_ = register_module(
@@ -252,7 +252,8 @@ void DecoderModel::InitRandom(uint64_t seed, double stddev) {
     at::Tensor& p = item.value();
     at::Tensor values = at::empty(p.sizes(), at::TensorOptions().dtype(at::kFloat));
     values.normal_(0.0, stddev, gen);
-    const bool is_norm = name.size() >= 11 && name.compare(name.size() - 11, 11, "norm.weight") == 0;
+    const bool is_norm =
+        name.size() >= 11 && name.compare(name.size() - 11, 11, "norm.weight") == 0;
     if (is_norm) values.add_(1.0);
     p.copy_(values.to(p.device(), p.scalar_type()));
   }
@@ -260,8 +261,7 @@ void DecoderModel::InitRandom(uint64_t seed, double stddev) {
 
 at::Tensor DecoderModel::Forward(const at::Tensor& input_ids, const at::Tensor& attention_mask,
                                  KvCache* cache) {
-  TORCH_CHECK(input_ids.dim() == 2, "Forward: input_ids must be [B, T], got ",
-              input_ids.sizes());
+  TORCH_CHECK(input_ids.dim() == 2, "Forward: input_ids must be [B, T], got ", input_ids.sizes());
   const int64_t b = input_ids.size(0), t = input_ids.size(1);
   const int64_t past = cache != nullptr ? cache->length() : 0;
   at::Tensor mask = attention_mask;
@@ -270,8 +270,8 @@ at::Tensor DecoderModel::Forward(const at::Tensor& input_ids, const at::Tensor& 
     if (past > 0) mask.slice(1, 0, past).copy_(cache->attention_mask);
   }
   TORCH_CHECK(mask.dim() == 2 && mask.size(0) == b && mask.size(1) == past + t,
-              "Forward: attention_mask must be [B, T_cached + T] = [", b, ", ", past + t,
-              "], got ", mask.sizes());
+              "Forward: attention_mask must be [B, T_cached + T] = [", b, ", ", past + t, "], got ",
+              mask.sizes());
   mask = mask.to(at::kLong);
 
   at::Tensor positions = layers::PositionsFromMask(mask, t);
@@ -285,9 +285,9 @@ at::Tensor DecoderModel::Forward(const at::Tensor& input_ids, const at::Tensor& 
   at::Tensor h = at::embedding(body_->embed_weight, input_ids);
   for (int64_t i = 0; i < config_.num_hidden_layers; ++i) {
     DecoderLayer& layer = *body_->layers[i];
-    at::Tensor attn = (*layer.self_attn)((*layer.input_layernorm)(h), cos, sin, bias,
-                                         cache ? &cache->keys[i] : nullptr,
-                                         cache ? &cache->values[i] : nullptr);
+    at::Tensor attn =
+        (*layer.self_attn)((*layer.input_layernorm)(h), cos, sin, bias,
+                           cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
     h = h + attn;
     h = h + (*layer.mlp)((*layer.post_attention_layernorm)(h));
   }
@@ -301,7 +301,7 @@ at::Tensor DecoderModel::TokenLogProbs(const at::Tensor& input_ids,
   const int64_t b = input_ids.size(0), t = input_ids.size(1);
   at::Tensor out = at::zeros({b, t}, input_ids.options().dtype(at::kFloat));
   if (t < 2) return out;
-  at::Tensor logits = Forward(input_ids, attention_mask);  // [B, T, V]
+  at::Tensor logits = Forward(input_ids, attention_mask);           // [B, T, V]
   at::Tensor log_z = at::logsumexp(logits.slice(1, 0, t - 1), -1);  // [B, T-1]
   at::Tensor targets = input_ids.slice(1, 1).unsqueeze(-1);
   at::Tensor picked = logits.slice(1, 0, t - 1).gather(-1, targets).squeeze(-1);
@@ -319,9 +319,8 @@ at::Tensor DecoderModel::TokenLogProbs(const at::Tensor& input_ids,
 CompletionLogProbs DecoderModel::ScoreCompletions(
     const std::vector<std::vector<int32_t>>& prompts,
     const std::vector<std::vector<int32_t>>& completions) {
-  TORCH_CHECK(prompts.size() == completions.size(),
-              "ScoreCompletions: ", prompts.size(), " prompts but ", completions.size(),
-              " completions");
+  TORCH_CHECK(prompts.size() == completions.size(), "ScoreCompletions: ", prompts.size(),
+              " prompts but ", completions.size(), " completions");
   const int64_t n = static_cast<int64_t>(prompts.size());
   int64_t max_total = 1, max_completion = 0;
   for (int64_t i = 0; i < n; ++i) {

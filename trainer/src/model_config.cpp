@@ -54,15 +54,18 @@ Status ReadFirstId(const json& j, const char* key, const std::string& source, in
     *out = (*it)[0].get<int64_t>();
     return Status::Ok();
   }
-  return InvalidArgument(fmt::format("{}: \"{}\" must be an integer or a list of integers",
-                                     source, key));
+  return InvalidArgument(
+      fmt::format("{}: \"{}\" must be an integer or a list of integers", source, key));
 }
 
 const char* ArchitectureName(ModelFamily family) {
   switch (family) {
-    case ModelFamily::kLlama: return "LlamaForCausalLM";
-    case ModelFamily::kQwen2: return "Qwen2ForCausalLM";
-    case ModelFamily::kQwen3: return "Qwen3ForCausalLM";
+    case ModelFamily::kLlama:
+      return "LlamaForCausalLM";
+    case ModelFamily::kQwen2:
+      return "Qwen2ForCausalLM";
+    case ModelFamily::kQwen3:
+      return "Qwen3ForCausalLM";
   }
   return "LlamaForCausalLM";
 }
@@ -71,9 +74,12 @@ const char* ArchitectureName(ModelFamily family) {
 
 const char* ModelFamilyName(ModelFamily family) {
   switch (family) {
-    case ModelFamily::kLlama: return "llama";
-    case ModelFamily::kQwen2: return "qwen2";
-    case ModelFamily::kQwen3: return "qwen3";
+    case ModelFamily::kLlama:
+      return "llama";
+    case ModelFamily::kQwen2:
+      return "qwen2";
+    case ModelFamily::kQwen3:
+      return "qwen3";
   }
   return "llama";
 }
@@ -93,8 +99,10 @@ Status ModelConfig::Validate() const {
         num_attention_heads, num_key_value_heads));
   }
   if (head_dim % 2 != 0) {
-    return InvalidArgument(fmt::format("model config: head_dim ({}) must be even for rotary "
-                                       "embeddings", head_dim));
+    return InvalidArgument(
+        fmt::format("model config: head_dim ({}) must be even for rotary "
+                    "embeddings",
+                    head_dim));
   }
   if (!(rms_norm_eps > 0) || !(rope_theta > 0)) {
     return InvalidArgument("model config: rms_norm_eps and rope_theta must be positive");
@@ -125,9 +133,9 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text, const std::
   } else if (c.model_type == "qwen3") {
     c.family = ModelFamily::kQwen3;
   } else {
-    return Unimplemented(fmt::format(
-        "{}: model_type \"{}\" is not supported (llama, mistral, qwen2, qwen3)", source,
-        c.model_type));
+    return Unimplemented(
+        fmt::format("{}: model_type \"{}\" is not supported (llama, mistral, qwen2, qwen3)", source,
+                    c.model_type));
   }
   // Defaults that differ from the struct's: transformers' own per-family defaults.
   c.attention_bias = false;
@@ -151,8 +159,7 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text, const std::
   EGCA_RETURN_IF_ERROR(ReadDouble(j, "rope_theta", source, &c.rope_theta));
   EGCA_RETURN_IF_ERROR(ReadBool(j, "tie_word_embeddings", source, &c.tie_word_embeddings));
   EGCA_RETURN_IF_ERROR(ReadBool(j, "attention_bias", source, &c.attention_bias));
-  EGCA_RETURN_IF_ERROR(
-      ReadInt(j, "max_position_embeddings", source, &c.max_position_embeddings));
+  EGCA_RETURN_IF_ERROR(ReadInt(j, "max_position_embeddings", source, &c.max_position_embeddings));
   EGCA_RETURN_IF_ERROR(ReadFirstId(j, "bos_token_id", source, &c.bos_token_id));
   EGCA_RETURN_IF_ERROR(ReadFirstId(j, "eos_token_id", source, &c.eos_token_id));
   if (auto it = j.find("torch_dtype"); it != j.end() && it->is_string()) {
@@ -162,16 +169,15 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text, const std::
   if (auto it = j.find("rope_scaling"); it != j.end() && !it->is_null()) {
     return Unimplemented(fmt::format("{}: \"rope_scaling\" is not supported", source));
   }
-  if (auto it = j.find("use_sliding_window"); it != j.end() && it->is_boolean() &&
-                                              it->get<bool>()) {
-    return Unimplemented(fmt::format("{}: \"use_sliding_window\": true is not supported",
-                                     source));
+  if (auto it = j.find("use_sliding_window");
+      it != j.end() && it->is_boolean() && it->get<bool>()) {
+    return Unimplemented(fmt::format("{}: \"use_sliding_window\": true is not supported", source));
   }
   if (auto it = j.find("mlp_bias"); it != j.end() && it->is_boolean() && it->get<bool>()) {
     return Unimplemented(fmt::format("{}: \"mlp_bias\": true is not supported", source));
   }
-  if (auto it = j.find("hidden_act"); it != j.end() && it->is_string() &&
-                                      it->get<std::string>() != "silu") {
+  if (auto it = j.find("hidden_act");
+      it != j.end() && it->is_string() && it->get<std::string>() != "silu") {
     return Unimplemented(fmt::format("{}: hidden_act \"{}\" is not supported (silu)", source,
                                      it->get<std::string>()));
   }

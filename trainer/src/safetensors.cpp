@@ -115,8 +115,10 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
   }
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   if (file_size < 8) {
-    return DataLoss(fmt::format("{}: truncated safetensors file ({} bytes, need at least 8 "
-                                "for the header length)", path, file_size));
+    return DataLoss(
+        fmt::format("{}: truncated safetensors file ({} bytes, need at least 8 "
+                    "for the header length)",
+                    path, file_size));
   }
 
   std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
@@ -132,12 +134,14 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
   uint64_t header_len = 0;
   std::memcpy(&header_len, bytes, 8);  // little-endian host
   if (header_len > kMaxHeaderBytes) {
-    return DataLoss(fmt::format("{}: header length {} is not plausible (corrupt file?)", path,
-                                header_len));
+    return DataLoss(
+        fmt::format("{}: header length {} is not plausible (corrupt file?)", path, header_len));
   }
   if (8 + header_len > file_size) {
-    return DataLoss(fmt::format("{}: truncated: header claims {} bytes but the file has only "
-                                "{} after the length field", path, header_len, file_size - 8));
+    return DataLoss(
+        fmt::format("{}: truncated: header claims {} bytes but the file has only "
+                    "{} after the length field",
+                    path, header_len, file_size - 8));
   }
   std::string_view header_text(reinterpret_cast<const char*>(bytes + 8), header_len);
   json header = json::parse(header_text, nullptr, /*allow_exceptions=*/false);
@@ -157,8 +161,8 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
       }
       for (auto m = entry.begin(); m != entry.end(); ++m) {
         if (!m.value().is_string()) {
-          return InvalidArgument(fmt::format("{}: __metadata__ value \"{}\" must be a string",
-                                             path, m.key()));
+          return InvalidArgument(
+              fmt::format("{}: __metadata__ value \"{}\" must be a string", path, m.key()));
         }
         file->metadata_[m.key()] = m.value().get<std::string>();
       }
@@ -193,12 +197,13 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
     if (end > data_size) {
       return DataLoss(fmt::format(
           "{}: tensor \"{}\": data_offsets [{}, {}) run past the end of the data ({} bytes); "
-          "truncated file?", path, name, begin, end, data_size));
+          "truncated file?",
+          path, name, begin, end, data_size));
     }
     const uint64_t expected = static_cast<uint64_t>(t.numel()) * SafetensorsDtypeSize(t.dtype);
     if (end - begin != expected) {
-      return bad(fmt::format("data_offsets span {} bytes but shape x dtype needs {}",
-                             end - begin, expected));
+      return bad(fmt::format("data_offsets span {} bytes but shape x dtype needs {}", end - begin,
+                             expected));
     }
     t.data = data + begin;
     t.num_bytes = end - begin;
@@ -208,8 +213,8 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i) {
     if (ranges[i].first < ranges[i - 1].second) {
-      return InvalidArgument(fmt::format("{}: tensors overlap at data offset {}", path,
-                                         ranges[i].first));
+      return InvalidArgument(
+          fmt::format("{}: tensors overlap at data offset {}", path, ranges[i].first));
     }
   }
   std::sort(file->tensors_.begin(), file->tensors_.end(),
@@ -222,16 +227,14 @@ SafetensorsFile::~SafetensorsFile() {
 }
 
 const SafetensorsTensor* SafetensorsFile::Find(std::string_view name) const {
-  auto it = std::lower_bound(tensors_.begin(), tensors_.end(), name,
-                             [](const SafetensorsTensor& t, std::string_view n) {
-                               return t.name < n;
-                             });
+  auto it =
+      std::lower_bound(tensors_.begin(), tensors_.end(), name,
+                       [](const SafetensorsTensor& t, std::string_view n) { return t.name < n; });
   if (it == tensors_.end() || it->name != name) return nullptr;
   return &*it;
 }
 
-Status WriteSafetensors(const std::string& path,
-                        const std::vector<SafetensorsTensorView>& tensors,
+Status WriteSafetensors(const std::string& path, const std::vector<SafetensorsTensorView>& tensors,
                         const std::map<std::string, std::string>& metadata) {
   std::vector<const SafetensorsTensorView*> order;
   for (const auto& t : tensors) order.push_back(&t);
@@ -245,14 +248,14 @@ Status WriteSafetensors(const std::string& path,
   uint64_t offset = 0;
   for (const auto* t : order) {
     if (t->name == "__metadata__" || !seen.insert(t->name).second) {
-      return InvalidArgument(fmt::format("{}: duplicate or reserved tensor name \"{}\"", path,
-                                         t->name));
+      return InvalidArgument(
+          fmt::format("{}: duplicate or reserved tensor name \"{}\"", path, t->name));
     }
     uint64_t numel = 1;
     for (int64_t d : t->shape) {
       if (d < 0) {
-        return InvalidArgument(fmt::format("{}: tensor \"{}\" has a negative dimension", path,
-                                           t->name));
+        return InvalidArgument(
+            fmt::format("{}: tensor \"{}\" has a negative dimension", path, t->name));
       }
       numel *= static_cast<uint64_t>(d);
     }

@@ -24,8 +24,7 @@ double NextUniform(std::mt19937_64& rng) {
   return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0);
 }
 
-Status ValidateOptions(const DecoderModel& model,
-                       const std::vector<std::vector<int32_t>>& prompts,
+Status ValidateOptions(const DecoderModel& model, const std::vector<std::vector<int32_t>>& prompts,
                        const SamplingOptions& o) {
   if (o.num_samples_per_prompt < 1) {
     return InvalidArgument("SamplingOptions.num_samples_per_prompt must be >= 1");
@@ -37,23 +36,28 @@ Status ValidateOptions(const DecoderModel& model,
   }
   if (o.top_k < 0) return InvalidArgument("SamplingOptions.top_k must be >= 0");
   if (!o.stop_strings.empty() && !o.decode) {
-    return InvalidArgument("SamplingOptions.stop_strings need SamplingOptions.decode "
-                           "(or set_tokenizer)");
+    return InvalidArgument(
+        "SamplingOptions.stop_strings need SamplingOptions.decode "
+        "(or set_tokenizer)");
   }
   for (const auto& s : o.stop_strings) {
     if (s.empty()) return InvalidArgument("SamplingOptions.stop_strings: empty stop string");
   }
   const int64_t vocab = model.config().vocab_size;
   if (o.pad_token_id < 0 || o.pad_token_id >= vocab) {
-    return InvalidArgument(fmt::format("SamplingOptions.pad_token_id {} is outside the "
-                                       "vocabulary [0, {})", o.pad_token_id, vocab));
+    return InvalidArgument(
+        fmt::format("SamplingOptions.pad_token_id {} is outside the "
+                    "vocabulary [0, {})",
+                    o.pad_token_id, vocab));
   }
   for (size_t i = 0; i < prompts.size(); ++i) {
     if (prompts[i].empty()) return InvalidArgument(fmt::format("prompt {} is empty", i));
     for (int32_t tok : prompts[i]) {
       if (tok < 0 || tok >= vocab) {
-        return InvalidArgument(fmt::format("prompt {}: token id {} is outside the vocabulary "
-                                           "[0, {})", i, tok, vocab));
+        return InvalidArgument(
+            fmt::format("prompt {}: token id {} is outside the vocabulary "
+                        "[0, {})",
+                        i, tok, vocab));
       }
     }
   }
@@ -107,8 +111,10 @@ StepResult SampleStep(const at::Tensor& logits, const std::vector<double>& unifo
     tokens = truncate ? order.gather(-1, pos) : pos;
   }
   at::Tensor policy_lp = policy.gather(-1, tokens);
-  at::Tensor packed = at::cat({tokens.to(at::kDouble), policy_lp.to(at::kDouble),
-                               sampling_lp.to(at::kDouble)}, 1).to(at::kCPU).contiguous();
+  at::Tensor packed =
+      at::cat({tokens.to(at::kDouble), policy_lp.to(at::kDouble), sampling_lp.to(at::kDouble)}, 1)
+          .to(at::kCPU)
+          .contiguous();
   StepResult r;
   auto a = packed.accessor<double, 2>();
   for (int64_t i = 0; i < n; ++i) {
@@ -123,9 +129,12 @@ StepResult SampleStep(const at::Tensor& logits, const std::vector<double>& unifo
 
 const char* FinishReasonName(FinishReason reason) {
   switch (reason) {
-    case FinishReason::kStopToken: return "stop_token";
-    case FinishReason::kStopString: return "stop_string";
-    case FinishReason::kMaxTokens: return "length";
+    case FinishReason::kStopToken:
+      return "stop_token";
+    case FinishReason::kStopString:
+      return "stop_string";
+    case FinishReason::kMaxTokens:
+      return "length";
   }
   return "length";
 }

@@ -69,8 +69,8 @@ Status SaveCheckpoint(DecoderModel& model, const std::string& dir,
 
 // Creates a model from `config` with InitRandom(seed) and saves it to `dir` in the config's
 // torch_dtype: the tiny checkpoints tests, examples and benchmarks run on.
-Status CreateRandomCheckpoint(const std::string& dir, const ModelConfig& config,
-                              uint64_t seed, const SaveOptions& options = SaveOptions());
+Status CreateRandomCheckpoint(const std::string& dir, const ModelConfig& config, uint64_t seed,
+                              const SaveOptions& options = SaveOptions());
 
 // "float32" -> kFloat, "float16" -> kHalf, "bfloat16" -> kBFloat16; nullopt otherwise.
 std::optional<at::ScalarType> ParseTorchDtype(const std::string& name);

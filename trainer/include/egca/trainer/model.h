@@ -4,9 +4,10 @@
 // "model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.q_norm.weight",
 // "model.norm.weight", "lm_head.weight", ...).
 //
-// Math (as transformers implements it): token embedding; per layer
-//   h += o_proj(Attention(RoPE(q_norm?(q_proj(RMSNorm(h)))), RoPE(k_norm?(k_proj(..))), v_proj(..)))
-//   h += down_proj(silu(gate_proj(RMSNorm(h))) * up_proj(RMSNorm(h)))
+// Math (as transformers implements it): token embedding; per layer, with x = RMSNorm(h),
+//   h += o_proj(Attention(RoPE(q_norm?(q_proj(x))), RoPE(k_norm?(k_proj(x))), v_proj(x)))
+// then, with x = RMSNorm(h),
+//   h += down_proj(silu(gate_proj(x)) * up_proj(x))
 // final RMSNorm and lm_head (tied to the embedding when tie_word_embeddings). Rotary
 // embeddings use the rotate_half convention (first and second halves of each head are
 // paired, not interleaved) with inv_freq = rope_theta^(-2i/head_dim); grouped-query
@@ -99,8 +100,8 @@ class DecoderModel : public torch::nn::Module {
 
  private:
   ModelConfig config_;
-  std::shared_ptr<DecoderBody> body_;      // "model"
-  std::shared_ptr<Projection> lm_head_;    // "lm_head"; null when tied
+  std::shared_ptr<DecoderBody> body_;    // "model"
+  std::shared_ptr<Projection> lm_head_;  // "lm_head"; null when tied
 };
 
 }  // namespace egca::trainer

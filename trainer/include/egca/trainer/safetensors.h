@@ -79,8 +79,7 @@ struct SafetensorsTensorView {
 // multiple of 8 bytes so every tensor starts 8-byte aligned). Streams to "<path>.tmp" and
 // renames, so a crash never leaves a half-written file under the final name. Duplicate
 // names, negative dims or a null data pointer are INVALID_ARGUMENT.
-Status WriteSafetensors(const std::string& path,
-                        const std::vector<SafetensorsTensorView>& tensors,
+Status WriteSafetensors(const std::string& path, const std::vector<SafetensorsTensorView>& tensors,
                         const std::map<std::string, std::string>& metadata);
 
 }  // namespace egca::trainer

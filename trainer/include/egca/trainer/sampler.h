@@ -37,10 +37,10 @@ const char* FinishReasonName(FinishReason reason);  // "stop_token", "stop_strin
 struct SamplingOptions {
   int64_t num_samples_per_prompt = 1;  // G
   int64_t max_new_tokens = 256;
-  double temperature = 1.0;  // 0 = greedy
-  double top_p = 1.0;        // nucleus: keep the smallest set with mass >= top_p
-  int64_t top_k = 0;         // 0 = no limit
-  std::vector<int32_t> stop_token_ids;  // e.g. <|im_end|>, <|endoftext|>
+  double temperature = 1.0;               // 0 = greedy
+  double top_p = 1.0;                     // nucleus: keep the smallest set with mass >= top_p
+  int64_t top_k = 0;                      // 0 = no limit
+  std::vector<int32_t> stop_token_ids;    // e.g. <|im_end|>, <|endoftext|>
   std::vector<std::string> stop_strings;  // need `decode`
   uint64_t seed = 0;
   bool use_kv_cache = true;  // false recomputes the whole prefix every step (benchmarks)
@@ -50,16 +50,46 @@ struct SamplingOptions {
   // When empty, Completion::text stays empty and stop_strings must be empty.
   std::function<std::string(const std::vector<int32_t>&)> decode;
 
-  SamplingOptions& set_num_samples_per_prompt(int64_t g) { num_samples_per_prompt = g; return *this; }
-  SamplingOptions& set_max_new_tokens(int64_t n) { max_new_tokens = n; return *this; }
-  SamplingOptions& set_temperature(double t) { temperature = t; return *this; }
-  SamplingOptions& set_top_p(double p) { top_p = p; return *this; }
-  SamplingOptions& set_top_k(int64_t k) { top_k = k; return *this; }
-  SamplingOptions& set_seed(uint64_t s) { seed = s; return *this; }
-  SamplingOptions& set_stop_token_ids(std::vector<int32_t> ids) { stop_token_ids = std::move(ids); return *this; }
-  SamplingOptions& set_stop_strings(std::vector<std::string> s) { stop_strings = std::move(s); return *this; }
-  SamplingOptions& set_use_kv_cache(bool b) { use_kv_cache = b; return *this; }
-  SamplingOptions& set_decode(std::function<std::string(const std::vector<int32_t>&)> f) { decode = std::move(f); return *this; }
+  SamplingOptions& set_num_samples_per_prompt(int64_t g) {
+    num_samples_per_prompt = g;
+    return *this;
+  }
+  SamplingOptions& set_max_new_tokens(int64_t n) {
+    max_new_tokens = n;
+    return *this;
+  }
+  SamplingOptions& set_temperature(double t) {
+    temperature = t;
+    return *this;
+  }
+  SamplingOptions& set_top_p(double p) {
+    top_p = p;
+    return *this;
+  }
+  SamplingOptions& set_top_k(int64_t k) {
+    top_k = k;
+    return *this;
+  }
+  SamplingOptions& set_seed(uint64_t s) {
+    seed = s;
+    return *this;
+  }
+  SamplingOptions& set_stop_token_ids(std::vector<int32_t> ids) {
+    stop_token_ids = std::move(ids);
+    return *this;
+  }
+  SamplingOptions& set_stop_strings(std::vector<std::string> s) {
+    stop_strings = std::move(s);
+    return *this;
+  }
+  SamplingOptions& set_use_kv_cache(bool b) {
+    use_kv_cache = b;
+    return *this;
+  }
+  SamplingOptions& set_decode(std::function<std::string(const std::vector<int32_t>&)> f) {
+    decode = std::move(f);
+    return *this;
+  }
   // Uses `tokenizer` (borrowed; must outlive the options) for text and stop strings, with
   // special tokens skipped in the text. Include "egca/trainer/tokenizer.h" to call it (a
   // template only so that this header does not need the tokenizer's).
@@ -73,12 +103,12 @@ struct SamplingOptions {
 };
 
 struct Completion {
-  int64_t prompt_index = 0;  // index into the prompts passed to Generate
-  int64_t sample_index = 0;  // 0 .. G-1
-  std::vector<int32_t> token_ids;        // generated tokens only (no prompt)
-  std::string text;                      // decode(token_ids), cut before a stop string
-  std::vector<float> policy_log_probs;   // per token, see the header comment
-  std::vector<float> sampling_log_probs; // per token, see the header comment
+  int64_t prompt_index = 0;               // index into the prompts passed to Generate
+  int64_t sample_index = 0;               // 0 .. G-1
+  std::vector<int32_t> token_ids;         // generated tokens only (no prompt)
+  std::string text;                       // decode(token_ids), cut before a stop string
+  std::vector<float> policy_log_probs;    // per token, see the header comment
+  std::vector<float> sampling_log_probs;  // per token, see the header comment
   FinishReason finish_reason = FinishReason::kMaxTokens;
 };
 
