@@ -11,8 +11,8 @@
 // untraced: the baseline), then routed (grading + tracing the first failing test of a LOGIC
 // program + alignment, the reference trace cached); the ratio compares the two totals.
 // The same cost comparison runs on HumanEval pairs (CodeT samples vs canonical solutions).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <fstream>
@@ -194,8 +194,8 @@ int main(int argc, char** argv) {
                 {"pass_fraction", r.pass_fraction},
                 {"first_failing_test", r.first_failing_test},
                 {"fix_lines", std::vector<int>(fix.begin(), fix.end())},
-                {"earliest", span_text(r.mode == FailureMode::kSyntax ? r.error_span
-                                                                        : r.earliest_divergence)},
+                {"earliest",
+                 span_text(r.mode == FailureMode::kSyntax ? r.error_span : r.earliest_divergence)},
                 {"last", span_text(r.last_divergence)},
                 {"random", span_text(r.random_boundary)},
                 {"earliest_hit", first},
@@ -208,8 +208,8 @@ int main(int argc, char** argv) {
       std::cout << o.dump() << "\n";
     } else {
       bool scored = r.mode == FailureMode::kLogic || r.mode == FailureMode::kSyntax;
-      fmt::print("{:<28} {:<10} {:>5} {:>6} {:>6} {:>6} {:>8.3f} {:>8.3f} {:>9.3f}{}\n", name,
-                 mode, r.first_failing_test + 1, scored ? Mark(first) : "-",
+      fmt::print("{:<28} {:<10} {:>5} {:>6} {:>6} {:>6} {:>8.3f} {:>8.3f} {:>9.3f}{}\n", name, mode,
+                 r.first_failing_test + 1, scored ? Mark(first) : "-",
                  r.mode == FailureMode::kLogic ? Mark(last) : "-",
                  r.mode == FailureMode::kLogic ? Mark(random) : "-", grade_s, route_s,
                  r.localize_seconds,
@@ -223,10 +223,12 @@ int main(int argc, char** argv) {
   std::map<std::string, int> he_modes;
   if (humaneval_samples > 0) {
     auto he = egca::ReadMaybeGzipFile(std::string(EGCA_DATA_DIR) + "/humaneval/HumanEval.jsonl.gz");
-    auto ct = egca::ReadMaybeGzipFile(std::string(EGCA_DATA_DIR) +
-                                      "/samples/codet/HumanEval_codegen16B_temp0.8_topp0.95_num100.jsonl.gz");
+    auto ct = egca::ReadMaybeGzipFile(
+        std::string(EGCA_DATA_DIR) +
+        "/samples/codet/HumanEval_codegen16B_temp0.8_topp0.95_num100.jsonl.gz");
     if (!he.ok() || !ct.ok()) {
-      std::cerr << "quixbugs_localize: " << (!he.ok() ? he.status() : ct.status()).ToString() << "\n";
+      std::cerr << "quixbugs_localize: " << (!he.ok() ? he.status() : ct.status()).ToString()
+                << "\n";
       return 2;
     }
     // CodeT's records are not in HumanEval's order and its prompts lack the doctests: match
@@ -237,8 +239,10 @@ int main(int argc, char** argv) {
       json problem = json::parse(hl, nullptr, false);
       if (problem.is_discarded()) continue;
       egca::gates::Problem p;
-      p.reference = problem["prompt"].get<std::string>() + problem["canonical_solution"].get<std::string>();
-      p.tests.push_back(egca::tracer::TestCase::HumanEvalCheck(problem["test"], problem["entry_point"]));
+      p.reference =
+          problem["prompt"].get<std::string>() + problem["canonical_solution"].get<std::string>();
+      p.tests.push_back(
+          egca::tracer::TestCase::HumanEvalCheck(problem["test"], problem["entry_point"]));
       by_entry.emplace(problem["entry_point"].get<std::string>(), std::move(p));
     }
     for (std::string cl; std::getline(cs, cl);) {
@@ -251,7 +255,8 @@ int main(int argc, char** argv) {
       }
       if (found == nullptr) continue;
       const egca::gates::Problem& p = *found;
-      for (int k = 0; k < humaneval_samples && k < static_cast<int>(samples["samples"].size()); ++k) {
+      for (int k = 0; k < humaneval_samples && k < static_cast<int>(samples["samples"].size());
+           ++k) {
         std::string cand = prompt + samples["samples"][k].get<std::string>();
         auto t0 = std::chrono::steady_clock::now();
         auto graded = executor.value()->RunAll(cand, p.tests, options.run);
@@ -277,17 +282,18 @@ int main(int argc, char** argv) {
   std::string modes;
   for (const auto& [m, c] : by_mode) modes += fmt::format(" {}={}", m, c);
   std::cerr << fmt::format("\nprograms={} malformed={} routes:{}\n", records, bad, modes);
-  std::cerr << fmt::format("LOGIC: fix covered by earliest {}/{} ({:.1f}%), last {}/{} ({:.1f}%), "
-                           "random {}/{} ({:.1f}%)\n",
-                           hit_first, logic, pct(hit_first, logic), hit_last, logic,
-                           pct(hit_last, logic), hit_random, logic, pct(hit_random, logic));
+  std::cerr << fmt::format(
+      "LOGIC: fix covered by earliest {}/{} ({:.1f}%), last {}/{} ({:.1f}%), "
+      "random {}/{} ({:.1f}%)\n",
+      hit_first, logic, pct(hit_first, logic), hit_last, logic, pct(hit_last, logic), hit_random,
+      logic, pct(hit_random, logic));
   std::cerr << fmt::format("SYNTAX: fix covered by the error span {}/{} ({:.1f}%)\n", hit_syntax,
                            syntax, pct(hit_syntax, syntax));
   std::cerr << fmt::format(
       "cost: plain grading {:.3f} s, router {:.3f} s, ratio {:.3f}x; localization {:.3f} s "
       "total, {:.1f} ms per LOGIC program\n",
-      grade_total, route_total, grade_total > 0 ? route_total / grade_total : 0.0,
-      localize_total, logic ? 1000.0 * localize_total / logic : 0.0);
+      grade_total, route_total, grade_total > 0 ? route_total / grade_total : 0.0, localize_total,
+      logic ? 1000.0 * localize_total / logic : 0.0);
   if (he_programs > 0) {
     std::string hm;
     for (const auto& [m, c] : he_modes) hm += fmt::format(" {}={}", m, c);

@@ -5,8 +5,8 @@
 // tests (the static gates, and LOGIC "no tests"). Unparseable programs must be SYNTAX.
 //
 //   router_robustness [--max-codet N] [--limit N] [--no-tarballs] [--timeout S]
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <iostream>
@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
         std::string code = prog.completion ? egca::cfg::ExtractProgram(prog.text).code : prog.text;
         egca::gates::Problem self;
         const egca::gates::Problem* problem = nullptr;
-        for (auto it = std::sregex_iterator(code.begin(), code.end(), def_re); it != std::sregex_iterator(); ++it) {
+        for (auto it = std::sregex_iterator(code.begin(), code.end(), def_re);
+             it != std::sregex_iterator(); ++it) {
           auto found = by_entry.find((*it)[1].str());
           if (found != by_entry.end()) {
             problem = &found->second;
@@ -109,7 +110,8 @@ int main(int argc, char** argv) {
           ++unparseable;
           if (r->mode != egca::gates::FailureMode::kSyntax) {
             ++unparseable_not_syntax;
-            std::cerr << prog.origin << ": unparseable but routed " << egca::gates::FailureModeName(r->mode) << "\n";
+            std::cerr << prog.origin << ": unparseable but routed "
+                      << egca::gates::FailureModeName(r->mode) << "\n";
           }
         }
         if (routed % 1000 == 0) {
@@ -128,6 +130,7 @@ int main(int argc, char** argv) {
              matched, stats.bad_records, errors);
   fmt::print("modes:{}\n", m);
   fmt::print("unparseable={} of which not SYNTAX={}\n", unparseable, unparseable_not_syntax);
-  fmt::print("wall {:.1f} s, {:.1f} ms per program\n", seconds, routed ? 1000 * seconds / routed : 0.0);
+  fmt::print("wall {:.1f} s, {:.1f} ms per program\n", seconds,
+             routed ? 1000 * seconds / routed : 0.0);
   return errors == 0 && unparseable_not_syntax == 0 ? 0 : 1;
 }

@@ -33,8 +33,8 @@ struct FrameState {
   int32_t scope = -1;
   std::vector<std::pair<std::string, Value>> vars;
   int32_t open_step = -1;
-  SourceSpan last_span;   // span of the frame's previous event: what made the next changes
-  SourceSpan call_site;   // the caller's statement when the frame started (may be empty)
+  SourceSpan last_span;      // span of the frame's previous event: what made the next changes
+  SourceSpan call_site;      // the caller's statement when the frame started (may be empty)
   int32_t caller_step = -1;  // the caller's step open at that time
   int32_t last_line = 0;
   bool seen_line = false;
@@ -142,9 +142,9 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
       record_change(f, v.name(), Value{v.value().hash(), &v.value().text()});
     }
     for (const std::string& d : ev.deleted()) {
-      f.vars.erase(std::remove_if(f.vars.begin(), f.vars.end(),
-                                  [&](const auto& p) { return p.first == d; }),
-                   f.vars.end());
+      f.vars.erase(
+          std::remove_if(f.vars.begin(), f.vars.end(), [&](const auto& p) { return p.first == d; }),
+          f.vars.end());
     }
     switch (ev.kind()) {
       case tp::LINE: {
@@ -269,7 +269,8 @@ StructureMap MapStructure(const PreparedProgram& cand, const PreparedProgram& re
     if (s.candidate < 0 || s.reference < 0) continue;
     m.scope_to_ref[s.candidate] = s.reference;
     m.ref_to_scope[s.reference] = s.candidate;
-    m.blocks[s.candidate] = cfg::MatchBlocks(cand.cfg(), s.candidate, ref.cfg(), s.reference, options);
+    m.blocks[s.candidate] =
+        cfg::MatchBlocks(cand.cfg(), s.candidate, ref.cfg(), s.reference, options);
   }
   return m;
 }
@@ -397,9 +398,13 @@ uint64_t Mix(uint64_t x) {  // splitmix64 finalizer: portable, unlike std distri
 
 class Aligner {
  public:
-  Aligner(const PreparedProgram& cand, const PreparedProgram& ref, StepStream cs,
-          StepStream rs, const DivergenceOptions& options, DivergenceReport* report)
-      : cand_(cand), ref_(ref), cs_(std::move(cs)), rs_(std::move(rs)), options_(options),
+  Aligner(const PreparedProgram& cand, const PreparedProgram& ref, StepStream cs, StepStream rs,
+          const DivergenceOptions& options, DivergenceReport* report)
+      : cand_(cand),
+        ref_(ref),
+        cs_(std::move(cs)),
+        rs_(std::move(rs)),
+        options_(options),
         report_(report) {
     sm_ = MapStructure(cand, ref, options.match);
     vars_ = MapVariables(cand, cs_, rs_, sm_, options.rename_min_agreement,
@@ -458,7 +463,8 @@ class Aligner {
     // Executed boundaries: distinct candidate block spans in source order.
     std::map<uint32_t, SourceSpan> spans;
     for (const Step& s : a.candidate_steps) {
-      if (s.block >= 0 && !s.block_span.empty()) spans.emplace(s.block_span.begin_byte, s.block_span);
+      if (s.block >= 0 && !s.block_span.empty())
+        spans.emplace(s.block_span.begin_byte, s.block_span);
     }
     for (const auto& [b, s] : spans) report_->executed_boundaries.push_back(s);
     if (!report_->executed_boundaries.empty()) {
@@ -523,7 +529,8 @@ class Aligner {
     // Which candidate names to compare: changed on either side; all at a frame's start.
     std::vector<std::string> names;
     auto add = [&](const std::string& n) {
-      if (vm.count(n) && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+      if (vm.count(n) && std::find(names.begin(), names.end(), n) == names.end())
+        names.push_back(n);
     };
     if (c.first_of_frame || r.first_of_frame) {
       for (const auto& [n, v] : c.state) add(n);
@@ -567,9 +574,9 @@ class Aligner {
     bool return_diverged = c.step.returned && r.step.returned && c.return_hash != r.return_hash;
     bool exception_diverged = c.step.exception.empty() != r.step.exception.empty();
     if (!value_diverged && !return_diverged && !exception_diverged) return;
-    d.kind = value_diverged      ? DivergenceKind::kValue
-             : return_diverged   ? DivergenceKind::kReturnValue
-                                 : DivergenceKind::kException;
+    d.kind = value_diverged    ? DivergenceKind::kValue
+             : return_diverged ? DivergenceKind::kReturnValue
+                               : DivergenceKind::kException;
     if (return_diverged) {
       d.variables.push_back({"<return>", "<return>", c.step.return_value, r.step.return_value});
     }
@@ -592,9 +599,11 @@ class Aligner {
   Divergence MakeControl(size_t i, size_t j) const {
     Divergence d;
     d.kind = DivergenceKind::kControl;
-    int32_t blamed = last_aligned_candidate_ >= 0 ? last_aligned_candidate_ : static_cast<int32_t>(i);
+    int32_t blamed =
+        last_aligned_candidate_ >= 0 ? last_aligned_candidate_ : static_cast<int32_t>(i);
     d.candidate_step = blamed;
-    d.reference_step = last_aligned_candidate_ >= 0 ? last_aligned_reference_ : static_cast<int32_t>(j);
+    d.reference_step =
+        last_aligned_candidate_ >= 0 ? last_aligned_reference_ : static_cast<int32_t>(j);
     const Step& c = cs_.steps[i].step;
     const Step& r = rs_.steps[j].step;
     d.span = cs_.steps[blamed].step.last_statement;
@@ -614,8 +623,9 @@ class Aligner {
   Divergence MakeEnded(size_t i, bool candidate_longer) const {
     Divergence d;
     d.kind = DivergenceKind::kEnded;
-    int32_t blamed = last_aligned_candidate_ >= 0 ? last_aligned_candidate_
-                                                   : static_cast<int32_t>(std::min(i, cs_.steps.size() - 1));
+    int32_t blamed = last_aligned_candidate_ >= 0
+                         ? last_aligned_candidate_
+                         : static_cast<int32_t>(std::min(i, cs_.steps.size() - 1));
     if (cs_.steps.empty()) blamed = -1;
     d.candidate_step = blamed;
     d.reference_step = last_aligned_reference_;
@@ -715,11 +725,16 @@ StatusOr<std::shared_ptr<const PreparedProgram>> PreparedProgram::Build(std::str
 
 const char* DivergenceKindName(DivergenceKind kind) {
   switch (kind) {
-    case DivergenceKind::kValue: return "value";
-    case DivergenceKind::kReturnValue: return "return";
-    case DivergenceKind::kControl: return "control";
-    case DivergenceKind::kException: return "exception";
-    case DivergenceKind::kEnded: return "ended";
+    case DivergenceKind::kValue:
+      return "value";
+    case DivergenceKind::kReturnValue:
+      return "return";
+    case DivergenceKind::kControl:
+      return "control";
+    case DivergenceKind::kException:
+      return "exception";
+    case DivergenceKind::kEnded:
+      return "ended";
   }
   return "?";
 }

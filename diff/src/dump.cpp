@@ -35,10 +35,10 @@ std::string Changes(const Step& s) {
 }  // namespace
 
 std::string DumpDivergence(const Divergence& d) {
-  std::string out = fmt::format("{} at pair {} step c{} r{}: {}:{} [{}] block [{}]\n",
-                                DivergenceKindName(d.kind), d.pair, d.candidate_step,
-                                d.reference_step, d.function, d.line, d.span.ToString(),
-                                d.block_span.ToString());
+  std::string out =
+      fmt::format("{} at pair {} step c{} r{}: {}:{} [{}] block [{}]\n", DivergenceKindName(d.kind),
+                  d.pair, d.candidate_step, d.reference_step, d.function, d.line, d.span.ToString(),
+                  d.block_span.ToString());
   out += "  " + d.detail + "\n";
   for (const VariableDiff& v : d.variables) {
     std::string name = v.candidate_name == v.reference_name
@@ -57,12 +57,13 @@ std::string DumpDivergence(const Divergence& d) {
 
 std::string DumpAlignment(const DivergenceReport& report, size_t max_pairs) {
   const Alignment& a = report.alignment;
-  std::string out = fmt::format("alignment candidate_steps={}{} reference_steps={}{} pairs={}\n",
-                                a.candidate_steps.size(), a.candidate_truncated ? " (truncated)" : "",
-                                a.reference_steps.size(), a.reference_truncated ? " (truncated)" : "",
-                                a.pairs.size());
+  std::string out = fmt::format(
+      "alignment candidate_steps={}{} reference_steps={}{} pairs={}\n", a.candidate_steps.size(),
+      a.candidate_truncated ? " (truncated)" : "", a.reference_steps.size(),
+      a.reference_truncated ? " (truncated)" : "", a.pairs.size());
   for (const VariableMapping& v : a.variables) {
-    if (v.renamed) out += fmt::format("renamed {}: {} ~ {}\n", v.function, v.candidate, v.reference);
+    if (v.renamed)
+      out += fmt::format("renamed {}: {} ~ {}\n", v.function, v.candidate, v.reference);
   }
   size_t n = max_pairs == 0 ? a.pairs.size() : std::min(max_pairs, a.pairs.size());
   for (size_t k = 0; k < n; ++k) {

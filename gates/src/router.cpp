@@ -72,10 +72,10 @@ std::optional<tracer::TestCase> WithAlarm(const tracer::TestCase& test, double s
       return t;
     }
     case tracer::TestKind::kCall: {
-      tracer::TestCase t = tracer::TestCase::Asserts(
-          fmt::format("{}(*__import__('json').loads({}))", test.function,
-                      nlohmann::json(test.args_json).dump()),
-          alarm);
+      tracer::TestCase t =
+          tracer::TestCase::Asserts(fmt::format("{}(*__import__('json').loads({}))", test.function,
+                                                nlohmann::json(test.args_json).dump()),
+                                    alarm);
       t.name = test.name;
       return t;
     }
@@ -92,8 +92,8 @@ uint64_t ReferenceKey(std::string_view reference) { return Fnv(kFnvBasis, refere
 uint64_t ReferenceTestKey(std::string_view reference, const tracer::TestCase& test) {
   uint64_t h = Fnv(kFnvBasis, reference);
   h = Fnv(h, tracer::TestKindName(test.kind));
-  for (const std::string* f : {&test.function, &test.args_json, &test.stdin_data,
-                               &test.setup_code, &test.test_code, &test.entry_point}) {
+  for (const std::string* f : {&test.function, &test.args_json, &test.stdin_data, &test.setup_code,
+                               &test.test_code, &test.entry_point}) {
     h = Fnv(h, *f);
   }
   return h;
@@ -138,7 +138,8 @@ size_t ReferenceCache::trace_misses() const {
 
 Router::Router(tracer::Executor* executor, RouterOptions options,
                std::shared_ptr<ReferenceCache> cache)
-    : executor_(executor), options_(std::move(options)),
+    : executor_(executor),
+      options_(std::move(options)),
       cache_(cache ? std::move(cache) : std::make_shared<ReferenceCache>()) {
   options_.run.trace_mode = tracer::TraceMode::kNone;
   options_.run.stop_on_first_failure = false;
@@ -306,10 +307,10 @@ StatusOr<RouteResult> Router::Route(std::string_view candidate, const Problem& p
 }
 
 std::string DumpRoute(const RouteResult& r) {
-  std::string out = fmt::format("mode={} reason=\"{}\" passed={}/{} R_hat={:.4f} I_C={} R={:.4f}",
-                                FailureModeName(r.mode), r.reason, r.grading.passed,
-                                r.grading.total, r.pass_fraction, r.constraints_satisfied ? 1 : 0,
-                                r.reward);
+  std::string out =
+      fmt::format("mode={} reason=\"{}\" passed={}/{} R_hat={:.4f} I_C={} R={:.4f}",
+                  FailureModeName(r.mode), r.reason, r.grading.passed, r.grading.total,
+                  r.pass_fraction, r.constraints_satisfied ? 1 : 0, r.reward);
   if (r.comparability) {
     out += fmt::format(" I_cmp={} sim={:.3f}", r.comparability->comparable ? 1 : 0,
                        r.comparability->score);

@@ -31,7 +31,8 @@ StatusOr<std::vector<tracer::TestCase>> BuildTests(const TestArgs& a) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       json args = json::parse(inputs[i], nullptr, false);
       if (args.is_discarded() || !args.is_array()) {
-        return InvalidArgument(fmt::format("--input '{}': not a JSON array of arguments", inputs[i]));
+        return InvalidArgument(
+            fmt::format("--input '{}': not a JSON array of arguments", inputs[i]));
       }
       TestCase t = TestCase::Call(a.function, inputs[i]);
       if (!a.expects.empty()) {
@@ -68,7 +69,8 @@ StatusOr<std::vector<tracer::TestCase>> BuildTests(const TestArgs& a) {
       EGCA_ASSIGN_OR_RETURN(setup, ReadSourceFile(a.setup_file));
     }
     if (EndsWith(a.tests_file, ".json") || EndsWith(a.tests_file, ".json.gz")) {
-      EGCA_ASSIGN_OR_RETURN(std::vector<TestCase> parsed, tracer::ParseTestsJson(text, a.tests_file));
+      EGCA_ASSIGN_OR_RETURN(std::vector<TestCase> parsed,
+                            tracer::ParseTestsJson(text, a.tests_file));
       tests.insert(tests.end(), parsed.begin(), parsed.end());
     } else if (text.find("def check(") != std::string::npos) {
       if (a.entry_point.empty()) {

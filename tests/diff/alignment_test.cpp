@@ -62,8 +62,10 @@ TEST(DiffAlignment, ExtraPrintsAreIgnoredAndTheBugIsFound) {
 }
 
 TEST(DiffAlignment, TruncatedCandidateTraceStillLocalizesAnEarlyDivergence) {
-  const std::string ref = "def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n    return s\n";
-  const std::string cand = "def f(n):\n    s = 1\n    for i in range(n):\n        s += i\n    return s\n";
+  const std::string ref =
+      "def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n    return s\n";
+  const std::string cand =
+      "def f(n):\n    s = 1\n    for i in range(n):\n        s += i\n    return s\n";
   auto test = tracer::TestCase::Call("f", "[5000]");
   auto c = PreparedProgram::Build(cand);
   auto rp = PreparedProgram::Build(ref);
@@ -88,7 +90,8 @@ TEST(DiffAlignment, RunawayCandidateIsLocalizedFromTheBoundedTrace) {
       "def count_down(n):\n    steps = 0\n    while n > 0:\n        n -= 1\n        steps += 1\n"
       "    return steps\n";
   const std::string cand =
-      "def count_down(n):\n    steps = 0\n    while n > 0 and steps < 10 ** 6:\n        n += 1\n        steps += 1\n"
+      "def count_down(n):\n    steps = 0\n    while n > 0 and steps < 10 ** 6:\n        n += 1\n   "
+      "     steps += 1\n"
       "    return steps\n";
   auto test = tracer::TestCase::Call("count_down", "[3]");
   auto c = PreparedProgram::Build(cand);

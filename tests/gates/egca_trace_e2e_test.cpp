@@ -62,8 +62,9 @@ class EgcaTrace : public ::testing::Test {
 TEST_F(EgcaTrace, CaseStudyJson) {
   std::string cand = Write("cand.py", Lis("lis_buggy.py"));
   std::string ref = Write("ref.py", Lis("lis_correct.py"));
-  RunOutput r = Invoke(cand + " " + ref +
-                       " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --expect 3 --json");
+  RunOutput r =
+      Invoke(cand + " " + ref +
+             " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --expect 3 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   json j = json::parse(r.out);
   EXPECT_EQ(j["mode"], "LOGIC");
@@ -89,8 +90,9 @@ TEST_F(EgcaTrace, CaseStudyPlainTextWhenPiped) {
   EXPECT_NE(r.out.find("mode LOGIC"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("> 10 |             if nums[i] >= nums[j]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("^^^^^^^^^^^^^^^^^^^^^^"), std::string::npos) << r.out;
-  RunOutput colored = Invoke(cand + " " + ref +
-                             " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --color always");
+  RunOutput colored =
+      Invoke(cand + " " + ref +
+             " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --color always");
   EXPECT_NE(colored.out.find("\x1b["), std::string::npos);
 }
 
@@ -99,7 +101,8 @@ TEST_F(EgcaTrace, CaseStudyPlainTextWhenPiped) {
 TEST_F(EgcaTrace, RealHumanEvalSampleAgainstCanonical) {
   std::string data = EGCA_DATA_DIR;
   auto he = egca::ReadMaybeGzipFile(data + "/humaneval/HumanEval.jsonl.gz");
-  auto ct = egca::ReadMaybeGzipFile(data + "/samples/codet/HumanEval_codegen16B_temp0.8_topp0.95_num100.jsonl.gz");
+  auto ct = egca::ReadMaybeGzipFile(
+      data + "/samples/codet/HumanEval_codegen16B_temp0.8_topp0.95_num100.jsonl.gz");
   ASSERT_TRUE(he.ok() && ct.ok());
   std::istringstream hs(he.value()), cs(ct.value());
   std::string hl, cl;
@@ -130,10 +133,10 @@ TEST_F(EgcaTrace, RealHumanEvalSampleAgainstCanonical) {
 TEST_F(EgcaTrace, BadInputsExitWithTwo) {
   std::string ok = Write("ok.py", "def f(x):\n    return x\n");
   std::string broken = Write("broken.py", "def f(x)\n    return x\n");
-  EXPECT_EQ(Invoke(ok).exit_code, 2);                                          // no reference
+  EXPECT_EQ(Invoke(ok).exit_code, 2);  // no reference
   EXPECT_EQ(Invoke(ok + " " + (dir_ / "missing.py").string() + " --fn f").exit_code, 2);
   EXPECT_EQ(Invoke(ok + " " + ok + " --fn f --input 'not json'").exit_code, 2);
-  EXPECT_EQ(Invoke(ok + " " + ok).exit_code, 2);                                // no tests
+  EXPECT_EQ(Invoke(ok + " " + ok).exit_code, 2);  // no tests
   EXPECT_EQ(Invoke(ok + " " + ok + " --fn f --bogus").exit_code, 2);
   RunOutput r = Invoke(ok + " " + broken + " --fn f --input '[1]'", true);
   EXPECT_EQ(r.exit_code, 2);

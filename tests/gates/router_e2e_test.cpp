@@ -126,7 +126,8 @@ TEST_F(RouterE2E, RunTimeErrorIsSyntaxByDefaultAndLogicOnRequest) {
 class NoNestedLoops : public ConstraintChecker {
  public:
   std::string name() const override { return "no-nested-loops"; }
-  std::optional<std::string> Violation(std::string_view, const cfg::ProgramCfg& program) const override {
+  std::optional<std::string> Violation(std::string_view,
+                                       const cfg::ProgramCfg& program) const override {
     for (const cfg::FunctionCfg& s : program.scopes()) {
       for (cfg::BlockId b = 0; b < s.block_count(); ++b) {
         if (s.block(b).loop_depth >= 2) return "a loop nested in a loop";

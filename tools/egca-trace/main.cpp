@@ -1,10 +1,10 @@
 // egca-trace: route a candidate program against its reference (SYNTAX / CONSTRAINT / LOGIC
 // / CORRECT) and, for LOGIC, show where its execution first diverges from the reference's.
 //
-//   egca-trace cand.py ref.py --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --expect 3
-//   egca-trace cand.py ref.py --stdin in.txt --expect-stdout out.txt
-//   egca-trace cand.py ref.py --tests test.py --entry-point has_close_elements   (HumanEval)
-//   egca-trace cand.py ref.py --tests asserts.py                               (MBPP/QuixBugs)
+//   egca-trace cand.py ref.py --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --expect
+//   3 egca-trace cand.py ref.py --stdin in.txt --expect-stdout out.txt egca-trace cand.py ref.py
+//   --tests test.py --entry-point has_close_elements   (HumanEval) egca-trace cand.py ref.py
+//   --tests asserts.py                               (MBPP/QuixBugs)
 //   ... --json            one JSON document for machines
 //   ... --html page.html  a self-contained page: both programs, the aligned steps
 //
@@ -69,8 +69,10 @@ std::string LineText(const std::string& source, int line) {
 std::string VerdictDetail(const egca::sandbox::Verdict& v) {
   using egca::sandbox::VerdictKind;
   switch (v.kind) {
-    case VerdictKind::kOk: return v.actual.empty() ? "" : "-> " + v.actual;
-    case VerdictKind::kWrongAnswer: return fmt::format("got {}, expected {}", v.actual, v.expected);
+    case VerdictKind::kOk:
+      return v.actual.empty() ? "" : "-> " + v.actual;
+    case VerdictKind::kWrongAnswer:
+      return fmt::format("got {}, expected {}", v.actual, v.expected);
     case VerdictKind::kSyntaxError:
     case VerdictKind::kRuntimeError: {
       std::string text = v.error_type + (v.message.empty() ? "" : ": " + v.message);
@@ -78,7 +80,8 @@ std::string VerdictDetail(const egca::sandbox::Verdict& v) {
       if (!v.detail.empty()) text += " (" + v.detail + ")";
       return text;
     }
-    default: return v.detail;
+    default:
+      return v.detail;
   }
 }
 
@@ -107,12 +110,15 @@ struct Style {
   std::string Bold(const std::string& s) const { return color ? "\x1b[1m" + s + "\x1b[0m" : s; }
   std::string Red(const std::string& s) const { return color ? "\x1b[1;31m" + s + "\x1b[0m" : s; }
   std::string Dim(const std::string& s) const { return color ? "\x1b[2m" + s + "\x1b[0m" : s; }
-  std::string Mark(const std::string& s) const { return color ? "\x1b[1;97;41m" + s + "\x1b[0m" : s; }
+  std::string Mark(const std::string& s) const {
+    return color ? "\x1b[1;97;41m" + s + "\x1b[0m" : s;
+  }
 };
 
 void PrintSourceWithSpan(const std::string& source, const SourceSpan& span, const Style& st) {
   egca::LineIndex index(source);
-  int first = std::max(1, span.begin.line - 3), last = std::min(index.line_count(), span.end.line + 3);
+  int first = std::max(1, span.begin.line - 3),
+      last = std::min(index.line_count(), span.end.line + 3);
   for (int line = first; line <= last; ++line) {
     std::string text(index.LineText(line));
     bool inside = line >= span.begin.line && line <= span.end.line;
@@ -129,12 +135,15 @@ void PrintSourceWithSpan(const std::string& source, const SourceSpan& span, cons
   }
 }
 
-void PrintDivergence(const char* label, const Divergence& d, const std::string& cand, const Style& st) {
+void PrintDivergence(const char* label, const Divergence& d, const std::string& cand,
+                     const Style& st) {
   fmt::print("{} {} divergence in {} at line {} [{}]: {}\n", st.Bold(label),
-             egca::diff::DivergenceKindName(d.kind), d.function, d.line, d.span.ToString(), d.detail);
+             egca::diff::DivergenceKindName(d.kind), d.function, d.line, d.span.ToString(),
+             d.detail);
   for (const auto& v : d.variables) {
-    std::string name = v.candidate_name == v.reference_name ? v.candidate_name
-                                                            : v.candidate_name + " (ref: " + v.reference_name + ")";
+    std::string name = v.candidate_name == v.reference_name
+                           ? v.candidate_name
+                           : v.candidate_name + " (ref: " + v.reference_name + ")";
     fmt::print("    {}: candidate {}  reference {}\n", name, OneLine(v.candidate_value, 60),
                OneLine(v.reference_value, 60));
   }
@@ -147,12 +156,14 @@ void PrintDivergence(const char* label, const Divergence& d, const std::string& 
 
 void PrintText(const RouteResult& r, const std::vector<egca::tracer::TestCase>& tests,
                const std::string& cand, const std::string& ref, size_t max_steps, const Style& st) {
-  fmt::print("{} {}  ({})\n", st.Bold("mode"), st.Bold(egca::gates::FailureModeName(r.mode)), r.reason);
+  fmt::print("{} {}  ({})\n", st.Bold("mode"), st.Bold(egca::gates::FailureModeName(r.mode)),
+             r.reason);
   fmt::print("R_hat {:.4f} ({}/{})  I_C {}  R {:.4f}", r.pass_fraction, r.grading.passed,
              r.grading.total, r.constraints_satisfied ? 1 : 0, r.reward);
   if (r.comparability) {
-    fmt::print("  I_cmp {} (similarity {:.3f}, threshold {:.2f})", r.comparability->comparable ? 1 : 0,
-               r.comparability->score, r.comparability->threshold);
+    fmt::print("  I_cmp {} (similarity {:.3f}, threshold {:.2f})",
+               r.comparability->comparable ? 1 : 0, r.comparability->score,
+               r.comparability->threshold);
   }
   fmt::print("\n\n");
   for (size_t i = 0; i < r.grading.tests.size(); ++i) {
@@ -177,8 +188,10 @@ void PrintText(const RouteResult& r, const std::vector<egca::tracer::TestCase>& 
   const auto& a = d.alignment;
   size_t end = LastPairShown(d);
   size_t begin = end > max_steps ? end - max_steps : 0;
-  fmt::print("\n{:>5}  {:<36} {:<36} {}\n", "step", "candidate", "reference", "changes (candidate || reference)");
-  if (begin > 0) fmt::print("{}\n", st.Dim(fmt::format("  ... {} earlier aligned steps agree", begin)));
+  fmt::print("\n{:>5}  {:<36} {:<36} {}\n", "step", "candidate", "reference",
+             "changes (candidate || reference)");
+  if (begin > 0)
+    fmt::print("{}\n", st.Dim(fmt::format("  ... {} earlier aligned steps agree", begin)));
   for (size_t k = begin; k < end; ++k) {
     const AlignedPair& p = a.pairs[k];
     auto side = [&](int32_t idx, const std::vector<Step>& steps, const std::string& src) {
@@ -205,14 +218,15 @@ void PrintText(const RouteResult& r, const std::vector<egca::tracer::TestCase>& 
     fmt::print("\n");
     PrintDivergence("last", *d.last, cand, st);
   }
-  if (d.random_boundary) fmt::print("random executed boundary [{}]\n", d.random_boundary->ToString());
+  if (d.random_boundary)
+    fmt::print("random executed boundary [{}]\n", d.random_boundary->ToString());
 }
 
 // ---------------------------------------------------------------- JSON output
 json SpanJson(const std::optional<SourceSpan>& s) {
   if (!s) return nullptr;
   return {{"start_line", s->begin.line}, {"start_col", s->begin.column}, {"end_line", s->end.line},
-          {"end_col", s->end.column},   {"begin_byte", s->begin_byte},  {"end_byte", s->end_byte}};
+          {"end_col", s->end.column},    {"begin_byte", s->begin_byte},  {"end_byte", s->end_byte}};
 }
 
 json StepJson(const Step& s) {
@@ -228,22 +242,32 @@ json StepJson(const Step& s) {
 json DivergenceJson(const Divergence& d) {
   json vars = json::array();
   for (const auto& v : d.variables) {
-    vars.push_back({{"candidate_name", v.candidate_name}, {"reference_name", v.reference_name},
-                    {"candidate_value", v.candidate_value}, {"reference_value", v.reference_value}});
+    vars.push_back({{"candidate_name", v.candidate_name},
+                    {"reference_name", v.reference_name},
+                    {"candidate_value", v.candidate_value},
+                    {"reference_value", v.reference_value}});
   }
   json ctx = json::object();
   for (const auto& [n, v] : d.context) ctx[n] = v;
-  return {{"kind", egca::diff::DivergenceKindName(d.kind)}, {"function", d.function},
-          {"line", d.line}, {"span", SpanJson(d.span)}, {"block_span", SpanJson(d.block_span)},
-          {"pair", d.pair}, {"detail", d.detail}, {"variables", vars}, {"context", ctx}};
+  return {{"kind", egca::diff::DivergenceKindName(d.kind)},
+          {"function", d.function},
+          {"line", d.line},
+          {"span", SpanJson(d.span)},
+          {"block_span", SpanJson(d.block_span)},
+          {"pair", d.pair},
+          {"detail", d.detail},
+          {"variables", vars},
+          {"context", ctx}};
 }
 
 json RouteJson(const RouteResult& r, const std::vector<egca::tracer::TestCase>& tests) {
   json t = json::array();
   for (size_t i = 0; i < r.grading.tests.size(); ++i) {
     const auto& v = r.grading.tests[i].verdict;
-    t.push_back({{"name", tests[i].name}, {"verdict", egca::sandbox::VerdictName(v.kind)},
-                 {"passed", v.passed()}, {"detail", VerdictDetail(v)}});
+    t.push_back({{"name", tests[i].name},
+                 {"verdict", egca::sandbox::VerdictName(v.kind)},
+                 {"passed", v.passed()},
+                 {"detail", VerdictDetail(v)}});
   }
   json j = {{"mode", egca::gates::FailureModeName(r.mode)},
             {"reason", r.reason},
@@ -269,13 +293,18 @@ json RouteJson(const RouteResult& r, const std::vector<egca::tracer::TestCase>& 
     size_t end = LastPairShown(d);
     for (size_t k = 0; k < end; ++k) {
       const AlignedPair& p = d.alignment.pairs[k];
-      pairs.push_back({{"candidate", p.candidate >= 0 ? StepJson(d.alignment.candidate_steps[p.candidate]) : json(nullptr)},
-                       {"reference", p.reference >= 0 ? StepJson(d.alignment.reference_steps[p.reference]) : json(nullptr)},
-                       {"diverges", p.diverges}});
+      pairs.push_back(
+          {{"candidate",
+            p.candidate >= 0 ? StepJson(d.alignment.candidate_steps[p.candidate]) : json(nullptr)},
+           {"reference",
+            p.reference >= 0 ? StepJson(d.alignment.reference_steps[p.reference]) : json(nullptr)},
+           {"diverges", p.diverges}});
     }
     json renamed = json::array();
     for (const auto& v : d.alignment.variables) {
-      if (v.renamed) renamed.push_back({{"function", v.function}, {"candidate", v.candidate}, {"reference", v.reference}});
+      if (v.renamed)
+        renamed.push_back(
+            {{"function", v.function}, {"candidate", v.candidate}, {"reference", v.reference}});
     }
     j["divergence"] = {{"earliest", d.earliest ? DivergenceJson(*d.earliest) : json(nullptr)},
                        {"last", d.last ? DivergenceJson(*d.last) : json(nullptr)},
@@ -294,11 +323,20 @@ std::string Escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -309,7 +347,8 @@ std::string SourceHtml(const std::string& source, const std::optional<SourceSpan
   std::string marked;
   if (span && span->end_byte <= source.size() && !span->empty()) {
     marked = Escape(std::string_view(source).substr(0, span->begin_byte)) + "\x01" +
-             Escape(std::string_view(source).substr(span->begin_byte, span->end_byte - span->begin_byte)) +
+             Escape(std::string_view(source).substr(span->begin_byte,
+                                                    span->end_byte - span->begin_byte)) +
              "\x02" + Escape(std::string_view(source).substr(span->end_byte));
   } else {
     marked = Escape(source);
@@ -319,8 +358,16 @@ std::string SourceHtml(const std::string& source, const std::optional<SourceSpan
   bool open = false;
   out += "<span class=ln>1</span>";
   for (char c : marked) {
-    if (c == '\x01') { out += "<mark>"; open = true; continue; }
-    if (c == '\x02') { out += "</mark>"; open = false; continue; }
+    if (c == '\x01') {
+      out += "<mark>";
+      open = true;
+      continue;
+    }
+    if (c == '\x02') {
+      out += "</mark>";
+      open = false;
+      continue;
+    }
     if (c == '\n') {
       if (open) out += "</mark>";
       out += fmt::format("\n<span class=ln>{}</span>", ++line);
@@ -335,7 +382,8 @@ std::string SourceHtml(const std::string& source, const std::optional<SourceSpan
 std::string Html(const RouteResult& r, const std::vector<egca::tracer::TestCase>& tests,
                  const std::string& cand_path, const std::string& cand, const std::string& ref_path,
                  const std::string& ref) {
-  std::optional<SourceSpan> cand_span = r.mode == FailureMode::kSyntax ? r.error_span : r.earliest_divergence;
+  std::optional<SourceSpan> cand_span =
+      r.mode == FailureMode::kSyntax ? r.error_span : r.earliest_divergence;
   std::optional<SourceSpan> ref_span;
   if (r.divergence && r.divergence->earliest && r.divergence->earliest->reference_step >= 0) {
     const Step& s = r.divergence->alignment.reference_steps[r.divergence->earliest->reference_step];
@@ -352,34 +400,40 @@ std::string Html(const RouteResult& r, const std::vector<egca::tracer::TestCase>
        "td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}"
        "tr.div td{background:#ffd6d6;font-weight:bold}.mode{font-size:1.4em;font-weight:bold}"
        ".pass{color:#080}.fail{color:#c00}</style></head><body>";
-  h += fmt::format("<div class=mode>{}</div><p>{}</p>", egca::gates::FailureModeName(r.mode), Escape(r.reason));
+  h += fmt::format("<div class=mode>{}</div><p>{}</p>", egca::gates::FailureModeName(r.mode),
+                   Escape(r.reason));
   h += fmt::format("<p>R_hat {:.4f} ({}/{}), I_C {}, R {:.4f}", r.pass_fraction, r.grading.passed,
                    r.grading.total, r.constraints_satisfied ? 1 : 0, r.reward);
-  if (r.comparability) h += fmt::format(", I_cmp {} (similarity {:.3f})", r.comparability->comparable ? 1 : 0, r.comparability->score);
+  if (r.comparability)
+    h += fmt::format(", I_cmp {} (similarity {:.3f})", r.comparability->comparable ? 1 : 0,
+                     r.comparability->score);
   h += "</p><table><tr><th>test</th><th>verdict</th><th>detail</th></tr>";
   for (size_t i = 0; i < r.grading.tests.size(); ++i) {
     const auto& v = r.grading.tests[i].verdict;
-    h += fmt::format("<tr><td>{}</td><td class={}>{}</td><td>{}</td></tr>", Escape(OneLine(tests[i].name, 80)),
-                     v.passed() ? "pass" : "fail", egca::sandbox::VerdictName(v.kind),
-                     Escape(OneLine(VerdictDetail(v), 160)));
+    h += fmt::format("<tr><td>{}</td><td class={}>{}</td><td>{}</td></tr>",
+                     Escape(OneLine(tests[i].name, 80)), v.passed() ? "pass" : "fail",
+                     egca::sandbox::VerdictName(v.kind), Escape(OneLine(VerdictDetail(v), 160)));
   }
   h += "</table>";
   if (r.divergence && r.divergence->earliest) {
     const Divergence& d = *r.divergence->earliest;
     h += fmt::format("<h3>Earliest divergence ({}) in {} at line {}</h3><p>{}</p>",
-                     egca::diff::DivergenceKindName(d.kind), Escape(d.function), d.line, Escape(d.detail));
+                     egca::diff::DivergenceKindName(d.kind), Escape(d.function), d.line,
+                     Escape(d.detail));
     std::string ctx;
     for (const auto& [n, v] : d.context) ctx += fmt::format(" {}={}", n, v);
     if (!ctx.empty()) h += "<p><code>" + Escape(ctx) + "</code></p>";
   } else if (!r.localization_note.empty()) {
     h += "<p>" + Escape(r.localization_note) + "</p>";
   }
-  h += fmt::format("<div class=cols><div><h4>candidate: {}</h4><pre>{}</pre></div>"
-                   "<div><h4>reference: {}</h4><pre>{}</pre></div></div>",
-                   Escape(cand_path), SourceHtml(cand, cand_span), Escape(ref_path), SourceHtml(ref, ref_span));
+  h += fmt::format(
+      "<div class=cols><div><h4>candidate: {}</h4><pre>{}</pre></div>"
+      "<div><h4>reference: {}</h4><pre>{}</pre></div></div>",
+      Escape(cand_path), SourceHtml(cand, cand_span), Escape(ref_path), SourceHtml(ref, ref_span));
   if (r.divergence) {
     const DivergenceReport& d = *r.divergence;
-    h += "<h3>Aligned steps</h3><table><tr><th>#</th><th>candidate line</th><th>candidate changes</th>"
+    h += "<h3>Aligned steps</h3><table><tr><th>#</th><th>candidate line</th><th>candidate "
+         "changes</th>"
          "<th>reference line</th><th>reference changes</th></tr>";
     size_t end = LastPairShown(d);
     size_t begin = end > 200 ? end - 200 : 0;
@@ -388,7 +442,8 @@ std::string Html(const RouteResult& r, const std::vector<egca::tracer::TestCase>
       auto cell = [&](int32_t idx, const std::vector<Step>& steps, const std::string& src) {
         if (idx < 0) return std::string("<td>-</td><td></td>");
         const Step& s = steps[idx];
-        return fmt::format("<td>{}: {}</td><td>{}</td>", s.first_line, Escape(OneLine(LineText(src, s.first_line), 50)),
+        return fmt::format("<td>{}: {}</td><td>{}</td>", s.first_line,
+                           Escape(OneLine(LineText(src, s.first_line), 50)),
                            Escape(Changes(s, 80)));
       };
       h += fmt::format("<tr{}><td>{}</td>{}{}</tr>", p.diverges ? " class=div" : "", k,
@@ -404,7 +459,8 @@ std::string Html(const RouteResult& r, const std::vector<egca::tracer::TestCase>
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"egca-trace: route a candidate against its reference and localize the earliest divergence"};
+  CLI::App app{
+      "egca-trace: route a candidate against its reference and localize the earliest divergence"};
   std::string cand_path, ref_path, html_path, color = "auto";
   egca::gates::TestArgs targs;
   bool json_out = false, runtime_is_logic = false, no_cmp = false;
@@ -421,18 +477,23 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--stdin", targs.stdin_files, "file fed to standard input (repeatable)")
       ->allow_extra_args(false);
-  app.add_option("--expect-stdout", targs.expect_stdout_files, "expected stdout file (one per --stdin)")
+  app.add_option("--expect-stdout", targs.expect_stdout_files,
+                 "expected stdout file (one per --stdin)")
       ->allow_extra_args(false);
-  app.add_option("--tests", targs.tests_file, "tests file: .json cases, HumanEval check(), or assert lines");
+  app.add_option("--tests", targs.tests_file,
+                 "tests file: .json cases, HumanEval check(), or assert lines");
   app.add_option("--setup", targs.setup_file, "setup code run before assertion tests");
   app.add_option("--entry-point", targs.entry_point, "function HumanEval's check() receives");
   app.add_flag("--json", json_out, "print one JSON document");
   app.add_option("--html", html_path, "also write a self-contained HTML page");
-  app.add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
-  app.add_option("--timeout", timeout, "per-test wall/CPU limit, seconds")->check(CLI::PositiveNumber);
+  app.add_option("--color", color, "auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--timeout", timeout, "per-test wall/CPU limit, seconds")
+      ->check(CLI::PositiveNumber);
   app.add_option("--steps", max_steps, "aligned steps shown before the divergence");
   app.add_option("--seed", seed, "seed of the random-boundary target");
-  app.add_flag("--runtime-error-is-logic", runtime_is_logic, "route run-time errors to LOGIC (appendix D.2)");
+  app.add_flag("--runtime-error-is-logic", runtime_is_logic,
+               "route run-time errors to LOGIC (appendix D.2)");
   app.add_flag("--no-comparability", no_cmp, "skip the I_cmp gate");
   try {
     app.parse(argc, argv);

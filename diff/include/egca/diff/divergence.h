@@ -73,8 +73,14 @@ struct DivergenceOptions {
   // mixed in, so different candidates get different draws from one seed.
   uint64_t random_seed = 0;
 
-  DivergenceOptions& set_resync_window(int32_t v) { resync_window = v; return *this; }
-  DivergenceOptions& set_random_seed(uint64_t v) { random_seed = v; return *this; }
+  DivergenceOptions& set_resync_window(int32_t v) {
+    resync_window = v;
+    return *this;
+  }
+  DivergenceOptions& set_random_seed(uint64_t v) {
+    random_seed = v;
+    return *this;
+  }
 };
 
 enum class DivergenceKind {
@@ -89,14 +95,14 @@ const char* DivergenceKindName(DivergenceKind kind);
 
 // One visit of one frame to one basic block.
 struct Step {
-  int32_t frame = 0;          // activation number (trace Event.frame)
+  int32_t frame = 0;  // activation number (trace Event.frame)
   int32_t depth = 0;
-  int32_t scope = -1;         // ProgramCfg scope index; -1 if the code object is unknown
-  int32_t block = -1;         // BasicBlock id in that scope; -1 if no block covers the line
-  std::string function;       // co_qualname
-  int32_t first_line = 0;     // line of the first event of the visit
-  int32_t last_line = 0;      // line of the last LINE event of the visit
-  int64_t first_event = 0;    // event indices in the trace, inclusive
+  int32_t scope = -1;       // ProgramCfg scope index; -1 if the code object is unknown
+  int32_t block = -1;       // BasicBlock id in that scope; -1 if no block covers the line
+  std::string function;     // co_qualname
+  int32_t first_line = 0;   // line of the first event of the visit
+  int32_t last_line = 0;    // line of the last LINE event of the visit
+  int64_t first_event = 0;  // event indices in the trace, inclusive
   int64_t last_event = 0;
   SourceSpan block_span;      // the block's span (empty if block < 0)
   SourceSpan last_statement;  // span of the last statement executed in the visit
@@ -104,8 +110,8 @@ struct Step {
   std::vector<std::pair<std::string, std::string>> state;
   std::vector<std::string> changed;  // names assigned during the visit
   bool returned = false;
-  std::string return_value;          // canonical text when returned
-  std::string exception;             // "Type: message" if one was raised in the visit
+  std::string return_value;  // canonical text when returned
+  std::string exception;     // "Type: message" if one was raised in the visit
 };
 
 // Candidate step `candidate` aligned with reference step `reference`; -1 on one side is a
@@ -125,17 +131,17 @@ struct VariableDiff {
 
 struct Divergence {
   DivergenceKind kind = DivergenceKind::kValue;
-  int32_t pair = -1;            // index into Alignment::pairs where it was detected
-  int32_t candidate_step = -1;  // the blamed candidate step
-  int32_t reference_step = -1;  // its reference counterpart (-1 if none)
-  std::string function;         // candidate function of the blamed step
-  int32_t line = 0;             // candidate line of the blamed statement
-  SourceSpan span;              // the blamed statement, in the candidate's source
-  SourceSpan block_span;        // the blamed block (boundary), in the candidate's source
+  int32_t pair = -1;                    // index into Alignment::pairs where it was detected
+  int32_t candidate_step = -1;          // the blamed candidate step
+  int32_t reference_step = -1;          // its reference counterpart (-1 if none)
+  std::string function;                 // candidate function of the blamed step
+  int32_t line = 0;                     // candidate line of the blamed statement
+  SourceSpan span;                      // the blamed statement, in the candidate's source
+  SourceSpan block_span;                // the blamed block (boundary), in the candidate's source
   std::vector<VariableDiff> variables;  // kValue / kReturnValue: what differs
   // The candidate frame's variables at the blamed step (loop counters etc.), frame order.
   std::vector<std::pair<std::string, std::string>> context;
-  std::string detail;           // one line for people
+  std::string detail;  // one line for people
 };
 
 struct VariableMapping {

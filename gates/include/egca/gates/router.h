@@ -61,15 +61,15 @@ struct Problem {
 };
 
 struct RouterOptions {
-  tracer::RunOptions run;          // grading: limits, comparison tolerances (trace_mode ignored)
-  tracer::TraceOptions trace;      // localization runs (enabled forced on)
+  tracer::RunOptions run;           // grading: limits, comparison tolerances (trace_mode ignored)
+  tracer::TraceOptions trace;       // localization runs (enabled forced on)
   cfg::StructureOptions structure;  // the I_cmp gate
   diff::DivergenceOptions divergence;
   // Eq. 5 (default) routes an exception raised at run time to SYNTAX; the paper's
   // appendix D.2 reads "LOGIC: executes but fails tests". On: run-time errors go to LOGIC.
   bool runtime_error_is_logic = false;
   bool check_comparability = true;
-  bool localize = true;            // off: route only
+  bool localize = true;  // off: route only
   // A timed-out candidate's traced re-run is stopped after this long (wall seconds).
   double bounded_trace_seconds = 0.25;
   uint64_t bounded_trace_events = 50000;  // event cap of that re-run
@@ -79,11 +79,11 @@ struct RouteResult {
   FailureMode mode = FailureMode::kCorrect;
   std::string reason;  // one line: why this mode
 
-  double pass_fraction = 0;  // R_hat
-  bool constraints_satisfied = true;  // I_C
-  std::vector<std::string> constraint_violations;  // "name: why"
+  double pass_fraction = 0;                         // R_hat
+  bool constraints_satisfied = true;                // I_C
+  std::vector<std::string> constraint_violations;   // "name: why"
   std::optional<cfg::Comparability> comparability;  // I_cmp (absent for SYNTAX)
-  double reward = 0;         // R = R_hat * I_C
+  double reward = 0;                                // R = R_hat * I_C
 
   tracer::ProgramResult grading;  // per-test verdicts (untraced runs)
   int32_t first_failing_test = -1;
@@ -142,8 +142,8 @@ class Router {
 
   // The localization step alone (egca-trace): traces `candidate` and the reference on
   // `test` and diffs them. Fills divergence / traces / spans / localization_note.
-  Status Localize(std::string_view candidate, const Problem& problem,
-                  const tracer::TestCase& test, bool candidate_timed_out, RouteResult* result);
+  Status Localize(std::string_view candidate, const Problem& problem, const tracer::TestCase& test,
+                  bool candidate_timed_out, RouteResult* result);
 
   const RouterOptions& options() const { return options_; }
   ReferenceCache& cache() { return *cache_; }
