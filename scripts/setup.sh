@@ -12,10 +12,10 @@ APT_PACKAGES=(
   libboost-graph-dev                      # CFG graphs (cfg/, diff/)
   libprotobuf-dev protobuf-compiler       # trace / result format
   libtorch-dev                            # policy model and trainer (trainer/)
+  libopenblas0-pthread                    # optimized BLAS for LibTorch (Debian default is reference BLAS)
   python3-torch                           # independent reference for trainer tests/bench
-  llvm-dev libclang-dev libclang-cpp14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libyaml-cpp-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev
   libpcre2-dev zlib1g-dev libseccomp-dev
   libicu-dev                              # NFC/NFKC normalization (tokenizer)
 )
