@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -26,9 +28,9 @@ struct Result {
 };
 
 Result RunTool(const std::string& args, const std::string& input) {
-  const std::string dir = EGCA_BINARY_DIR;
-  const std::string in = dir + "/tokenize_cli_in.txt", out = dir + "/tokenize_cli_out.txt",
-                    err = dir + "/tokenize_cli_err.txt";
+  // ctest runs each test in its own process, in parallel: the files are per process.
+  const std::string dir = std::string(EGCA_BINARY_DIR) + "/tokenize_cli." + std::to_string(getpid());
+  const std::string in = dir + ".in", out = dir + ".out", err = dir + ".err";
   std::ofstream(in, std::ios::binary) << input;
   const std::string command = kTool + " " + args + " < '" + in + "' > '" + out + "' 2> '" + err + "'";
   const int status = std::system(command.c_str());
@@ -36,6 +38,9 @@ Result RunTool(const std::string& args, const std::string& input) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = egca::ReadFile(out).value();
   r.err = egca::ReadFile(err).value();
+  std::remove(in.c_str());
+  std::remove(out.c_str());
+  std::remove(err.c_str());
   return r;
 }
 

@@ -3,6 +3,10 @@
 // tokenizer oracle tests.
 #pragma once
 
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -26,11 +30,14 @@ struct OracleOutput {
   bool nfc_stable = false;  // text == text.normalize("NFC") in JavaScript
 };
 
-// `stem` names the scratch files under EGCA_BINARY_DIR (one per test binary).
+// `stem` names the scratch files under EGCA_BINARY_DIR; the pid keeps tests that ctest runs
+// in parallel processes apart.
 inline StatusOr<std::vector<OracleOutput>> RunQwen3Oracle(const std::vector<OracleInput>& inputs,
                                                           const std::string& stem) {
-  const std::string in_path = std::string(EGCA_BINARY_DIR) + "/" + stem + "_in.jsonl";
-  const std::string out_path = std::string(EGCA_BINARY_DIR) + "/" + stem + "_out.jsonl";
+  const std::string base =
+      std::string(EGCA_BINARY_DIR) + "/" + stem + "." + std::to_string(getpid());
+  const std::string in_path = base + "_in.jsonl";
+  const std::string out_path = base + "_out.jsonl";
   {
     std::ofstream in(in_path, std::ios::binary);
     for (const OracleInput& item : inputs) {
@@ -45,6 +52,8 @@ inline StatusOr<std::vector<OracleOutput>> RunQwen3Oracle(const std::vector<Orac
     return Unavailable("oracle failed (is node on PATH?): " + command);
   }
   EGCA_ASSIGN_OR_RETURN(const std::string out, ReadFile(out_path));
+  std::remove(in_path.c_str());
+  std::remove(out_path.c_str());
   std::vector<OracleOutput> results;
   std::istringstream lines(out);
   for (std::string line; std::getline(lines, line);) {
