@@ -301,11 +301,11 @@ at::Tensor DecoderModel::TokenLogProbs(const at::Tensor& input_ids,
   const int64_t b = input_ids.size(0), t = input_ids.size(1);
   at::Tensor out = at::zeros({b, t}, input_ids.options().dtype(at::kFloat));
   if (t < 2) return out;
-  at::Tensor logits = Forward(input_ids, attention_mask);           // [B, T, V]
-  at::Tensor log_z = at::logsumexp(logits.slice(1, 0, t - 1), -1);  // [B, T-1]
-  at::Tensor targets = input_ids.slice(1, 1).unsqueeze(-1);
-  at::Tensor picked = logits.slice(1, 0, t - 1).gather(-1, targets).squeeze(-1);
-  at::Tensor lp = picked - log_z;
+  at::Tensor logits = Forward(input_ids, attention_mask);  // [B, T, V]
+  // log_softmax + gather rather than logit - logsumexp: log_softmax's backward is one fused
+  // kernel over [B, T, V], where logsumexp's recomputes exp(x - lse) and adds more passes.
+  at::Tensor targets = input_ids.slice(1, 1).unsqueeze(-1);                      // [B, T-1, 1]
+  at::Tensor lp = at::log_softmax(logits.slice(1, 0, t - 1), -1).gather(-1, targets).squeeze(-1);
   if (attention_mask.defined()) {
     // A token counts when it is real and some real token precedes it.
     at::Tensor m = attention_mask.to(at::kLong);
