@@ -19,6 +19,7 @@
 
 #include "egca/core/files.h"
 #include "egca/tracer/executor.h"
+#include "egca/tracer/test_args.h"
 #include "egca/tracer/test_case.h"
 #include "egca/tracer/trace.pb.h"
 #include "egca/tracer/trace_dump.h"
@@ -41,14 +42,7 @@ constexpr int kExitUsage = 2;
 
 struct Args {
   std::string program;
-  std::string function;
-  std::vector<std::string> inputs;
-  std::vector<std::string> expects;
-  std::vector<std::string> stdin_files;
-  std::vector<std::string> expect_stdout_files;
-  std::string tests_file;
-  std::string setup_file;
-  std::string entry_point;
+  egca::tracer::TestArgs tests;  // --fn/--input/--expect, --stdin/--expect-stdout, --tests
   bool apps = false;
   bool json_output = false;
   bool trace = false;
@@ -58,91 +52,6 @@ struct Args {
   double memory_mib = 2048;
   uint64_t output_limit = 8ull << 20;
 };
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-StatusOr<std::vector<TestCase>> BuildTests(const Args& a) {
-  std::vector<TestCase> tests;
-  if (!a.function.empty()) {
-    if (!a.expects.empty() && a.expects.size() != a.inputs.size()) {
-      return egca::InvalidArgument(fmt::format(
-          "--expect given {} times but --input {} times (one --expect per --input, or none)",
-          a.expects.size(), a.inputs.size()));
-    }
-    std::vector<std::string> inputs = a.inputs;
-    if (inputs.empty()) inputs.push_back("[]");
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      json args = json::parse(inputs[i], nullptr, false);
-      if (args.is_discarded() || !args.is_array()) {
-        return egca::InvalidArgument(
-            fmt::format("--input '{}': not a JSON array of arguments", inputs[i]));
-      }
-      TestCase t = TestCase::Call(a.function, inputs[i]);
-      if (!a.expects.empty()) {
-        json expected = json::parse(a.expects[i], nullptr, false);
-        if (expected.is_discarded()) {
-          return egca::InvalidArgument(fmt::format("--expect '{}': not JSON", a.expects[i]));
-        }
-        t.expected_json = a.expects[i];
-        t.has_expected = true;
-      }
-      t.name = fmt::format("{}({})", a.function, args.dump().substr(1, args.dump().size() - 2));
-      tests.push_back(std::move(t));
-    }
-  } else if (!a.inputs.empty() || !a.expects.empty()) {
-    return egca::InvalidArgument("--input/--expect need --fn NAME");
-  }
-
-  if (!a.expect_stdout_files.empty() && a.expect_stdout_files.size() != a.stdin_files.size()) {
-    return egca::InvalidArgument("--expect-stdout given a different number of times than --stdin");
-  }
-  for (size_t i = 0; i < a.stdin_files.size(); ++i) {
-    EGCA_ASSIGN_OR_RETURN(std::string input, egca::ReadFile(a.stdin_files[i]));
-    TestCase t = TestCase::Stdio(std::move(input));
-    if (!a.expect_stdout_files.empty()) {
-      EGCA_ASSIGN_OR_RETURN(t.expected_stdout, egca::ReadFile(a.expect_stdout_files[i]));
-      t.has_expected = true;
-    }
-    t.name = a.stdin_files[i];
-    tests.push_back(std::move(t));
-  }
-
-  if (!a.tests_file.empty()) {
-    EGCA_ASSIGN_OR_RETURN(std::string text, egca::ReadMaybeGzipFile(a.tests_file));
-    std::string setup;
-    if (!a.setup_file.empty()) {
-      EGCA_ASSIGN_OR_RETURN(setup, egca::ReadSourceFile(a.setup_file));
-    }
-    if (EndsWith(a.tests_file, ".json") || EndsWith(a.tests_file, ".json.gz")) {
-      EGCA_ASSIGN_OR_RETURN(std::vector<TestCase> parsed,
-                            egca::tracer::ParseTestsJson(text, a.tests_file));
-      tests.insert(tests.end(), parsed.begin(), parsed.end());
-    } else if (text.find("def check(") != std::string::npos) {
-      if (a.entry_point.empty()) {
-        return egca::InvalidArgument(
-            a.tests_file + ": defines check(candidate); name the function with --entry-point");
-      }
-      TestCase t = TestCase::HumanEvalCheck(text, a.entry_point);
-      t.setup_code = setup;
-      t.name = fmt::format("check({})", a.entry_point);
-      tests.push_back(std::move(t));
-    } else {
-      std::vector<TestCase> parsed = egca::tracer::TestsFromScript(text, setup);
-      tests.insert(tests.end(), parsed.begin(), parsed.end());
-    }
-  }
-  if (tests.empty()) {
-    return egca::InvalidArgument(
-        "no tests: give --fn NAME [--input JSON], --stdin FILE or --tests FILE");
-  }
-  for (size_t i = 0; i < tests.size(); ++i) {
-    if (tests[i].name.empty()) tests[i].name = fmt::format("test {}", i + 1);
-  }
-  return tests;
-}
 
 // One line, at most `width` bytes (UTF-8 safe cut), newlines shown as \n.
 std::string OneLine(const std::string& text, size_t width) {
@@ -246,21 +155,21 @@ int main(int argc, char** argv) {
   CLI::App app{"Run a Python program on tests in egca's sandbox; one verdict per test."};
   Args a;
   app.add_option("program", a.program, "Python source file (UTF-8)")->required();
-  app.add_option("--fn", a.function, "function to call (call-based tests; class Solution works)");
+  app.add_option("--fn", a.tests.function, "function to call (call-based tests; class Solution works)");
   // One value per occurrence; without allow_extra_args(false) CLI11 would split a
   // bracketed value like '[1, 2]' into several.
-  app.add_option("--input", a.inputs, "JSON array of arguments; repeat for more tests")
+  app.add_option("--input", a.tests.inputs, "JSON array of arguments; repeat for more tests")
       ->allow_extra_args(false);
-  app.add_option("--expect", a.expects, "expected return value as JSON, one per --input")
+  app.add_option("--expect", a.tests.expects, "expected return value as JSON, one per --input")
       ->allow_extra_args(false);
-  app.add_option("--stdin", a.stdin_files, "file fed to stdin; repeat for more tests")
+  app.add_option("--stdin", a.tests.stdin_files, "file fed to stdin; repeat for more tests")
       ->allow_extra_args(false);
-  app.add_option("--expect-stdout", a.expect_stdout_files, "expected stdout, one per --stdin")
+  app.add_option("--expect-stdout", a.tests.expect_stdout_files, "expected stdout, one per --stdin")
       ->allow_extra_args(false);
-  app.add_option("--tests", a.tests_file,
+  app.add_option("--tests", a.tests.tests_file,
                  "tests: .json (list of cases or APPS input_output), HumanEval check, or asserts");
-  app.add_option("--setup", a.setup_file, "setup code run before assert tests (MBPP)");
-  app.add_option("--entry-point", a.entry_point, "function passed to check() (HumanEval)");
+  app.add_option("--setup", a.tests.setup_file, "setup code run before assert tests (MBPP)");
+  app.add_option("--entry-point", a.tests.entry_point, "function passed to check() (HumanEval)");
   app.add_flag("--apps", a.apps, "APPS conventions (standard import header, function wrapping)");
   app.add_flag("--json", a.json_output, "print one JSON object instead of the table");
   app.add_flag("--trace", a.trace, "trace each run natively and print the trace dump");
@@ -282,7 +191,7 @@ int main(int argc, char** argv) {
 
   StatusOr<std::string> source = egca::ReadSourceFile(a.program);
   if (!source.ok()) return Fail(source.status().ToString());
-  StatusOr<std::vector<TestCase>> tests = BuildTests(a);
+  StatusOr<std::vector<TestCase>> tests = egca::tracer::BuildTests(a.tests);
   if (!tests.ok()) return Fail(tests.status().ToString());
 
   egca::tracer::RunOptions options;

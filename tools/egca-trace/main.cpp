@@ -8,7 +8,7 @@
 //   ... --json            one JSON document for machines
 //   ... --html page.html  a self-contained page: both programs, the aligned steps
 //
-// Tests are read as egca-run reads them (egca::gates::BuildTests). Output for people: the
+// Tests are read as egca-run reads them (egca::tracer::BuildTests). Output for people: the
 // mode and why, one verdict per test, and for LOGIC a side-by-side table of the aligned
 // steps up to and including the divergence, then the candidate's source with the divergent
 // span highlighted (ANSI colours on a terminal, markers when piped; --color to force).
@@ -26,7 +26,7 @@
 
 #include "egca/core/files.h"
 #include "egca/gates/router.h"
-#include "egca/gates/test_args.h"
+#include "egca/tracer/test_args.h"
 #include "egca/tracer/trace.pb.h"
 
 namespace {
@@ -462,7 +462,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "egca-trace: route a candidate against its reference and localize the earliest divergence"};
   std::string cand_path, ref_path, html_path, color = "auto";
-  egca::gates::TestArgs targs;
+  egca::tracer::TestArgs targs;
   bool json_out = false, runtime_is_logic = false, no_cmp = false;
   double timeout = 10;
   size_t max_steps = 30;
@@ -508,7 +508,7 @@ int main(int argc, char** argv) {
     std::cerr << "egca-trace: " << (!cand.ok() ? cand.status() : ref.status()).ToString() << "\n";
     return kExitUsage;
   }
-  auto tests = egca::gates::BuildTests(targs);
+  auto tests = egca::tracer::BuildTests(targs);
   if (!tests.ok()) {
     std::cerr << "egca-trace: " << tests.status().ToString() << "\n";
     return kExitUsage;

@@ -1,4 +1,4 @@
-#include "egca/gates/test_args.h"
+#include "egca/tracer/test_args.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "egca/core/files.h"
 
-namespace egca::gates {
+namespace egca::tracer {
 namespace {
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -16,9 +16,8 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-StatusOr<std::vector<tracer::TestCase>> BuildTests(const TestArgs& a) {
+StatusOr<std::vector<TestCase>> BuildTests(const TestArgs& a) {
   using nlohmann::json;
-  using tracer::TestCase;
   std::vector<TestCase> tests;
   if (!a.function.empty()) {
     if (!a.expects.empty() && a.expects.size() != a.inputs.size()) {
@@ -70,7 +69,7 @@ StatusOr<std::vector<tracer::TestCase>> BuildTests(const TestArgs& a) {
     }
     if (EndsWith(a.tests_file, ".json") || EndsWith(a.tests_file, ".json.gz")) {
       EGCA_ASSIGN_OR_RETURN(std::vector<TestCase> parsed,
-                            tracer::ParseTestsJson(text, a.tests_file));
+                            ParseTestsJson(text, a.tests_file));
       tests.insert(tests.end(), parsed.begin(), parsed.end());
     } else if (text.find("def check(") != std::string::npos) {
       if (a.entry_point.empty()) {
@@ -82,7 +81,7 @@ StatusOr<std::vector<tracer::TestCase>> BuildTests(const TestArgs& a) {
       t.name = fmt::format("check({})", a.entry_point);
       tests.push_back(std::move(t));
     } else {
-      std::vector<TestCase> parsed = tracer::TestsFromScript(text, setup);
+      std::vector<TestCase> parsed = TestsFromScript(text, setup);
       tests.insert(tests.end(), parsed.begin(), parsed.end());
     }
   }
@@ -95,4 +94,4 @@ StatusOr<std::vector<tracer::TestCase>> BuildTests(const TestArgs& a) {
   return tests;
 }
 
-}  // namespace egca::gates
+}  // namespace egca::tracer

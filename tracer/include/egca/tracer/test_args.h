@@ -12,7 +12,7 @@
 #include "egca/core/status.h"
 #include "egca/tracer/test_case.h"
 
-namespace egca::gates {
+namespace egca::tracer {
 
 struct TestArgs {
   std::string function;
@@ -28,6 +28,6 @@ struct TestArgs {
 // Errors (kInvalidArgument / file errors) name the option or file: bad JSON, mismatched
 // counts, unreadable files, a check() file without --entry-point, no tests at all. Every
 // test gets a name ("add(1, 2)", the stdin file, "test N").
-StatusOr<std::vector<tracer::TestCase>> BuildTests(const TestArgs& args);
+StatusOr<std::vector<TestCase>> BuildTests(const TestArgs& args);
 
-}  // namespace egca::gates
+}  // namespace egca::tracer
