@@ -523,29 +523,7 @@ void CfgBuilder::VisitWhile(TSNode node) {
   if (Failed()) return;
   Append(std::move(s));
   Terminate(header, Terminator::kWhile);
-  int after = NewBlock();
-
-  scope_->frames.push_back(Frame{Frame::Type::kLoop, header, after, {}});
-  ++scope_->loop_depth;
-  int b = NewBlock();
-  AddEdge(header, b, EdgeKind::kTrue);
-  scope_->current = b;
-  VisitBody(body, false);
-  AddEdge(scope_->current, header, EdgeKind::kLoopBack);
-  --scope_->loop_depth;
-  scope_->frames.pop_back();
-
-  TSNode alt = Field(node, "alternative");
-  if (!ts_node_is_null(alt)) {
-    int e = NewBlock();
-    AddEdge(header, e, EdgeKind::kFalse);
-    scope_->current = e;
-    VisitBody(Field(alt, "body"), false);
-    AddEdge(scope_->current, after, EdgeKind::kNormal);
-  } else {
-    AddEdge(header, after, EdgeKind::kFalse);
-  }
-  scope_->current = after;
+  FinishLoop(node, body, header);
 }
 
 void CfgBuilder::VisitFor(TSNode node) {
@@ -559,6 +537,12 @@ void CfgBuilder::VisitFor(TSNode node) {
   if (Failed()) return;
   Append(std::move(s));
   Terminate(header, is_async ? Terminator::kAsyncFor : Terminator::kFor);
+  FinishLoop(node, body, header);
+}
+
+// Shared by while and for once the header block is terminated: body on the true edge with a
+// loop-back, the optional else on the false edge, both joining the block after the loop.
+void CfgBuilder::FinishLoop(TSNode node, TSNode body, int header) {
   int after = NewBlock();
 
   scope_->frames.push_back(Frame{Frame::Type::kLoop, header, after, {}});

@@ -76,6 +76,7 @@ class CfgBuilder {
   void VisitIf(TSNode node);
   void VisitWhile(TSNode node);
   void VisitFor(TSNode node);
+  void FinishLoop(TSNode node, TSNode body, int header);
   void VisitTry(TSNode node);
   void VisitWith(TSNode node);
   void VisitMatch(TSNode node);
