@@ -51,6 +51,23 @@ void DisableLineEvents(PyFrameObject* frame);
 // i.e. the current RETURN event is a suspension, not the end of the frame. Borrowed.
 bool IsSuspendedGenerator(PyFrameObject* frame);
 
+// Reads an exact int of at most two 30-bit digits (|x| < 2**60) straight from its
+// digits: 3.11's PyLongObject stores the signed digit count in ob_size. The hot path of
+// hashing ints, without the call into PyLong_AsLongLongAndOverflow. False for bigger
+// ints (then *out is untouched). Borrowed `v`, which must be a PyLong.
+inline bool SmallLongValue(PyObject* v, long long* out) {
+  static_assert(PyLong_SHIFT == 30, "two digits must fit in 62 bits");
+  const digit* d = reinterpret_cast<PyLongObject*>(v)->ob_digit;
+  switch (Py_SIZE(v)) {
+    case 0: *out = 0; return true;
+    case 1: *out = static_cast<long long>(d[0]); return true;
+    case -1: *out = -static_cast<long long>(d[0]); return true;
+    case 2: *out = static_cast<long long>(d[0]) | (static_cast<long long>(d[1]) << 30); return true;
+    case -2: *out = -(static_cast<long long>(d[0]) | (static_cast<long long>(d[1]) << 30)); return true;
+    default: return false;
+  }
+}
+
 // Index (in code units) of the frame's last instruction; < 0 if it has not started.
 inline int FrameLastInstruction(PyFrameObject* frame) { return PyFrame_GetLasti(frame); }
 

@@ -84,15 +84,132 @@ struct EventRec {
 struct VarState {
   PyObject* name = nullptr;  // Owned.
   uint32_t name_id = 0;
-  // Long str/bytes at the previous snapshot: address, length and CPython's own hash
-  // (cached inside the object, so O(1) to read again). All three equal means the same
-  // string with overwhelming probability, and its O(size) structural hash is skipped.
-  // Never dereferenced.
-  const void* text_object = nullptr;
-  Py_ssize_t text_size = -1;
-  Py_hash_t text_pyhash = -1;
   uint64_t hash = 0;
   uint64_t seen = 0;         // snapshot number of the frame when last bound
+  // Shape of the value at the previous snapshot (see ShadowBuilder): equal shapes mean an
+  // equal structural hash, so the O(size) hash is skipped. Empty when the value has parts
+  // the shape cannot vouch for (then the value is hashed at every snapshot).
+  std::vector<uintptr_t> shape;
+  std::vector<PyObject*> shape_refs;  // Owned: the leaf objects named in `shape`
+};
+
+// The shape of a value: everything its structural hash (value_encoder.h) reads, as a flat
+// word sequence that is O(1) per element to build and compare (no hashing, no encoding).
+// Containers (exact list, tuple, dict, set, frozenset) contribute their type and length
+// and then their elements in the order the hash walks them (dicts: insertion order, key
+// then value; sets: table order); immutable leaves (exact int, float, str, bytes; None,
+// True, False) contribute their address; functions the address of their qualname. Two
+// equal shapes therefore describe equal values, provided the leaves named in the older
+// shape are still the same objects: the recorder keeps a reference to each of them, so
+// their addresses cannot be reused. Containers are deliberately not referenced (their
+// identity is not part of the shape): releasing a leaf (an int, a str) never runs Python
+// code, releasing a container could run a user __del__ inside the trace function. A new
+// container at a dead one's address with the same contents has the same hash anyway.
+//
+// The walk spends the hash's element budget (TraceOptions::hash_budget) exactly as the
+// encoder does, one unit per list/tuple item, dict entry and set entry, and stops where
+// the hash stops: the shape never costs more than the hash it replaces, and still covers
+// everything the hash reads.
+//
+// Returns false (no shape) for anything else: instances of Python classes, deques,
+// bytearrays, subclasses of builtin containers, containers nested max_hash_depth deep.
+// A different shape does not mean a changed value (a set rehashed into a new order, a
+// list replaced by an equal copy): the caller then compares hashes as before.
+class ShadowBuilder {
+ public:
+  ShadowBuilder(uint32_t max_depth, int64_t budget) : max_depth_(max_depth), budget_(budget) {}
+
+  // Appends the shape of `value` to *words and its leaves (borrowed) to *leaves.
+  bool Build(PyObject* value, std::vector<uintptr_t>* words, std::vector<PyObject*>* leaves) {
+    words_ = words;
+    leaves_ = leaves;
+    return Visit(value, 0);
+  }
+
+ private:
+  bool Leaf(PyObject* v) {
+    PyTypeObject* type = Py_TYPE(v);
+    if (v == Py_None || type == &PyBool_Type) {  // static objects: never freed
+      words_->push_back(reinterpret_cast<uintptr_t>(v));
+      return true;
+    }
+    if (type != &PyLong_Type && type != &PyUnicode_Type && type != &PyFloat_Type &&
+        type != &PyBytes_Type) {
+      return false;
+    }
+    words_->push_back(reinterpret_cast<uintptr_t>(v));
+    leaves_->push_back(v);
+    return true;
+  }
+
+  bool Element(PyObject* v, uint32_t depth) { return Leaf(v) || Visit(v, depth + 1); }
+
+  bool Items(PyObject* const* items, Py_ssize_t n, uint32_t depth) {
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      if (budget_ <= 0) return true;  // the hash stops here too
+      --budget_;
+      if (!Element(items[i], depth)) return false;
+    }
+    return true;
+  }
+
+  bool Visit(PyObject* v, uint32_t depth) {
+    if (Leaf(v)) return true;
+    if (depth >= max_depth_) return false;
+    PyTypeObject* type = Py_TYPE(v);
+    auto head = [&](Py_ssize_t n) {
+      words_->push_back(reinterpret_cast<uintptr_t>(type));
+      words_->push_back(static_cast<uintptr_t>(n));
+    };
+    if (type == &PyList_Type) {
+      Py_ssize_t n = PyList_GET_SIZE(v);
+      head(n);
+      return Items(reinterpret_cast<PyListObject*>(v)->ob_item, n, depth);
+    }
+    if (type == &PyTuple_Type) {
+      Py_ssize_t n = PyTuple_GET_SIZE(v);
+      head(n);
+      return Items(reinterpret_cast<PyTupleObject*>(v)->ob_item, n, depth);
+    }
+    if (type == &PyDict_Type) {
+      head(PyDict_GET_SIZE(v));
+      Py_ssize_t pos = 0;
+      PyObject *key, *value;
+      while (PyDict_Next(v, &pos, &key, &value)) {
+        if (budget_ <= 0) return true;
+        --budget_;
+        if (!Element(key, depth) || !Element(value, depth)) return false;
+      }
+      return true;
+    }
+    if (type == &PySet_Type || type == &PyFrozenSet_Type) {
+      head(PySet_GET_SIZE(v));
+      Py_ssize_t pos = 0;
+      PyObject* key;
+      Py_hash_t ignored;
+      while (_PySet_NextEntry(v, &pos, &key, &ignored)) {
+        if (budget_ <= 0) return true;
+        --budget_;
+        if (!Element(key, depth)) return false;
+      }
+      return true;
+    }
+    if (type == &PyFunction_Type) {
+      // The hash is the qualname's text; `f.__qualname__ = ...` replaces the object.
+      PyObject* qualname = reinterpret_cast<PyFunctionObject*>(v)->func_qualname;
+      if (qualname == nullptr || !PyUnicode_CheckExact(qualname)) return false;
+      words_->push_back(reinterpret_cast<uintptr_t>(type));
+      words_->push_back(reinterpret_cast<uintptr_t>(qualname));
+      leaves_->push_back(qualname);
+      return true;
+    }
+    return false;
+  }
+
+  uint32_t max_depth_;
+  int64_t budget_;
+  std::vector<uintptr_t>* words_ = nullptr;
+  std::vector<PyObject*>* leaves_ = nullptr;
 };
 
 struct FrameState {
@@ -480,42 +597,34 @@ class Recorder {
       if (IsHidden(local.name, is_namespace)) continue;
       VarState* var = FindVar(state, local.name, &hint);
       PyObject* value = local.value;
-      bool long_text = (PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > 256) ||
-                       (PyBytes_CheckExact(value) && PyBytes_GET_SIZE(value) > 256);
-      Py_hash_t pyhash = -1;
-      if (long_text) {
-        pyhash = PyObject_Hash(value);  // str/bytes: C code, cached in the object
-        if (pyhash == -1) PyErr_Clear();
-        Py_ssize_t size = PyUnicode_CheckExact(value) ? PyUnicode_GET_LENGTH(value)
-                                                       : PyBytes_GET_SIZE(value);
-        if (var != nullptr && var->seen == snapshot - 1 && var->text_object == value &&
-            var->text_size == size && var->text_pyhash == pyhash && pyhash != -1) {
-          var->seen = snapshot;
-          continue;
-        }
+      bool was_bound = var != nullptr && var->seen == snapshot - 1;
+      shape_.clear();
+      shape_refs_.clear();
+      ShadowBuilder shadow(options_.max_hash_depth, options_.hash_budget);
+      if (!shadow.Build(value, &shape_, &shape_refs_)) {
+        shape_.clear();
+        shape_refs_.clear();
       }
-      ValueDigest digest = encoder_->Hash(value);
-      if (var != nullptr && var->seen == snapshot - 1 && var->hash == digest.hash) {
+      // Same shape as at the previous snapshot: same hash, nothing to hash or encode.
+      if (was_bound && !shape_.empty() && var->shape == shape_) {
         var->seen = snapshot;
-        if (long_text) RememberText(var, value, pyhash);
         continue;
       }
+      ValueDigest digest = encoder_->Hash(value);
+      bool changed = !was_bound || var->hash != digest.hash;
       if (var == nullptr) {
         Py_INCREF(local.name);
         VarState fresh;
         fresh.name = local.name;
         fresh.name_id = NameId(local.name);
-        state->vars.push_back(fresh);
+        state->vars.push_back(std::move(fresh));
         var = &state->vars.back();
         hint = state->vars.size();
       }
-      var->hash = digest.hash;
+      KeepShape(var);
       var->seen = snapshot;
-      if (long_text) {
-        RememberText(var, value, pyhash);
-      } else {
-        var->text_object = nullptr;
-      }
+      if (!changed) continue;
+      var->hash = digest.hash;
       vars_.push_back(VarRec{var->name_id, EncodeToPool(local.value)});
     }
     events_.back().vars_end = static_cast<uint32_t>(vars_.size());
@@ -524,16 +633,26 @@ class Recorder {
       if (var.seen == snapshot - 1) {  // bound at the previous snapshot, unbound now
         dels_.push_back(var.name_id);
         var.seen = 0;
+        ReleaseShape(&var);
       }
     }
     events_.back().dels_end = static_cast<uint32_t>(dels_.size());
   }
 
-  static void RememberText(VarState* var, PyObject* value, Py_hash_t pyhash) {
-    var->text_object = value;
-    var->text_size = PyUnicode_CheckExact(value) ? PyUnicode_GET_LENGTH(value)
-                                                 : PyBytes_GET_SIZE(value);
-    var->text_pyhash = pyhash;
+  // Makes the shape just built (shape_, shape_refs_; empty if the value has none) the
+  // variable's, taking references to its leaves and dropping those of the old one. The
+  // leaves are ints, floats, strs and bytes: releasing them runs no Python code.
+  void KeepShape(VarState* var) {
+    for (PyObject* leaf : shape_refs_) Py_INCREF(leaf);
+    for (PyObject* leaf : var->shape_refs) Py_DECREF(leaf);
+    var->shape.swap(shape_);
+    var->shape_refs.swap(shape_refs_);
+  }
+
+  static void ReleaseShape(VarState* var) {
+    for (PyObject* leaf : var->shape_refs) Py_DECREF(leaf);
+    var->shape_refs.clear();
+    var->shape.clear();
   }
 
   static VarState* FindVar(FrameState* state, PyObject* name, size_t* hint) {
@@ -755,7 +874,10 @@ class Recorder {
   }
 
   static void ReleaseVars(FrameState* state) {
-    for (VarState& var : state->vars) Py_XDECREF(var.name);
+    for (VarState& var : state->vars) {
+      ReleaseShape(&var);
+      Py_XDECREF(var.name);
+    }
     state->vars.clear();
   }
 
@@ -827,6 +949,8 @@ class Recorder {
   // stays alive until it is resumed or closed, and closing it resumes it (GeneratorExit).
   std::unordered_map<PyFrameObject*, FrameState*> suspended_;
   std::vector<LocalBinding> locals_;       // scratch
+  std::vector<uintptr_t> shape_;           // scratch: the shape being built
+  std::vector<PyObject*> shape_refs_;      // scratch: its leaves, Borrowed
   std::vector<PositionRange> positions_;  // scratch
   std::vector<EventRec> events_;
   std::vector<VarRec> vars_;

@@ -180,13 +180,6 @@ std::string QualnameOf(PyObject* obj, const char* fallback) {
 
 }  // namespace
 
-uint64_t HashCombine(uint64_t h, uint64_t v) {
-  // Cheap order-dependent step; inputs are already mixed (Mix64 / HashBytes outputs), and
-  // every composite hash goes through Mix64 once at the end (see VisitComposite).
-  h = ((h << 23) | (h >> 41)) ^ v;
-  return h * 0x9e3779b97f4a7c15ULL;
-}
-
 uint64_t HashBytes(const void* data, size_t n, uint64_t seed) {
   const unsigned char* p = static_cast<const unsigned char*>(data);
   uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ULL);
@@ -482,7 +475,9 @@ uint64_t ValueEncoder::VisitObject(PyObject* v, uint32_t depth, std::string* tex
   // Containers, cycle-safe and depth-bounded.
   bool is_list = PyList_Check(v), is_tuple = PyTuple_Check(v), is_dict = PyDict_Check(v);
   bool is_set = PyAnySet_Check(v);
-  bool is_deque = deque_type_ != nullptr && PyObject_TypeCheck(v, deque_type_);
+  // The subtype check walks the MRO: only worth it for types that are none of the above.
+  bool is_deque = !is_list && !is_tuple && !is_dict && !is_set && deque_type_ != nullptr &&
+                  PyObject_TypeCheck(v, deque_type_);
   if (is_list || is_tuple || is_dict || is_set || is_deque) {
     if (std::find(walk.stack.begin(), walk.stack.end(), v) != walk.stack.end()) {
       if (text) text->append("<cycle>");
@@ -628,7 +623,8 @@ uint64_t ValueEncoder::VisitObject(PyObject* v, uint32_t depth, std::string* tex
 
 uint64_t ValueEncoder::VisitInt(PyObject* v, std::string* text, Walk& walk) {
   int overflow = 0;
-  long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+  long long x = 0;
+  if (!SmallLongValue(v, &x)) x = PyLong_AsLongLongAndOverflow(v, &overflow);
   if (overflow == 0) {
     if (text) {
       char buf[24];

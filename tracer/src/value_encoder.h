@@ -128,6 +128,12 @@ std::string TypeName(PyTypeObject* type);
 
 // Stable 64-bit hashing used throughout the trace (exposed for tests).
 uint64_t HashBytes(const void* data, size_t n, uint64_t seed);
-uint64_t HashCombine(uint64_t h, uint64_t v);
+// Cheap order-dependent step; inputs are already mixed (Mix64 / HashBytes outputs), and
+// every composite hash goes through Mix64 once at the end (see VisitComposite). Inline:
+// it runs once or twice per hashed element.
+inline uint64_t HashCombine(uint64_t h, uint64_t v) {
+  h = ((h << 23) | (h >> 41)) ^ v;
+  return h * 0x9e3779b97f4a7c15ULL;
+}
 
 }  // namespace egca::tracer::hook
