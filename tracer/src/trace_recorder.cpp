@@ -98,99 +98,127 @@ struct VarState {
 // Containers (exact list, tuple, dict, set, frozenset) contribute their type and length
 // and then their elements in the order the hash walks them (dicts: insertion order, key
 // then value; sets: table order); immutable leaves (exact int, float, str, bytes; None,
-// True, False) contribute their address; functions the address of their qualname. Two
-// equal shapes therefore describe equal values, provided the leaves named in the older
-// shape are still the same objects: the recorder keeps a reference to each of them, so
-// their addresses cannot be reused. Containers are deliberately not referenced (their
-// identity is not part of the shape): releasing a leaf (an int, a str) never runs Python
-// code, releasing a container could run a user __del__ inside the trace function. A new
-// container at a dead one's address with the same contents has the same hash anyway.
+// True, False) contribute their address; functions their type and the address of their
+// qualname. Two equal shapes therefore describe equal values, provided the leaves named in
+// the older shape are still the same objects: the recorder keeps a reference to each of
+// them, so their addresses cannot be reused. Containers are deliberately not referenced
+// (their identity is not part of the shape): releasing a leaf (an int, a str) never runs
+// Python code, releasing a container could run a user __del__ inside the trace function.
+// A new container at a dead one's address with the same contents has the same hash anyway.
+//
+// Lengths and qualnames are stored as odd words (`x << 1 | 1`, `address | 1`), which no
+// object address is: that lets Matches() compare a run of list/tuple items with one
+// memcmp against the stored words, since an item can only equal a stored word that is a
+// leaf it is (or a type object, whose odd companion word then fails the match).
 //
 // The walk spends the hash's element budget (TraceOptions::hash_budget) exactly as the
 // encoder does, one unit per list/tuple item, dict entry and set entry, and stops where
 // the hash stops: the shape never costs more than the hash it replaces, and still covers
 // everything the hash reads.
 //
-// Returns false (no shape) for anything else: instances of Python classes, deques,
-// bytearrays, subclasses of builtin containers, containers nested max_hash_depth deep.
-// A different shape does not mean a changed value (a set rehashed into a new order, a
-// list replaced by an equal copy): the caller then compares hashes as before.
+// No shape for anything else: instances of Python classes, deques, bytearrays,
+// subclasses of builtin containers, containers nested max_hash_depth deep. A different
+// shape does not mean a changed value (a set rehashed into a new order, a list replaced
+// by an equal copy): the caller then compares hashes as before.
 class ShadowBuilder {
  public:
   ShadowBuilder(uint32_t max_depth, int64_t budget) : max_depth_(max_depth), budget_(budget) {}
 
-  // Appends the shape of `value` to *words and its leaves (borrowed) to *leaves.
+  // Appends the shape of `value` to *words and its leaves (borrowed) to *leaves. False if
+  // the value has no shape (then the vectors hold a partial result).
   bool Build(PyObject* value, std::vector<uintptr_t>* words, std::vector<PyObject*>* leaves) {
     words_ = words;
     leaves_ = leaves;
-    return Visit(value, 0);
+    expect_ = nullptr;
+    return Element(value, 0);
+  }
+
+  // True if `value` has exactly the shape `expect` (built by Build, its leaves still
+  // referenced). Stops at the first difference.
+  bool Matches(PyObject* value, const std::vector<uintptr_t>& expect) {
+    expect_ = &expect;
+    pos_ = 0;
+    return Element(value, 0) && pos_ == expect.size();
   }
 
  private:
-  bool Leaf(PyObject* v) {
-    PyTypeObject* type = Py_TYPE(v);
-    if (v == Py_None || type == &PyBool_Type) {  // static objects: never freed
-      words_->push_back(reinterpret_cast<uintptr_t>(v));
+  static uintptr_t Odd(uintptr_t x) { return (x << 1) | 1; }
+
+  bool Emit(uintptr_t word) {
+    if (expect_ == nullptr) {
+      words_->push_back(word);
       return true;
     }
-    if (type != &PyLong_Type && type != &PyUnicode_Type && type != &PyFloat_Type &&
-        type != &PyBytes_Type) {
-      return false;
-    }
-    words_->push_back(reinterpret_cast<uintptr_t>(v));
-    leaves_->push_back(v);
-    return true;
+    return pos_ < expect_->size() && (*expect_)[pos_++] == word;
   }
 
-  bool Element(PyObject* v, uint32_t depth) { return Leaf(v) || Visit(v, depth + 1); }
+  bool Element(PyObject* v, uint32_t depth) {
+    PyTypeObject* type = Py_TYPE(v);
+    if (v == Py_None || type == &PyBool_Type) {  // static objects: never freed
+      return Emit(reinterpret_cast<uintptr_t>(v));
+    }
+    if (type == &PyLong_Type || type == &PyUnicode_Type || type == &PyFloat_Type ||
+        type == &PyBytes_Type) {
+      if (!Emit(reinterpret_cast<uintptr_t>(v))) return false;
+      if (expect_ == nullptr) leaves_->push_back(v);
+      return true;
+    }
+    return Composite(v, type, depth);
+  }
+
+  bool Head(PyTypeObject* type, Py_ssize_t n) {
+    return Emit(reinterpret_cast<uintptr_t>(type)) && Emit(Odd(static_cast<uintptr_t>(n)));
+  }
 
   bool Items(PyObject* const* items, Py_ssize_t n, uint32_t depth) {
+    if (expect_ != nullptr && budget_ > 0 && n > 0) {
+      // Unchanged runs of leaves: one memcmp (see the class comment for why it is exact).
+      size_t m = static_cast<size_t>(std::min<int64_t>(n, budget_));
+      if (pos_ + m <= expect_->size() &&
+          std::memcmp(expect_->data() + pos_, items, m * sizeof(PyObject*)) == 0) {
+        pos_ += m;
+        budget_ -= static_cast<int64_t>(m);
+        return true;
+      }
+    }
     for (Py_ssize_t i = 0; i < n; ++i) {
       if (budget_ <= 0) return true;  // the hash stops here too
       --budget_;
-      if (!Element(items[i], depth)) return false;
+      if (!Element(items[i], depth + 1)) return false;
     }
     return true;
   }
 
-  bool Visit(PyObject* v, uint32_t depth) {
-    if (Leaf(v)) return true;
+  bool Composite(PyObject* v, PyTypeObject* type, uint32_t depth) {
     if (depth >= max_depth_) return false;
-    PyTypeObject* type = Py_TYPE(v);
-    auto head = [&](Py_ssize_t n) {
-      words_->push_back(reinterpret_cast<uintptr_t>(type));
-      words_->push_back(static_cast<uintptr_t>(n));
-    };
     if (type == &PyList_Type) {
       Py_ssize_t n = PyList_GET_SIZE(v);
-      head(n);
-      return Items(reinterpret_cast<PyListObject*>(v)->ob_item, n, depth);
+      return Head(type, n) && Items(reinterpret_cast<PyListObject*>(v)->ob_item, n, depth);
     }
     if (type == &PyTuple_Type) {
       Py_ssize_t n = PyTuple_GET_SIZE(v);
-      head(n);
-      return Items(reinterpret_cast<PyTupleObject*>(v)->ob_item, n, depth);
+      return Head(type, n) && Items(reinterpret_cast<PyTupleObject*>(v)->ob_item, n, depth);
     }
     if (type == &PyDict_Type) {
-      head(PyDict_GET_SIZE(v));
+      if (!Head(type, PyDict_GET_SIZE(v))) return false;
       Py_ssize_t pos = 0;
       PyObject *key, *value;
       while (PyDict_Next(v, &pos, &key, &value)) {
         if (budget_ <= 0) return true;
         --budget_;
-        if (!Element(key, depth) || !Element(value, depth)) return false;
+        if (!Element(key, depth + 1) || !Element(value, depth + 1)) return false;
       }
       return true;
     }
     if (type == &PySet_Type || type == &PyFrozenSet_Type) {
-      head(PySet_GET_SIZE(v));
+      if (!Head(type, PySet_GET_SIZE(v))) return false;
       Py_ssize_t pos = 0;
       PyObject* key;
       Py_hash_t ignored;
       while (_PySet_NextEntry(v, &pos, &key, &ignored)) {
         if (budget_ <= 0) return true;
         --budget_;
-        if (!Element(key, depth)) return false;
+        if (!Element(key, depth + 1)) return false;
       }
       return true;
     }
@@ -198,9 +226,11 @@ class ShadowBuilder {
       // The hash is the qualname's text; `f.__qualname__ = ...` replaces the object.
       PyObject* qualname = reinterpret_cast<PyFunctionObject*>(v)->func_qualname;
       if (qualname == nullptr || !PyUnicode_CheckExact(qualname)) return false;
-      words_->push_back(reinterpret_cast<uintptr_t>(type));
-      words_->push_back(reinterpret_cast<uintptr_t>(qualname));
-      leaves_->push_back(qualname);
+      if (!Emit(reinterpret_cast<uintptr_t>(type)) ||
+          !Emit(reinterpret_cast<uintptr_t>(qualname) | 1)) {
+        return false;
+      }
+      if (expect_ == nullptr) leaves_->push_back(qualname);
       return true;
     }
     return false;
@@ -208,8 +238,10 @@ class ShadowBuilder {
 
   uint32_t max_depth_;
   int64_t budget_;
-  std::vector<uintptr_t>* words_ = nullptr;
-  std::vector<PyObject*>* leaves_ = nullptr;
+  std::vector<uintptr_t>* words_ = nullptr;     // Build: output
+  std::vector<PyObject*>* leaves_ = nullptr;    // Build: output
+  const std::vector<uintptr_t>* expect_ = nullptr;  // Matches: the stored shape
+  size_t pos_ = 0;                                  // Matches: next word of *expect_
 };
 
 struct FrameState {
@@ -598,17 +630,19 @@ class Recorder {
       VarState* var = FindVar(state, local.name, &hint);
       PyObject* value = local.value;
       bool was_bound = var != nullptr && var->seen == snapshot - 1;
-      shape_.clear();
-      shape_refs_.clear();
-      ShadowBuilder shadow(options_.max_hash_depth, options_.hash_budget);
-      if (!shadow.Build(value, &shape_, &shape_refs_)) {
-        shape_.clear();
-        shape_refs_.clear();
-      }
       // Same shape as at the previous snapshot: same hash, nothing to hash or encode.
-      if (was_bound && !shape_.empty() && var->shape == shape_) {
+      if (was_bound && !var->shape.empty() &&
+          ShadowBuilder(options_.max_hash_depth, options_.hash_budget)
+              .Matches(value, var->shape)) {
         var->seen = snapshot;
         continue;
+      }
+      shape_.clear();
+      shape_refs_.clear();
+      if (!ShadowBuilder(options_.max_hash_depth, options_.hash_budget)
+               .Build(value, &shape_, &shape_refs_)) {
+        shape_.clear();
+        shape_refs_.clear();
       }
       ValueDigest digest = encoder_->Hash(value);
       bool changed = !was_bound || var->hash != digest.hash;
