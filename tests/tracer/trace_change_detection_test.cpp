@@ -239,5 +239,27 @@ TEST(TraceChangeDetection, IntsAroundDigitBoundaries) {
                                          "1152921504606846976"}));
 }
 
+TEST(TraceChangeDetection, DefaultdictAndOrderedDict) {
+  std::string src =
+      "import collections\n"
+      "memo = collections.defaultdict(int)\n"
+      "memo[1, 2] = 3\n"
+      "v = memo[1, 2]\n"
+      "memo[1, 2] = 3\n"
+      "w = memo[5, 5]\n"
+      "od = collections.OrderedDict(a=1)\n"
+      "od['a'] = 2\n"
+      "od['a'] = 2\n"
+      "z = 0\n";
+  auto run = RunTraced(src, "", TraceOptions());
+  ASSERT_EQ(run.error, "");
+  // memo[5, 5] inserts a default entry: a change made by a read.
+  EXPECT_EQ(Changes(run.trace, "memo"),
+            (Texts{"collections.defaultdict({})", "collections.defaultdict({(1, 2): 3})",
+                   "collections.defaultdict({(1, 2): 3, (5, 5): 0})"}));
+  EXPECT_EQ(Changes(run.trace, "od"),
+            (Texts{"collections.OrderedDict({'a': 1})", "collections.OrderedDict({'a': 2})"}));
+}
+
 }  // namespace
 }  // namespace egca::tracer

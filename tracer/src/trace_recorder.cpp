@@ -95,7 +95,8 @@ struct VarState {
 
 // The shape of a value: everything its structural hash (value_encoder.h) reads, as a flat
 // word sequence that is O(1) per element to build and compare (no hashing, no encoding).
-// Containers (exact list, tuple, dict, set, frozenset) contribute their type and length
+// Containers (exact list, tuple, dict, set, frozenset; dict subclasses written in C such
+// as defaultdict) contribute their type and length
 // and then their elements in the order the hash walks them (dicts: insertion order, key
 // then value; sets: table order); immutable leaves (exact int, float, str, bytes; None,
 // True, False) contribute their address; functions their type and the address of their
@@ -116,7 +117,7 @@ struct VarState {
 // the hash stops: the shape never costs more than the hash it replaces, and still covers
 // everything the hash reads.
 //
-// No shape for anything else: instances of Python classes, deques, bytearrays,
+// No shape for anything else: instances of Python classes, deques, bytearrays, other
 // subclasses of builtin containers, containers nested max_hash_depth deep. A different
 // shape does not mean a changed value (a set rehashed into a new order, a list replaced
 // by an equal copy): the caller then compares hashes as before.
@@ -199,7 +200,9 @@ class ShadowBuilder {
       Py_ssize_t n = PyTuple_GET_SIZE(v);
       return Head(type, n) && Items(reinterpret_cast<PyTupleObject*>(v)->ob_item, n, depth);
     }
-    if (type == &PyDict_Type) {
+    // Dict subclasses written in C (defaultdict, OrderedDict) hash as their type's name
+    // plus the entries; a static type never dies, so its address names it for good.
+    if (type == &PyDict_Type || (PyDict_Check(v) && !(type->tp_flags & Py_TPFLAGS_HEAPTYPE))) {
       if (!Head(type, PyDict_GET_SIZE(v))) return false;
       Py_ssize_t pos = 0;
       PyObject *key, *value;
