@@ -25,6 +25,8 @@ function(egca_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_DEPS} GTest::gtest GTest::gtest_main)
+  # Shared test helpers: #include "common/<helper>.h".
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
   target_compile_definitions(${name} PRIVATE
     EGCA_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
     EGCA_DATA_DIR="${EGCA_DATA_DIR}"

@@ -1,9 +1,8 @@
 // egca-cfg end to end: outputs and exit codes (0 ok, 1 does not parse, 2 bad input/usage).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
+#include "common/run_command.h"
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,16 +15,9 @@ struct ToolRun {
 };
 
 ToolRun Tool(const std::string& args) {
-  std::string cmd = std::string(EGCA_BINARY_DIR) + "/tools/egca-cfg/egca-cfg " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  ToolRun r{-1, ""};
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  auto r = egca::testing::RunCommand(std::string(EGCA_BINARY_DIR) + "/tools/egca-cfg/egca-cfg " +
+                                     args + " 2>&1");
+  return {r.exit_code, r.out};
 }
 
 const std::string kGolden = std::string(EGCA_SOURCE_DIR) + "/tests/cfg/golden/";

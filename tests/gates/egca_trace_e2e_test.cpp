@@ -1,10 +1,10 @@
 // egca-trace end to end: the paper's case study, a real HumanEval failure (a CodeT sample
 // against the canonical solution), JSON / plain text / HTML output, exit codes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
+
+#include "common/run_command.h"
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,24 +18,13 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-struct RunOutput {
-  int exit_code = -1;
-  std::string out;  // stdout
-};
+using RunOutput = egca::testing::CommandOutput;
 
 std::string ToolPath() { return std::string(EGCA_BINARY_DIR) + "/tools/egca-trace/egca-trace"; }
 
 RunOutput Invoke(const std::string& args, bool with_stderr = false) {
-  RunOutput r;
-  std::string command = ToolPath() + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return egca::testing::RunCommand(ToolPath() + " " + args +
+                                   (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 class EgcaTrace : public ::testing::Test {

@@ -1,10 +1,10 @@
 // egca-run as a user runs it: exit codes, the verdict table, --json, --tests formats,
 // usage errors naming the option or file.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
+
+#include "common/run_command.h"
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -14,24 +14,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunOutput {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using RunOutput = egca::testing::CommandOutput;  // stdout and stderr together
 
 std::string ToolPath() { return std::string(EGCA_BINARY_DIR) + "/tools/egca-run/egca-run"; }
 
 RunOutput Invoke(const std::string& args) {
-  RunOutput r;
-  std::string command = ToolPath() + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return egca::testing::RunCommand(ToolPath() + " " + args + " 2>&1");
 }
 
 class EgcaRun : public ::testing::Test {
