@@ -1,5 +1,7 @@
 #include "egca/credit/token_credit.h"
 
+#include "egca/core/mix.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,16 +9,6 @@
 
 namespace egca::credit {
 namespace {
-
-// SplitMix64 (Vigna): a fixed, portable mixer, so the random-boundary ablation draws the
-// same boundary on every platform and standard library (std::uniform_int_distribution
-// does not promise that).
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 // The span the options select for `sample`, or nullptr when the mode is not localized.
 // Sets *wanted when the mode/target asks for a span (so a missing one is a fallback).

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "egca/cfg/structure.h"
+#include "egca/core/mix.h"
 
 namespace egca::diff {
 namespace {
@@ -389,12 +390,6 @@ const Value* FindValue(const std::vector<std::pair<std::string, Value>>& state,
   return nullptr;
 }
 
-uint64_t Mix(uint64_t x) {  // splitmix64 finalizer: portable, unlike std distributions
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 class Aligner {
  public:
@@ -469,9 +464,9 @@ class Aligner {
     for (const auto& [b, s] : spans) report_->executed_boundaries.push_back(s);
     if (!report_->executed_boundaries.empty()) {
       uint64_t h = options_.random_seed;
-      for (char c : cand_.source()) h = Mix(h ^ static_cast<unsigned char>(c));
+      for (char c : cand_.source()) h = SplitMix64(h ^ static_cast<unsigned char>(c));
       report_->random_boundary =
-          report_->executed_boundaries[Mix(h) % report_->executed_boundaries.size()];
+          report_->executed_boundaries[SplitMix64(h) % report_->executed_boundaries.size()];
     }
     if (!report_->earliest) {
       if (a.candidate_steps.empty()) {

@@ -1,5 +1,7 @@
 #include "egca/trainer/sampler.h"
 
+#include "egca/core/mix.h"
+
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -10,13 +12,6 @@
 
 namespace egca::trainer {
 namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // Uniform in [0, 1) from 53 random bits: identical on every platform, unlike
 // std::uniform_real_distribution.
