@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/run_command.h"
+#include "common/scratch_dir.h"
 #include <unistd.h>
 
 #include <filesystem>
@@ -31,21 +32,17 @@ class EgcaTrace : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(fs::exists(ToolPath())) << ToolPath() << " is not built";
-    dir_ = fs::temp_directory_path() / ("egca_trace_tool_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
+    return scratch_.Write(name, text);
   }
   static std::string Lis(const std::string& name) {
     auto src = egca::ReadFile(std::string(EGCA_SOURCE_DIR) + "/tests/tracer/golden/" + name);
     std::string s = src.ok() ? src.value() : "";
     return s.substr(0, s.find("\n\nresult = ")) + "\n";
   }
-  fs::path dir_;
+  egca::testing::ScratchDir scratch_{"egca_trace_tool"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 TEST_F(EgcaTrace, CaseStudyJson) {

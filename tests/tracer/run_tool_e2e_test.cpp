@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/run_command.h"
+#include "common/scratch_dir.h"
 #include <unistd.h>
 
 #include <filesystem>
@@ -26,16 +27,12 @@ class EgcaRun : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(fs::exists(ToolPath())) << ToolPath() << " is not built";
-    dir_ = fs::temp_directory_path() / ("egca_run_tool_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
+    return scratch_.Write(name, text);
   }
-  fs::path dir_;
+  egca::testing::ScratchDir scratch_{"egca_run_tool"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 TEST_F(EgcaRun, CallTestsTableAndExitCodes) {
