@@ -56,7 +56,9 @@ TEST(EgcaCfgTool, ExitCodes) {
   ToolRun missing = Tool("/nonexistent/x.py");
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.out.find("/nonexistent/x.py"), std::string::npos);
-  EXPECT_EQ(Tool(kGolden + "while_else.py --no-such-flag").code, 2);
+  ToolRun unknown = Tool(kGolden + "while_else.py --no-such-flag");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_EQ(unknown.out, "egca-cfg: The following argument was not expected: --no-such-flag\n");
   EXPECT_EQ(Tool(kGolden + "while_else.py --function nope").code, 2);
   std::string bad = std::string(EGCA_BINARY_DIR) + "/cfg_tool_non_utf8.py";
   {

@@ -123,7 +123,9 @@ TEST_F(EgcaTrace, BadInputsExitWithTwo) {
   EXPECT_EQ(Invoke(ok + " " + (dir_ / "missing.py").string() + " --fn f").exit_code, 2);
   EXPECT_EQ(Invoke(ok + " " + ok + " --fn f --input 'not json'").exit_code, 2);
   EXPECT_EQ(Invoke(ok + " " + ok).exit_code, 2);  // no tests
-  EXPECT_EQ(Invoke(ok + " " + ok + " --fn f --bogus").exit_code, 2);
+  RunOutput unknown = Invoke(ok + " " + ok + " --fn f --bogus", true);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.out, "egca-trace: The following argument was not expected: --bogus\n");
   RunOutput r = Invoke(ok + " " + broken + " --fn f --input '[1]'", true);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("broken.py"), std::string::npos) << r.out;

@@ -109,6 +109,10 @@ TEST_F(EgcaRun, BadUsageAndUnreadableInputExitTwo) {
   EXPECT_NE(bad_json.out.find("--input"), std::string::npos) << bad_json.out;
   RunOutput unknown = Invoke(prog + " --frobnicate");
   EXPECT_EQ(unknown.exit_code, 2);
+  // One line, naming the tool and the option.
+  EXPECT_EQ(unknown.out.rfind("egca-run: ", 0), 0u) << unknown.out;
+  EXPECT_NE(unknown.out.find("--frobnicate"), std::string::npos) << unknown.out;
+  EXPECT_EQ(unknown.out.find('\n'), unknown.out.size() - 1) << unknown.out;
 }
 
 }  // namespace

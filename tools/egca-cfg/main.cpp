@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "egca/tools/cli.h"
 #include "egca/cfg/boundaries.h"
 #include "egca/cfg/cfg.h"
 #include "egca/cfg/extract.h"
@@ -135,12 +136,7 @@ int main(int argc, char** argv) {
   app.add_flag("--extract", extract,
                "FILE is an LLM completion: extract the program (fences, prose) first");
   app.add_option("--entry-point", entry_point, "function the program defines (for --extract)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (auto exit_code = egca::tools::ParseArgs(app, argc, argv, "egca-cfg")) return *exit_code;
 
   uint32_t offset = 0;
   std::optional<ProgramCfg> program = Load(file, extract, entry_point, &offset);

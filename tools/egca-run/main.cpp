@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "egca/tools/cli.h"
 #include "egca/core/files.h"
 #include "egca/tracer/executor.h"
 #include "egca/tracer/test_args.h"
@@ -38,7 +39,7 @@ using json = nlohmann::ordered_json;
 
 constexpr int kExitAllPassed = 0;
 constexpr int kExitSomeFailed = 1;
-constexpr int kExitUsage = 2;
+using egca::tools::kExitUsage;
 
 struct Args {
   std::string program;
@@ -182,12 +183,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--output-limit", a.output_limit, "stdout+stderr bytes per test")
       ->check(CLI::PositiveNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : kExitUsage;
-  }
+  if (auto exit_code = egca::tools::ParseArgs(app, argc, argv, "egca-run")) return *exit_code;
 
   StatusOr<std::string> source = egca::ReadSourceFile(a.program);
   if (!source.ok()) return Fail(source.status().ToString());

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "egca/tools/cli.h"
 #include "egca/trainer/chat_template.h"
 #include "egca/trainer/tokenizer.h"
 
@@ -90,13 +91,7 @@ int main(int argc, char** argv) {
                  "(qwen3, chatml, or a template .json) and encode the result");
   app.add_flag("--generation-prompt", generation_prompt, "with --chat: append the assistant turn opening");
   app.add_flag("--no-thinking", no_thinking, "with --chat: Qwen3 enable_thinking=false");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    return Fail(e.what());
-  }
+  if (auto exit_code = egca::tools::ParseArgs(app, argc, argv, "egca-tokenize")) return *exit_code;
   uint32_t span_begin = 0, span_end = 0;
   const bool want_span = !span_spec.empty();
   if (want_span && !ParseSpan(span_spec, &span_begin, &span_end)) {

@@ -24,6 +24,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "egca/tools/cli.h"
 #include "egca/core/files.h"
 #include "egca/gates/router.h"
 #include "egca/tracer/test_args.h"
@@ -42,7 +43,7 @@ using json = nlohmann::ordered_json;
 
 constexpr int kExitOk = 0;
 constexpr int kExitInternal = 1;
-constexpr int kExitUsage = 2;
+using egca::tools::kExitUsage;
 
 std::string OneLine(const std::string& text, size_t width) {
   std::string out;
@@ -495,12 +496,7 @@ int main(int argc, char** argv) {
   app.add_flag("--runtime-error-is-logic", runtime_is_logic,
                "route run-time errors to LOGIC (appendix D.2)");
   app.add_flag("--no-comparability", no_cmp, "skip the I_cmp gate");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
-  }
+  if (auto exit_code = egca::tools::ParseArgs(app, argc, argv, "egca-trace")) return *exit_code;
 
   auto cand = egca::ReadSourceFile(cand_path);
   auto ref = egca::ReadSourceFile(ref_path);
