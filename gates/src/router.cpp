@@ -87,6 +87,12 @@ std::optional<tracer::TestCase> WithAlarm(const tracer::TestCase& test, double s
 
 }  // namespace
 
+std::string ConstraintViolation::ToString() const {
+  std::string out = constraint + ": " + message;
+  if (span) out += " [" + span->ToString() + "]";
+  return out;
+}
+
 uint64_t ReferenceKey(std::string_view reference) { return Fnv(kFnvBasis, reference); }
 
 uint64_t ReferenceTestKey(std::string_view reference, const tracer::TestCase& test) {
@@ -267,8 +273,9 @@ StatusOr<RouteResult> Router::Route(std::string_view candidate, const Problem& p
 
   // CONSTRAINT: I_C and I_cmp.
   for (const auto& c : problem.constraints) {
-    if (auto why = c->Violation(candidate, program)) {
-      out.constraint_violations.push_back(c->name() + ": " + *why);
+    if (auto violation = c->Violation(candidate, program)) {
+      if (violation->constraint.empty()) violation->constraint = c->name();
+      out.constraint_violations.push_back(std::move(*violation));
     }
   }
   out.constraints_satisfied = out.constraint_violations.empty();
@@ -277,7 +284,7 @@ StatusOr<RouteResult> Router::Route(std::string_view candidate, const Problem& p
   out.comparability = cfg::CompareStructure(program, ref->cfg(), options_.structure);
   if (!out.constraints_satisfied) {
     out.mode = FailureMode::kConstraint;
-    out.reason = "violates " + out.constraint_violations.front();
+    out.reason = "violates " + out.constraint_violations.front().ToString();
     return out;
   }
   if (options_.check_comparability && !out.comparability->comparable) {

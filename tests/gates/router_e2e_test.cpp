@@ -126,11 +126,11 @@ TEST_F(RouterE2E, RunTimeErrorIsSyntaxByDefaultAndLogicOnRequest) {
 class NoNestedLoops : public ConstraintChecker {
  public:
   std::string name() const override { return "no-nested-loops"; }
-  std::optional<std::string> Violation(std::string_view,
-                                       const cfg::ProgramCfg& program) const override {
+  std::optional<ConstraintViolation> Violation(std::string_view,
+                                               const cfg::ProgramCfg& program) const override {
     for (const cfg::FunctionCfg& s : program.scopes()) {
       for (cfg::BlockId b = 0; b < s.block_count(); ++b) {
-        if (s.block(b).loop_depth >= 2) return "a loop nested in a loop";
+        if (s.block(b).loop_depth >= 2) return ConstraintViolation{name(), "a loop nested in a loop", {}};
       }
     }
     return std::nullopt;
@@ -147,6 +147,9 @@ TEST_F(RouterE2E, ConstraintViolationZeroesTheReward) {
   EXPECT_FALSE(r->constraints_satisfied);
   EXPECT_EQ(r->pass_fraction, 1.0);
   EXPECT_EQ(r->reward, 0.0);  // R = R_hat * I_C
+  ASSERT_EQ(r->constraint_violations.size(), 1u);
+  EXPECT_EQ(r->constraint_violations[0].constraint, "no-nested-loops");
+  EXPECT_EQ(r->reason, "violates no-nested-loops: a loop nested in a loop");
 }
 
 TEST_F(RouterE2E, IncomparableStructureIsConstraint) {

@@ -173,7 +173,10 @@ void PrintText(const RouteResult& r, const std::vector<egca::tracer::TestCase>& 
     fmt::print("  {:<32} {:<14} {}\n", OneLine(tests[i].name, 32),
                v.passed() ? verdict : st.Red(verdict), OneLine(VerdictDetail(v), 90));
   }
-  for (const std::string& c : r.constraint_violations) fmt::print("  constraint violated: {}\n", c);
+  for (const auto& c : r.constraint_violations) {
+    fmt::print("  constraint violated: {}\n", c.ToString());
+    if (c.span) PrintSourceWithSpan(cand, *c.span, st);
+  }
   if (r.error_span) {
     fmt::print("\n{} [{}] {}\n", st.Bold("error"), r.error_span->ToString(), r.error_message);
     PrintSourceWithSpan(cand, *r.error_span, st);
@@ -230,6 +233,14 @@ json SpanJson(const std::optional<SourceSpan>& s) {
           {"end_col", s->end.column},    {"begin_byte", s->begin_byte},  {"end_byte", s->end_byte}};
 }
 
+json ViolationsJson(const std::vector<egca::gates::ConstraintViolation>& violations) {
+  json out = json::array();
+  for (const auto& v : violations) {
+    out.push_back({{"constraint", v.constraint}, {"message", v.message}, {"span", SpanJson(v.span)}});
+  }
+  return out;
+}
+
 json StepJson(const Step& s) {
   json state = json::object();
   for (const auto& [n, v] : s.state) state[n] = v;
@@ -274,7 +285,7 @@ json RouteJson(const RouteResult& r, const std::vector<egca::tracer::TestCase>& 
             {"reason", r.reason},
             {"pass_fraction", r.pass_fraction},
             {"constraints_satisfied", r.constraints_satisfied},
-            {"constraint_violations", r.constraint_violations},
+            {"constraint_violations", ViolationsJson(r.constraint_violations)},
             {"reward", r.reward},
             {"comparable", r.comparability ? json(r.comparability->comparable) : json(nullptr)},
             {"similarity", r.comparability ? json(r.comparability->score) : json(nullptr)},

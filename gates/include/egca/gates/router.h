@@ -42,15 +42,24 @@ namespace egca::gates {
 using credit::FailureMode;
 using credit::FailureModeName;
 
+// One violated constraint of a candidate: which constraint, why, and where.
+struct ConstraintViolation {
+  std::string constraint;          // the checker's name(), e.g. "max_loop_depth"
+  std::string message;             // one line: why it is violated
+  std::optional<SourceSpan> span;  // the offending code in the candidate (absent: the
+                                   // whole program, e.g. a missing required property)
+  std::string ToString() const;    // "name: message [span]"
+};
+
 // I_C(y): an algorithmic constraint on the candidate (e.g. "uses no sort", "O(n) loops"),
 // checked statically on its source and CFG. Implementations must be thread-safe.
 class ConstraintChecker {
  public:
   virtual ~ConstraintChecker() = default;
   virtual std::string name() const = 0;
-  // Empty: satisfied; otherwise why it is violated (one line).
-  virtual std::optional<std::string> Violation(std::string_view source,
-                                               const cfg::ProgramCfg& program) const = 0;
+  // Empty: satisfied; otherwise why it is violated (constraint = name()).
+  virtual std::optional<ConstraintViolation> Violation(std::string_view source,
+                                                       const cfg::ProgramCfg& program) const = 0;
 };
 
 // A problem: its reference solution, its tests, and its constraints (none: I_C = 1).
@@ -81,7 +90,7 @@ struct RouteResult {
 
   double pass_fraction = 0;                         // R_hat
   bool constraints_satisfied = true;                // I_C
-  std::vector<std::string> constraint_violations;   // "name: why"
+  std::vector<ConstraintViolation> constraint_violations;
   std::optional<cfg::Comparability> comparability;  // I_cmp (absent for SYNTAX)
   double reward = 0;                                // R = R_hat * I_C
 
