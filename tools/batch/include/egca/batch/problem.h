@@ -1,0 +1,59 @@
+// The records egca-batch works on: a problem (tests, reference solutions, entry point,
+// difficulty) loaded from any supported data set, and a candidate sample (a completion of
+// some model for one problem). Loaders live in datasets.h, sample readers and converters
+// in samples.h; both report bad records here and go on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "egca/tracer/test_case.h"
+
+namespace egca::batch {
+
+// One problem of a data set, whatever its source format.
+struct ProblemRecord {
+  std::string id;       // unique within a run: "HumanEval/0", "mbpp/11", "apps/4001"
+  std::string dataset;  // "humaneval", "mbpp", "mbpp_sanitized", "mbpp_et", "apps", ...
+  std::string prompt;   // the text the model saw (HumanEval: the function header+docstring)
+  std::vector<tracer::TestCase> tests;
+  // Reference solutions, each a complete program (HumanEval: prompt + canonical body).
+  // May be empty: egca-batch then lets a candidate that passes every test stand in.
+  std::vector<std::string> references;
+  std::string entry_point;   // function the program must define (call tests, HumanEval)
+  std::string starter_code;  // APPS call-based starter (class Solution / def header)
+  std::string difficulty;    // "introductory" / "interview" / "competition" / "" (unknown)
+  std::string origin;        // "<file>:<line>" or "<dir>/<id>" of the record
+};
+
+// One sampled program for a problem.
+struct Sample {
+  std::string problem_id;
+  std::string completion;  // the model's raw output
+  // The program is the problem's prompt followed by the completion (HumanEval-style
+  // function-body samples, e.g. CodeT). Otherwise the program is extracted from the
+  // completion (cfg::ExtractProgram: fences, prose).
+  bool completion_is_body = false;
+  std::string model;      // source model / run, for per-model report rows ("" unknown)
+  std::string sample_id;  // optional stable id within the file ("" : position in file)
+  std::string origin;     // "<file>:<line>"
+};
+
+// A record that could not be used: where and why ("<file>:<line>: <message>").
+struct BadRecord {
+  std::string file;
+  int64_t line = 0;  // 1-based line (JSONL), or 0 when the record is not a line
+  std::string message;
+  std::string ToString() const;
+};
+
+// What a loader saw: records read, records kept, and every bad record (reported, skipped).
+struct LoadReport {
+  int64_t records = 0;
+  int64_t loaded = 0;
+  std::vector<BadRecord> bad;
+  void Bad(std::string file, int64_t line, std::string message);
+};
+
+}  // namespace egca::batch
