@@ -38,6 +38,10 @@ struct Sample {
   std::string model;      // source model / run, for per-model report rows ("" unknown)
   std::string sample_id;  // optional stable id within the file ("" : position in file)
   std::string origin;     // "<file>:<line>"
+  // The source's own verdict when it has one (MapCoder/LDB/Reflexion `is_solved`): -1
+  // unknown, 0 not solved, 1 solved. Kept for comparison with egca's verdict, never used
+  // for grading.
+  int reported_solved = -1;
 };
 
 // A record that could not be used: where and why ("<file>:<line>: <message>").
@@ -52,6 +56,9 @@ struct BadRecord {
 struct LoadReport {
   int64_t records = 0;
   int64_t loaded = 0;
+  // Sample converters: source records whose problem is not among the given problems (each
+  // also reported as a bad record).
+  int64_t unmatched = 0;
   std::vector<BadRecord> bad;
   void Bad(std::string file, int64_t line, std::string message);
 };
