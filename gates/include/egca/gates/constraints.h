@@ -215,9 +215,11 @@ struct ExtractionPolicy {
                                                 "socket", "ctypes"};
   // forbids_call(c) for each of these the reference does not call.
   std::vector<std::string> forbidden_calls = {"exec", "compile", "__import__"};
-  // requires_recursion when the problem text asks for it ("recursive", "recursion",
-  // "recursively" as words); the reference alone never makes recursion required.
-  bool require_recursion_when_asked = true;
+  // requires_recursion when the problem text asks for it ("recursion", "recursive",
+  // "recursively" as words), forbids_recursion when it rules it out ("Do not use
+  // recursion", "without recursion", "non-recursive"); the reference alone never makes
+  // recursion required.
+  bool follow_recursion_request = true;
   // Off by default (calibration: these reject many correct alternatives).
   bool forbid_recursion_if_absent = false;
   bool forbid_sorting_if_absent = false;
@@ -226,7 +228,7 @@ struct ExtractionPolicy {
 };
 
 // Specs for a problem from its reference solution (and, optionally, the problem text, which
-// is searched only for an explicit request of recursion). kInvalidArgument if the
+// is searched only for an explicit request for, or ban of, recursion). kInvalidArgument if the
 // reference does not parse. Deterministic; order: recursion, loop depth, statements,
 // sorting, structures, loops, imports, calls.
 StatusOr<std::vector<ConstraintSpec>> ExtractConstraints(std::string_view reference,
