@@ -1,0 +1,281 @@
+// Report arithmetic on hand-made records (every expected value computed by hand in the
+// comments), determinism, and the well-formedness of the SVG.
+#include "egca/batch/report.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+namespace egca::batch {
+namespace {
+
+SampleRecord Rec(const std::string& problem, uint64_t key, FailureMode mode, const std::string& model,
+                 const std::string& difficulty, std::optional<int32_t> k) {
+  SampleRecord r;
+  r.problem = problem;
+  r.key = key;
+  r.mode = mode;
+  r.model = model;
+  r.difficulty = difficulty;
+  r.k = k;
+  return r;
+}
+
+LocatedSpan At(int line) {
+  LocatedSpan s;
+  s.program.begin.line = line;
+  s.program.end.line = line;
+  return s;
+}
+
+// 8 distinct samples (+ one duplicate record of the 8th):
+//   #  mode        model diff       K   localized  position   notes
+//   1  SYNTAX      A     intro      -   -          -          SyntaxError
+//   2  CONSTRAINT  A     intro      4   -          -          I_cmp = 0
+//   3  CONSTRAINT  B     interview  6   -          -          I_C = 0: two violations
+//   4  LOGIC       B     interview  10  yes (kx 4) 0.05       r_hat 0.5
+//   5  LOGIC       A     interview  8   yes (kx 6) 0.55       vs stand-in
+//   6  LOGIC       B     ""         7   no         -          vs stand-in, TIMEOUT
+//   7  LOGIC       A     intro      9   yes (kx 2) in prompt
+//   8  CORRECT     A     intro      5   -          -          r_hat 1
+StoreContents Contents() {
+  StoreContents c;
+  c.config.problems_path = "p.jsonl";
+  c.config.egca_version = "0.1.0";
+  auto& s = c.samples;
+  s.push_back(Rec("p1", 1, FailureMode::kSyntax, "A", "intro", std::nullopt));
+  s.back().error_message = "SyntaxError: invalid syntax";
+  s.push_back(Rec("p1", 2, FailureMode::kConstraint, "A", "intro", 4));
+  s.back().i_cmp = false;
+  s.push_back(Rec("p1", 3, FailureMode::kConstraint, "B", "interview", 6));
+  s.back().i_c = false;
+  s.back().i_cmp = true;
+  s.back().violations = {{"max_loop_depth(1)", "depth 2", std::nullopt},
+                         {"forbids_sorting", "sorted()", std::nullopt}};
+  s.push_back(Rec("p2", 4, FailureMode::kLogic, "B", "interview", 10));
+  s.back().localized = true;
+  s.back().k_executed = 4;
+  s.back().earliest = At(3);
+  s.back().relative_position = 0.05;
+  s.back().r_hat = 0.5;
+  s.back().verdict = "WRONG_ANSWER";
+  s.push_back(Rec("p2", 5, FailureMode::kLogic, "A", "interview", 8));
+  s.back().localized = true;
+  s.back().k_executed = 6;
+  s.back().earliest = At(9);
+  s.back().relative_position = 0.55;
+  s.back().reference = ReferenceKind::kStandIn;
+  s.back().verdict = "WRONG_ANSWER";
+  s.push_back(Rec("p2", 6, FailureMode::kLogic, "B", "", 7));
+  s.back().reference = ReferenceKind::kStandIn;
+  s.back().verdict = "TIMEOUT";
+  s.push_back(Rec("p3", 7, FailureMode::kLogic, "A", "intro", 9));
+  s.back().localized = true;
+  s.back().k_executed = 2;
+  s.back().earliest = At(1);
+  s.back().verdict = "WRONG_ANSWER";
+  s.push_back(Rec("p3", 8, FailureMode::kCorrect, "A", "intro", 5));
+  s.back().r_hat = 1.0;
+  s.back().grade_seconds = 0.2;
+  s.push_back(s.back());  // the same key again (a resumed run's repeat): counted once
+  s.back().shared_result = true;
+
+  ProblemResolution given, stand_in, none;
+  given.problem = "p1";
+  stand_in.problem = "p2";
+  stand_in.reference = ReferenceKind::kStandIn;
+  stand_in.reference_failed = true;
+  stand_in.reference_failure = "reference 1: test 2: WRONG_ANSWER";
+  none.problem = "p3";
+  none.reference = ReferenceKind::kNone;
+  c.problems = {given, stand_in, none};
+  c.bad = {{"s.jsonl", 9, "missing field \"completion\""}, {"s.jsonl", 2, "not JSON"},
+           {"s.jsonl", 2, "not JSON"}};
+  c.sessions = {{10.0, 6, 6, 2, 1.5, "", ""}, {5.0, 2, 2, 2, 2.5, "", "host"}};
+  return c;
+}
+
+TEST(Report, ModeFractionsPerModelAndDifficulty) {
+  Report r = BuildReport(Contents());
+  const ReportSummary& s = r.summary;
+  EXPECT_EQ(s.samples, 8);
+  EXPECT_EQ(s.problems, 3);
+  EXPECT_EQ(s.modes.count(FailureMode::kSyntax), 1);
+  EXPECT_EQ(s.modes.count(FailureMode::kConstraint), 2);
+  EXPECT_EQ(s.modes.count(FailureMode::kLogic), 4);
+  EXPECT_EQ(s.modes.count(FailureMode::kCorrect), 1);
+  EXPECT_DOUBLE_EQ(s.modes.fraction(FailureMode::kLogic), 0.5);
+  EXPECT_DOUBLE_EQ(s.modes.fraction(FailureMode::kSyntax), 0.125);
+  // Model A: records 1, 2, 5, 7, 8; model B: 3, 4, 6.
+  EXPECT_EQ(s.by_model.at("A").total(), 5);
+  EXPECT_EQ(s.by_model.at("A").count(FailureMode::kLogic), 2);
+  EXPECT_EQ(s.by_model.at("B").total(), 3);
+  EXPECT_DOUBLE_EQ(s.by_model.at("B").fraction(FailureMode::kLogic), 2.0 / 3);
+  EXPECT_EQ(s.by_difficulty.at("intro").total(), 4);
+  EXPECT_EQ(s.by_difficulty.at("interview").total(), 3);
+  EXPECT_EQ(s.by_difficulty.at("").total(), 1);
+  // (0.5 + 1.0) / 8
+  EXPECT_DOUBLE_EQ(s.r_hat_mean, 0.1875);
+}
+
+TEST(Report, BoundariesTriggerRateAndPositions) {
+  Report r = BuildReport(Contents());
+  const ReportSummary& s = r.summary;
+  // K over the 7 samples that parse: (4 + 6 + 10 + 8 + 7 + 9 + 5) / 7 = 49 / 7.
+  EXPECT_EQ(s.k_samples, 7);
+  EXPECT_DOUBLE_EQ(s.k_mean, 7.0);
+  EXPECT_DOUBLE_EQ(s.k_mean_by_mode[static_cast<size_t>(FailureMode::kConstraint)], 5.0);
+  EXPECT_DOUBLE_EQ(s.k_mean_by_mode[static_cast<size_t>(FailureMode::kLogic)], 8.5);
+  EXPECT_DOUBLE_EQ(s.k_mean_by_mode[static_cast<size_t>(FailureMode::kCorrect)], 5.0);
+  // Localized: 4, 5, 7. Trigger rate 3/8 of all, 3/4 of LOGIC.
+  EXPECT_EQ(s.localized, 3);
+  EXPECT_DOUBLE_EQ(s.trigger_rate, 0.375);
+  EXPECT_DOUBLE_EQ(s.trigger_rate_logic, 0.75);
+  EXPECT_DOUBLE_EQ(s.k_executed_mean, 4.0);  // (4 + 6 + 2) / 3
+  // Positions 0.05 -> bin [0.0, 0.1), 0.55 -> bin [0.5, 0.6); #7 starts in the prompt.
+  ASSERT_EQ(s.position_bins.size(), 10u);
+  std::vector<int64_t> bins = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0};
+  EXPECT_EQ(s.position_bins, bins);
+  EXPECT_EQ(s.position_in_prompt, 1);
+  EXPECT_DOUBLE_EQ(s.position_mean, 0.3);
+}
+
+TEST(Report, ConstraintsReferencesBadRecordsTiming) {
+  Report r = BuildReport(Contents());
+  const ReportSummary& s = r.summary;
+  EXPECT_EQ(s.constraint_violated, 1);
+  EXPECT_EQ(s.not_comparable, 1);
+  // Equal counts: by name.
+  ASSERT_EQ(s.top_constraints.size(), 2u);
+  EXPECT_EQ(s.top_constraints[0].first, "forbids_sorting");
+  EXPECT_EQ(s.top_constraints[1].first, "max_loop_depth(1)");
+  ASSERT_EQ(s.top_errors.size(), 1u);
+  EXPECT_EQ(s.top_errors[0], (std::pair<std::string, int64_t>{"SyntaxError", 1}));
+  ASSERT_EQ(s.logic_verdicts.size(), 2u);
+  EXPECT_EQ(s.logic_verdicts[0], (std::pair<std::string, int64_t>{"WRONG_ANSWER", 3}));
+  EXPECT_EQ(s.references_given, 1);
+  EXPECT_EQ(s.references_stand_in, 1);
+  EXPECT_EQ(s.references_none, 1);
+  EXPECT_EQ(s.samples_vs_stand_in, 2);
+  ASSERT_EQ(s.failed_references.size(), 1u);
+  EXPECT_EQ(s.failed_references[0].problem, "p2");
+  // Deduplicated and sorted by file, line.
+  ASSERT_EQ(s.bad.size(), 2u);
+  EXPECT_EQ(s.bad[0].line, 2);
+  EXPECT_EQ(s.bad[1].line, 9);
+  // Two sessions: 8 samples in 15 s.
+  EXPECT_DOUBLE_EQ(r.timing.wall_seconds, 15.0);
+  EXPECT_DOUBLE_EQ(r.timing.samples_per_second, 8.0 / 15.0);
+  EXPECT_DOUBLE_EQ(r.timing.load_average, 2.5);
+}
+
+TEST(Report, SummaryIsIndependentOfRecordOrderAndTiming) {
+  StoreContents a = Contents();
+  StoreContents b = Contents();
+  std::mt19937 rng(7);
+  std::shuffle(b.samples.begin(), b.samples.end(), rng);
+  std::shuffle(b.problems.begin(), b.problems.end(), rng);
+  std::reverse(b.bad.begin(), b.bad.end());
+  for (auto& s : b.samples) s.grade_seconds += 1;
+  b.sessions.pop_back();
+  std::string sa = SummaryJson(BuildReport(a));
+  EXPECT_EQ(sa, SummaryJson(BuildReport(b)));
+  EXPECT_NE(ReportJson(BuildReport(a)), ReportJson(BuildReport(b)));  // timing differs
+  EXPECT_NE(sa.find("\"trigger_rate\": 0.375"), std::string::npos) << sa;
+}
+
+TEST(Report, MarkdownTables) {
+  std::string md = ReportMarkdown(BuildReport(Contents()));
+  EXPECT_NE(md.find("| SYNTAX | 1 | 12.5% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| LOGIC | 4 | 50.0% |"), std::string::npos);
+  EXPECT_NE(md.find("| B | 3 | 0.0% | 33.3% | 66.7% | 0.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| unknown | 1 |"), std::string::npos);
+  EXPECT_NE(md.find("| trigger rate (of all samples) | 37.5% |"), std::string::npos);
+  EXPECT_NE(md.find("p2: reference 1: test 2: WRONG_ANSWER"), std::string::npos);
+  EXPECT_NE(md.find("s.jsonl:9: missing field"), std::string::npos);
+  EXPECT_NE(md.find("![modes and divergence positions](report.svg)"), std::string::npos);
+}
+
+// A minimal XML check: every tag closes in order, attributes are quoted, no stray '<'/'&'.
+bool WellFormed(const std::string& xml, std::string* why) {
+  std::vector<std::string> stack;
+  size_t i = 0;
+  while (i < xml.size()) {
+    if (xml[i] == '&') {
+      size_t semi = xml.find(';', i);
+      std::string entity = xml.substr(i, semi == std::string::npos ? 1 : semi - i + 1);
+      if (entity != "&lt;" && entity != "&gt;" && entity != "&amp;" && entity != "&quot;") {
+        *why = "bad entity at " + std::to_string(i);
+        return false;
+      }
+      i = semi + 1;
+      continue;
+    }
+    if (xml[i] != '<') {
+      ++i;
+      continue;
+    }
+    size_t close = i + 1;
+    bool quoted = false;
+    while (close < xml.size() && (quoted || xml[close] != '>')) {
+      if (xml[close] == '"') quoted = !quoted;
+      if (!quoted && xml[close] == '<') {
+        *why = "'<' inside a tag at " + std::to_string(close);
+        return false;
+      }
+      ++close;
+    }
+    if (close >= xml.size()) {
+      *why = "unterminated tag";
+      return false;
+    }
+    std::string tag = xml.substr(i + 1, close - i - 1);
+    if (tag.rfind('/', 0) == 0) {
+      std::string name = tag.substr(1);
+      if (stack.empty() || stack.back() != name) {
+        *why = "</" + name + "> closes " + (stack.empty() ? "nothing" : stack.back());
+        return false;
+      }
+      stack.pop_back();
+    } else if (tag.back() != '/') {
+      stack.push_back(tag.substr(0, tag.find_first_of(" \n")));
+    }
+    i = close + 1;
+  }
+  if (!stack.empty()) {
+    *why = "<" + stack.back() + "> never closed";
+    return false;
+  }
+  return true;
+}
+
+TEST(Report, SvgIsWellFormed) {
+  StoreContents c = Contents();
+  c.samples[0].model = "model <with> \"odd\" & chars";
+  std::string svg = ReportSvg(BuildReport(c));
+  std::string why;
+  EXPECT_TRUE(WellFormed(svg, &why)) << why << "\n" << svg;
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  for (const char* mode : {"SYNTAX", "CONSTRAINT", "LOGIC", "CORRECT"}) {
+    EXPECT_NE(svg.find(mode), std::string::npos) << mode;
+  }
+  EXPECT_NE(svg.find("model &lt;with&gt; &quot;odd&quot; &amp; chars"), std::string::npos);
+  // The checker itself rejects broken markup.
+  EXPECT_FALSE(WellFormed("<svg><rect></svg>", &why));
+  EXPECT_FALSE(WellFormed("<svg>a & b</svg>", &why));
+}
+
+TEST(Report, EmptyStore) {
+  StoreContents c;
+  Report r = BuildReport(c);
+  EXPECT_EQ(r.summary.samples, 0);
+  EXPECT_DOUBLE_EQ(r.summary.trigger_rate, 0);
+  std::string why;
+  EXPECT_TRUE(WellFormed(ReportSvg(r), &why)) << why;
+  EXPECT_NE(ReportMarkdown(r).find("**0 samples**"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace egca::batch

@@ -1,0 +1,128 @@
+// The report of a batch run, computed from a store's contents (never from a runner's
+// memory), so an interrupted-and-resumed run, a merged set of shards and an uninterrupted
+// run give the same summary. Records are aggregated in canonical order (problem, key, dup)
+// and a key seen twice counts once.
+//
+// Two parts:
+//   summary  everything that depends only on the results: mode fractions (overall, per
+//            difficulty, per source model), K, trigger rate, relative-position histogram,
+//            most frequent violated constraints, references and stand-ins, bad records.
+//            Deterministic: SummaryJson() of equal results is byte-identical.
+//   timing   wall time, samples/s, per-stage seconds, workers, load average (varies).
+//
+// Definitions (docs/batch.md):
+//   K             execution boundaries of the program (block boundaries of every scope),
+//                 averaged over samples whose program parses (not SYNTAX).
+//   trigger rate  localized samples (LOGIC with an earliest divergence) / all samples.
+//   position      SampleRecord::relative_position, binned into `position_bins` equal bins
+//                 of [0, 1); spans starting in the prompt are counted apart.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "egca/batch/store.h"
+#include "egca/core/status.h"
+
+namespace egca::batch {
+
+struct ModeCounts {
+  std::array<int64_t, 4> n{};  // indexed by FailureMode
+  int64_t total() const { return n[0] + n[1] + n[2] + n[3]; }
+  int64_t count(FailureMode m) const { return n[static_cast<size_t>(m)]; }
+  double fraction(FailureMode m) const {
+    return total() == 0 ? 0.0 : static_cast<double>(count(m)) / static_cast<double>(total());
+  }
+};
+
+struct ReportOptions {
+  int position_bins = 10;
+  int top = 10;  // rows of the "most frequent" tables
+  std::string title = "egca-batch report";
+};
+
+struct FailedReference {
+  std::string problem;
+  std::string failure;
+  ReferenceKind fallback = ReferenceKind::kStandIn;
+};
+
+struct ReportSummary {
+  int64_t samples = 0;
+  int64_t problems = 0;
+  ModeCounts modes;
+  std::map<std::string, ModeCounts> by_difficulty;  // "" shown as "unknown"
+  std::map<std::string, ModeCounts> by_model;
+  double r_hat_mean = 0;
+
+  int64_t k_samples = 0;  // samples with K (program parses)
+  double k_mean = 0;
+  std::array<double, 4> k_mean_by_mode{};  // 0 where a mode has no K
+  int64_t k_executed_samples = 0;
+  double k_executed_mean = 0;  // localized samples: executed boundaries on the failing test
+
+  int64_t localized = 0;
+  double trigger_rate = 0;        // localized / samples
+  double trigger_rate_logic = 0;  // localized / LOGIC samples
+  std::vector<int64_t> position_bins;
+  int64_t position_in_prompt = 0;  // localized, but the span starts in the prompt
+  double position_mean = 0;        // over binned samples
+
+  int64_t constraint_violated = 0;  // samples with I_C = 0
+  int64_t not_comparable = 0;       // samples with I_cmp = 0
+  std::vector<std::pair<std::string, int64_t>> top_constraints;  // violations by name
+  std::vector<std::pair<std::string, int64_t>> top_errors;       // SYNTAX by error type
+  std::vector<std::pair<std::string, int64_t>> logic_verdicts;   // LOGIC by first failing verdict
+
+  int64_t references_given = 0;
+  int64_t references_stand_in = 0;
+  int64_t references_none = 0;
+  int64_t samples_vs_stand_in = 0;  // samples routed against a stand-in
+  int64_t samples_no_reference = 0;
+  std::vector<FailedReference> failed_references;
+
+  std::vector<BadRecord> bad;  // sorted by file, line
+};
+
+struct ReportTiming {
+  int64_t sessions = 0;
+  double wall_seconds = 0;  // summed over sessions
+  int64_t samples_routed = 0;
+  int64_t programs_routed = 0;
+  double samples_per_second = 0;
+  double grade_seconds = 0;     // summed over routed programs
+  double localize_seconds = 0;  // summed over routed programs
+  double grade_mean_ms = 0;     // per routed program
+  double localize_mean_ms = 0;  // per localized program
+  int32_t workers = 0;          // of the last session
+  double load_average = 0;      // at the end of the last session
+  std::string host;
+};
+
+struct Report {
+  ReportOptions options;
+  RunConfig config;
+  ReportSummary summary;
+  ReportTiming timing;
+};
+
+Report BuildReport(const StoreContents& contents, const ReportOptions& options = {});
+
+// {"summary": {...}} only: the part an interrupted and an uninterrupted run share.
+std::string SummaryJson(const Report& report);
+// {"config": {...}, "summary": {...}, "timing": {...}}, pretty-printed.
+std::string ReportJson(const Report& report);
+// Tables for people.
+std::string ReportMarkdown(const Report& report);
+// A self-contained SVG: stacked mode bars (overall, per model, per difficulty) and the
+// relative-position histogram.
+std::string ReportSvg(const Report& report);
+
+// Writes report.json, report.md and report.svg into `dir` (atomically each).
+Status WriteReport(const Report& report, const std::string& dir);
+
+}  // namespace egca::batch

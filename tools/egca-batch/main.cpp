@@ -1,0 +1,382 @@
+// egca-batch: failure-mode statistics over a whole sample set. Routes every (problem, sample)
+// pair through the router (SYNTAX / CONSTRAINT / LOGIC / CORRECT, earliest divergence) with
+// all cores, into a resumable, shardable result store, and reports mode fractions, K,
+// trigger rate, divergence positions and timing as JSON, Markdown and SVG.
+//
+//   egca-batch run --problems HumanEval.jsonl.gz --samples codet.jsonl.gz --samples-source codet \
+//       --store out/codet
+//   egca-batch run ... --shard 0/3 --store out/s0     (any machine / array task)
+//   egca-batch merge out/all out/s0 out/s1 out/s2
+//   egca-batch report out/codet                       (report.json / .md / .svg)
+//   egca-batch convert --source mapcoder --in final-results.tar.gz --problems apps.jsonl \
+//       --dataset APPS --out samples.jsonl
+//
+// Exit status: 0 done; 1 egca itself failed on some programs (they stay pending; run again)
+// or the run was interrupted (SIGINT/SIGTERM; run again to resume); 2 bad usage, unreadable
+// input, or a store that does not match the run.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+#include "egca/batch/datasets.h"
+#include "egca/batch/report.h"
+#include "egca/batch/runner.h"
+#include "egca/batch/samples.h"
+#include "egca/batch/store.h"
+#include "egca/core/files.h"
+#include "egca/gates/constraints.h"
+#include "egca/tools/cli.h"
+
+namespace {
+
+using namespace egca::batch;
+using egca::tools::kExitUsage;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr const char* kTool = "egca-batch";
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) {
+  if (g_stop.exchange(true)) {
+    // Second signal: stop now (the store stays consistent; the last line may be torn).
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    std::raise(SIGTERM);
+  }
+}
+
+int Fail(int code, const std::string& line) {
+  std::cerr << kTool << ": " << line << "\n";
+  return code;
+}
+
+// Fnv1a64 of a file's bytes, or of a directory's files (relative paths and contents, sorted).
+egca::StatusOr<std::string> Digest(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    std::vector<std::string> files;
+    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      if (it->is_regular_file()) files.push_back(it->path().string());
+    }
+    std::sort(files.begin(), files.end());
+    uint64_t h = Fnv1a64("");
+    for (const auto& f : files) {
+      EGCA_ASSIGN_OR_RETURN(std::string data, egca::ReadFile(f));
+      h = Fnv1a64(fs::relative(f, path).string(), h);
+      h = Fnv1a64(data, h);
+    }
+    return HexKey(h);
+  }
+  EGCA_ASSIGN_OR_RETURN(std::string data, egca::ReadFile(path));
+  return HexKey(Fnv1a64(data));
+}
+
+bool ParseShard(const std::string& text, int32_t* index, int32_t* count) {
+  size_t slash = text.find('/');
+  if (slash == std::string::npos) return false;
+  try {
+    size_t a = 0, b = 0;
+    int i = std::stoi(text.substr(0, slash), &a);
+    int n = std::stoi(text.substr(slash + 1), &b);
+    if (a != slash || b != text.size() - slash - 1 || n < 1 || i < 0 || i >= n) return false;
+    *index = i;
+    *count = n;
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void PrintBad(const LoadReport& report, size_t max_lines) {
+  size_t shown = 0;
+  for (const auto& b : report.bad) {
+    if (++shown > max_lines) {
+      std::cerr << kTool << ": ... " << report.bad.size() - max_lines
+                << " more bad records (all of them are in the report)\n";
+      break;
+    }
+    std::cerr << kTool << ": bad record: " << b.ToString() << "\n";
+  }
+}
+
+void PrintSummary(const Report& report) {
+  const ReportSummary& s = report.summary;
+  fmt::print("{} samples, {} problems:", s.samples, s.problems);
+  for (auto m : {FailureMode::kSyntax, FailureMode::kConstraint, FailureMode::kLogic,
+                 FailureMode::kCorrect}) {
+    fmt::print(" {} {:.1f}%", egca::credit::FailureModeName(m), 100 * s.modes.fraction(m));
+  }
+  fmt::print("\nK {:.2f}  trigger rate {:.1f}%  stand-ins {}  no reference {}  bad records {}\n",
+             s.k_mean, 100 * s.trigger_rate, s.references_stand_in, s.references_none,
+             s.bad.size());
+  if (report.timing.wall_seconds > 0) {
+    fmt::print("wall {:.1f} s, {:.1f} samples/s\n", report.timing.wall_seconds,
+               report.timing.samples_per_second);
+  }
+}
+
+int WriteAndPrintReport(const std::string& store_dir, const std::string& out_dir,
+                        const std::string& title, bool print) {
+  auto contents = ReadStore(store_dir);
+  if (!contents.ok()) return Fail(kExitUsage, contents.status().ToString());
+  if (contents->torn_lines > 0 || contents->corrupt_lines > 0) {
+    std::cerr << fmt::format("{}: {}: ignored {} torn and {} corrupt lines\n", kTool, store_dir,
+                             contents->torn_lines, contents->corrupt_lines);
+  }
+  ReportOptions options;
+  if (!title.empty()) options.title = title;
+  Report report = BuildReport(contents.value(), options);
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  egca::Status written = WriteReport(report, out_dir);
+  if (!written.ok()) return Fail(kExitUsage, written.ToString());
+  if (print) PrintSummary(report);
+  std::cerr << fmt::format("{}: report written to {}/report.{{json,md,svg}}\n", kTool, out_dir);
+  return kExitOk;
+}
+
+struct RunArgs {
+  std::string problems, format = "auto", samples, samples_source = "egca", store;
+  std::string constraints_file, shard = "0/1", progress = "auto", title;
+  std::string dataset, run_filter, model;
+  bool extract_constraints = false, runtime_error_is_logic = false, no_comparability = false;
+  bool all_attempts = false, raw_responses = false;
+  int workers = 0;
+  double timeout = 5;
+  int64_t limit = -1;
+  uint64_t max_program_bytes = 1 << 20;
+  uint64_t seed = 0;
+};
+
+int Run(const RunArgs& a) {
+  RunConfig config;
+  RunnerOptions options;
+  if (!ParseShard(a.shard, &options.shard_index, &options.shard_count)) {
+    return Fail(kExitUsage, fmt::format("--shard: expected i/N with 0 <= i < N, got \"{}\"", a.shard));
+  }
+  auto format = ParseDatasetFormat(a.format);
+  if (!format.ok()) return Fail(kExitUsage, "--format: " + format.status().message());
+  DatasetOptions dataset_options;
+  dataset_options.format = format.value();
+  LoadReport problem_report;
+  auto problems = LoadProblems(a.problems, dataset_options, &problem_report);
+  if (!problems.ok()) return Fail(kExitUsage, problems.status().ToString());
+  PrintBad(problem_report, 20);
+
+  LoadReport sample_report;
+  egca::StatusOr<std::vector<Sample>> samples = std::vector<Sample>{};
+  if (a.samples_source == "egca") {
+    samples = LoadSamples(a.samples, &sample_report);
+  } else {
+    auto source = ParseSampleSource(a.samples_source);
+    if (!source.ok()) return Fail(kExitUsage, "--samples-source: " + source.status().message());
+    ConvertOptions convert;
+    convert.model = a.model;
+    convert.dataset = a.dataset;
+    convert.run_filter = a.run_filter;
+    convert.all_attempts = a.all_attempts;
+    convert.raw_responses = a.raw_responses;
+    samples = ConvertSamples(a.samples, source.value(), problems.value(), convert, &sample_report);
+  }
+  if (!samples.ok()) return Fail(kExitUsage, samples.status().ToString());
+  PrintBad(sample_report, 20);
+  std::cerr << fmt::format("{}: {} problems ({} bad records), {} samples ({} bad records)\n", kTool,
+                           problems->size(), problem_report.bad.size(), samples->size(),
+                           sample_report.bad.size());
+
+  config.problems_path = std::filesystem::absolute(a.problems).string();
+  config.samples_path = std::filesystem::absolute(a.samples).string();
+  auto pd = Digest(a.problems);
+  auto sd = Digest(a.samples);
+  if (!pd.ok()) return Fail(kExitUsage, pd.status().ToString());
+  if (!sd.ok()) return Fail(kExitUsage, sd.status().ToString());
+  config.problems_digest = pd.value();
+  config.problems_format = a.format;
+  // The converter options change which samples there are: part of the samples' identity.
+  config.samples_digest = a.samples_source == "egca"
+                              ? sd.value()
+                              : fmt::format("{}:{}:dataset={}:filter={}:model={}:all={}:raw={}",
+                                            a.samples_source, sd.value(), a.dataset, a.run_filter,
+                                            a.model, a.all_attempts, a.raw_responses);
+  config.constraints = "none";
+  if (a.extract_constraints) {
+    options.constraint_source = ConstraintSource::kExtract;
+    config.constraints = "extract";
+  } else if (!a.constraints_file.empty()) {
+    auto file = egca::gates::ReadConstraintsFile(a.constraints_file);
+    if (!file.ok()) return Fail(kExitUsage, "--constraints: " + file.status().ToString());
+    auto cd = Digest(a.constraints_file);
+    if (!cd.ok()) return Fail(kExitUsage, cd.status().ToString());
+    options.constraint_source = ConstraintSource::kFile;
+    options.constraints_file = std::move(file).value();
+    config.constraints = "file:" + cd.value();
+  }
+  config.timeout_seconds = a.timeout;
+  config.runtime_error_is_logic = a.runtime_error_is_logic;
+  config.check_comparability = !a.no_comparability;
+  config.limit = a.limit;
+  config.max_program_bytes = a.max_program_bytes;
+  config.seed = a.seed;
+  config.shard_index = options.shard_index;
+  config.shard_count = options.shard_count;
+  config.egca_version = EGCA_VERSION;
+  config.egca_commit = EGCA_COMMIT;
+
+  auto store = ResultStore::Open(a.store, config);
+  if (!store.ok()) return Fail(kExitUsage, store.status().ToString());
+  const StoreContents& existing = store.value()->existing();
+  if (!existing.samples.empty()) {
+    std::cerr << fmt::format("{}: resuming {}: {} samples already done{}\n", kTool, a.store,
+                             existing.samples.size(),
+                             existing.torn_lines ? " (a torn last line was cut off)" : "");
+    if (existing.config.egca_commit != config.egca_commit) {
+      std::cerr << fmt::format("{}: note: the store was started by egca commit {}, this is {}\n",
+                               kTool, existing.config.egca_commit, config.egca_commit);
+    }
+  }
+
+  options.workers = a.workers;
+  options.router.run.limits.wall_seconds = a.timeout;
+  options.router.run.limits.cpu_seconds = a.timeout;
+  options.router.runtime_error_is_logic = a.runtime_error_is_logic;
+  options.router.check_comparability = !a.no_comparability;
+  options.router.divergence.random_seed = a.seed;
+  options.limit = a.limit;
+  options.max_program_bytes = a.max_program_bytes;
+  options.progress.terminal = a.progress == "always" ? ProgressOptions::Terminal::kAlways
+                              : a.progress == "never" ? ProgressOptions::Terminal::kNever
+                                                      : ProgressOptions::Terminal::kAuto;
+  options.progress.enabled = a.progress != "off";
+  options.stop = &g_stop;
+
+  std::vector<BadRecord> bad = problem_report.bad;
+  bad.insert(bad.end(), sample_report.bad.begin(), sample_report.bad.end());
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  auto stats = RunBatch(problems.value(), samples.value(), bad, store.value().get(), options);
+  if (!stats.ok()) return Fail(kExitUsage, stats.status().ToString());
+  store.value().reset();  // flush, release the lock
+  const RunStats& s = stats.value();
+  std::cerr << fmt::format(
+      "{}: {} samples of {} problems ({} done before); wrote {} records ({} programs routed) in "
+      "{:.1f} s with {} workers; {} stand-ins, {} without reference, {} failed references, {} "
+      "egca errors\n",
+      kTool, s.samples, s.problems, s.samples_done_before, s.samples_written, s.programs_routed,
+      s.wall_seconds, s.workers, s.stand_ins, s.no_reference, s.failed_references, s.errors);
+  if (s.interrupted) {
+    std::cerr << kTool << ": interrupted; run the same command again to resume\n";
+    return kExitFailed;
+  }
+  int code = WriteAndPrintReport(a.store, a.store, a.title, true);
+  if (code != kExitOk) return code;
+  return s.errors > 0 ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"egca-batch: failure-mode statistics of a sample set (resumable, shardable)"};
+  app.require_subcommand(1);
+
+  RunArgs r;
+  CLI::App* run = app.add_subcommand("run", "route every (problem, sample) pair into a store");
+  run->add_option("--problems", r.problems, "problems file or APPS folder")->required();
+  run->add_option("--format", r.format, "problem format: " + fmt::format("{}", fmt::join(DatasetFormatNames(), ", ")));
+  run->add_option("--samples", r.samples, "samples file")->required();
+  run->add_option("--samples-source", r.samples_source,
+                  "egca (sample JSONL), or a published file converted on the fly: " +
+                      fmt::format("{}", fmt::join(SampleSourceNames(), ", ")));
+  run->add_option("--dataset", r.dataset, "converter: only run files under this folder (e.g. APPS)");
+  run->add_option("--run-filter", r.run_filter, "converter: only run files whose path contains this");
+  run->add_option("--model", r.model, "converter: model name for every sample");
+  run->add_flag("--all-attempts", r.all_attempts, "converter: every attempt, not only the final program");
+  run->add_flag("--raw-responses", r.raw_responses, "converter: raw responses (fences, prose)");
+  run->add_option("--store", r.store, "result store directory (created, or resumed)")->required();
+  auto* cf = run->add_option("--constraints", r.constraints_file, "constraints file (JSON/JSONL by problem id)");
+  run->add_flag("--extract-constraints", r.extract_constraints,
+                "extract constraints from each problem's reference")
+      ->excludes(cf);
+  run->add_option("--workers", r.workers, "parallel workers (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--shard", r.shard, "i/N: only problems with hash(id) mod N == i");
+  run->add_option("--timeout", r.timeout, "per-test wall/CPU limit, seconds")->check(CLI::PositiveNumber);
+  run->add_option("--limit", r.limit, "route at most this many samples (after the shard filter)");
+  run->add_option("--max-program-bytes", r.max_program_bytes, "larger programs are bad records");
+  run->add_option("--seed", r.seed, "seed of the random-boundary target");
+  run->add_flag("--runtime-error-is-logic", r.runtime_error_is_logic,
+                "route run-time errors to LOGIC (appendix D.2)");
+  run->add_flag("--no-comparability", r.no_comparability, "skip the I_cmp gate");
+  run->add_option("--progress", r.progress, "auto, always, never (log lines only) or off")
+      ->check(CLI::IsMember({"auto", "always", "never", "off"}));
+  run->add_option("--title", r.title, "report title");
+
+  std::string merge_out, report_store, report_out, report_title;
+  std::vector<std::string> merge_inputs;
+  CLI::App* merge = app.add_subcommand("merge", "merge shard stores into a new store, and report");
+  merge->add_option("out", merge_out, "new store directory")->required();
+  merge->add_option("stores", merge_inputs, "shard stores")->required();
+  merge->add_option("--title", report_title, "report title");
+
+  CLI::App* rep = app.add_subcommand("report", "write report.json / report.md / report.svg");
+  rep->add_option("store", report_store, "store directory")->required();
+  rep->add_option("--out", report_out, "output directory (default: the store)");
+  rep->add_option("--title", report_title, "report title");
+
+  std::string conv_in, conv_source, conv_problems, conv_format = "auto", conv_out;
+  ConvertOptions conv;
+  CLI::App* convert = app.add_subcommand("convert", "convert a published sample file to sample JSONL");
+  convert->add_option("--source", conv_source, fmt::format("{}", fmt::join(SampleSourceNames(), ", ")))
+      ->required();
+  convert->add_option("--in", conv_in, "published file (tarball, folder or JSONL)")->required();
+  convert->add_option("--problems", conv_problems, "the problems the samples belong to")->required();
+  convert->add_option("--format", conv_format, "problem format");
+  convert->add_option("--out", conv_out, "sample JSONL to write")->required();
+  convert->add_option("--model", conv.model, "model name for every sample");
+  convert->add_option("--dataset", conv.dataset, "only run files under this folder (e.g. APPS)");
+  convert->add_option("--run-filter", conv.run_filter, "only run files whose path contains this");
+  convert->add_flag("--all-attempts", conv.all_attempts, "every attempt, not only the final program");
+  convert->add_flag("--raw-responses", conv.raw_responses, "raw responses (fences, prose)");
+
+  if (auto code = egca::tools::ParseArgs(app, argc, argv, kTool)) return *code;
+
+  if (run->parsed()) return Run(r);
+  if (merge->parsed()) {
+    MergeReport mr;
+    egca::Status merged = MergeStores(merge_inputs, merge_out, &mr);
+    if (!merged.ok()) return Fail(kExitUsage, merged.ToString());
+    for (const auto& note : mr.notes) std::cerr << kTool << ": merged " << note << "\n";
+    return WriteAndPrintReport(merge_out, merge_out, report_title, true);
+  }
+  if (rep->parsed()) {
+    return WriteAndPrintReport(report_store, report_out.empty() ? report_store : report_out,
+                               report_title, true);
+  }
+  if (convert->parsed()) {
+    auto format = ParseDatasetFormat(conv_format);
+    if (!format.ok()) return Fail(kExitUsage, "--format: " + format.status().message());
+    DatasetOptions dopts;
+    dopts.format = format.value();
+    LoadReport pr, sr;
+    auto problems = LoadProblems(conv_problems, dopts, &pr);
+    if (!problems.ok()) return Fail(kExitUsage, problems.status().ToString());
+    auto source = ParseSampleSource(conv_source);
+    if (!source.ok()) return Fail(kExitUsage, "--source: " + source.status().message());
+    auto samples = ConvertSamples(conv_in, source.value(), problems.value(), conv, &sr);
+    if (!samples.ok()) return Fail(kExitUsage, samples.status().ToString());
+    PrintBad(sr, 50);
+    egca::Status written = WriteSamplesJsonl(conv_out, samples.value());
+    if (!written.ok()) return Fail(kExitUsage, written.ToString());
+    std::cerr << fmt::format("{}: {} source records, {} samples written to {}, {} unmatched, {} bad\n",
+                             kTool, sr.records, samples->size(), conv_out, sr.unmatched, sr.bad.size());
+    return kExitOk;
+  }
+  return kExitUsage;
+}
