@@ -6,7 +6,8 @@
 //   mbpp             mbpp.jsonl (text, code, test_list, ...)     "mbpp/11"
 //   mbpp_sanitized   sanitized-mbpp.json (a JSON array)          "mbpp/11"
 //   mbpp_et          MBPP_ET.jsonl(.gz) (~100 tests per problem) "mbpp/11"
-//   apps_dir         APPS folders <dir>/<id>/{question.txt, ...} "apps/<folder name>" ("apps/0001")
+//   apps_dir         APPS folders <dir>/<id>/{question.txt, ...} "apps/<folder number>" ("0001" ->
+//                    "apps/1", as codeparrot and MapCoder number the same problem)
 //   codeparrot_apps  codeparrot/apps JSONL export                "apps/<problem_id>" ("apps/3554")
 //   mapcoder_apps    MapCoder/TeamCoder APPS JSONL               "apps/<id>"         ("apps/3554")
 //   apps_plus        APPS+ (StepCoder) by field mapping          "apps_plus/<id>"
@@ -100,8 +101,8 @@ StatusOr<DatasetFormat> DetectDatasetFormat(const std::string& path,
 
 // Loads every good problem of `path` in file order (APPS folders: sorted by name). `report`
 // (required, not owned) receives records read, problems kept and every bad record.
-// ProblemRecord::origin is "<path>:<line>" (JSONL), "<path>:<index>" (JSON array, 0-based
-// element) or "<path>/<folder>" (APPS layout).
+// ProblemRecord::origin is "<path>:<line>" (JSONL), "<path>[<index>]" (JSON array, 0-based
+// element; its bad records have line 0 and name the element) or "<path>/<folder>" (APPS).
 StatusOr<std::vector<ProblemRecord>> LoadProblems(const std::string& path,
                                                   const DatasetOptions& options,
                                                   LoadReport* report);

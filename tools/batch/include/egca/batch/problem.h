@@ -25,6 +25,9 @@ struct ProblemRecord {
   std::string starter_code;  // APPS call-based starter (class Solution / def header)
   std::string difficulty;    // "introductory" / "interview" / "competition" / "" (unknown)
   std::string origin;        // "<file>:<line>" or "<dir>/<id>" of the record
+  // Run with tracer::RunOptions::apps_import_header (APPS's import header and wrapping of
+  // standard-input programs): set by the APPS loaders.
+  bool apps_conventions = false;
 };
 
 // One sampled program for a problem.

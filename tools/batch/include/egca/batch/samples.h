@@ -68,10 +68,13 @@ struct ConvertOptions {
 
 // Converts a published sample file into samples for `problems` (the problems the samples
 // must match; ids exactly as LoadProblems produces them). Records whose problem is not in
-// `problems` are counted in report->unmatched and reported as bad records (one per record).
-// report->records counts source records read, report->loaded samples produced. An
-// unparsable line (MapCoder has one) is reported with its file (path inside the tarball)
-// and line. NOT_FOUND / DATA_LOSS only when `path` cannot be read or unpacked.
+// `problems` are counted in report->unmatched and reported as bad records, one per record;
+// a run file none of whose records matches (a run on another data set) is reported once
+// (line 0) instead. report->records counts source records read, report->loaded samples
+// produced. An unparsable line (MapCoder has one) is reported with its file
+// ("<tarball>/<path inside>") and line. NOT_FOUND / DATA_LOSS only when `path` cannot be
+// read or unpacked. Samples of a HumanEval-style problem that do not define the entry point
+// themselves are function bodies (completion_is_body = true).
 //   kCodeT: each record matched to its HumanEval problem by prompt (exact, else with
 //     trailing whitespace ignored); completion_is_body = true.
 //   kMapCoder: problem by id field (APPS: "apps/<id>"; HumanEval: task_id; MBPP: "mbpp/<n>").
