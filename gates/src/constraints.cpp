@@ -69,13 +69,10 @@ bool ImportMatches(const std::string& module, const std::string& wanted) {
   return module == wanted || module.rfind(wanted + ".", 0) == 0;
 }
 
-// "eval" matches any call whose last component is eval (eval, builtins.eval, x.eval);
-// ".sort" only method calls named sort; "math.sqrt" exactly that resolved name.
+// Exact on the resolved name: "eval" is a bare call of eval (re.compile is not "compile"),
+// "math.sqrt" that function however imported, ".sort" a method call named sort.
 bool CallMatches(const std::string& resolved, const std::string& wanted) {
-  if (wanted.front() == '.') return resolved == wanted;
-  if (wanted.find('.') != std::string::npos) return resolved == wanted;
-  size_t dot = resolved.rfind('.');
-  return (dot == std::string::npos ? resolved : resolved.substr(dot + 1)) == wanted;
+  return resolved == wanted;
 }
 
 bool LoopMatches(LoopKind kind, const std::string& wanted) {
@@ -424,9 +421,15 @@ StatusOr<std::vector<ConstraintSpec>> ExtractConstraints(std::string_view refere
     add("forbids_recursion", {}, "the problem rules out recursion");
   else if (policy.forbid_recursion_if_absent && !recursive)
     add("forbids_recursion", {}, "the reference is not recursive");
-  if (policy.loop_depth_slack >= 0)
-    add("max_loop_depth", int64_t{f.max_loop_depth + policy.loop_depth_slack},
-        fmt::format("reference depth {} + slack {}", f.max_loop_depth, policy.loop_depth_slack));
+  if (policy.loop_depth_slack >= 0) {
+    int64_t bound = f.max_loop_depth + policy.loop_depth_slack;
+    std::string note = fmt::format("reference depth {} + slack {}", f.max_loop_depth, policy.loop_depth_slack);
+    if (bound < policy.loop_depth_floor) {
+      bound = policy.loop_depth_floor;
+      note = fmt::format("floor {} (reference depth {})", bound, f.max_loop_depth);
+    }
+    add("max_loop_depth", bound, note);
+  }
   if (policy.statement_factor > 0) {
     auto n = static_cast<int64_t>(
         std::ceil(policy.statement_factor * static_cast<double>(f.statements.size())) +

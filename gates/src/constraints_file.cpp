@@ -97,7 +97,13 @@ StatusOr<ConstraintsByProblem> ParseConstraints(std::string_view text, std::stri
   json whole = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (!whole.is_discarded()) {
     if (IsRecord(whole)) {
-      EGCA_RETURN_IF_ERROR(ParseRecord(where, whole, &out));
+      // A one-line JSONL file: name its line like any other JSONL record.
+      size_t first = text.find_first_not_of(" \t\r\n");  // the text parsed: not empty
+      size_t last = text.find_last_not_of(" \t\r\n");
+      bool one_line = text.substr(first, last - first + 1).find('\n') == std::string_view::npos;
+      size_t first_line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + first, '\n'));
+      EGCA_RETURN_IF_ERROR(ParseRecord(one_line ? fmt::format("{}:{}", where, first_line) : where,
+                                       whole, &out));
     } else if (whole.is_object()) {
       for (auto it = whole.begin(); it != whole.end(); ++it)
         EGCA_RETURN_IF_ERROR(ParseProblem(where, it.key(), it.value(), &out));

@@ -306,9 +306,14 @@ TEST(ConstraintCheckers, SortingStructuresAndCalls) {
   ASSERT_TRUE(eval && eval->span);
   EXPECT_EQ(eval->span->begin.column, 4);
   EXPECT_EQ(eval->span->end.column, 17);
-  // "sort" matches any call named sort; ".sort" only methods; dotted names exactly.
-  EXPECT_TRUE(Check(kNested, Spec("forbids_call", std::string("sort"))));
+  // Exact on the resolved name: ".sort" is any method named sort, "sort" only a bare
+  // call; "compile" is the builtin, not re.compile; dotted names through imports.
+  EXPECT_FALSE(Check(kNested, Spec("forbids_call", std::string("sort"))));
   EXPECT_TRUE(Check(kNested, Spec("forbids_call", std::string(".sort"))));
+  EXPECT_FALSE(Check("import re\nr = re.compile('a')\n", Spec("forbids_call", std::string("compile"))));
+  EXPECT_TRUE(Check("c = compile('1', '<s>', 'eval')\n", Spec("forbids_call", std::string("compile"))));
+  EXPECT_TRUE(Check("from math import factorial as f\nf(3)\n",
+                    Spec("forbids_call", std::string("math.factorial"))));
   EXPECT_FALSE(Check(kNested, Spec("forbids_call", std::string("numpy.sort"))));
   EXPECT_TRUE(Check("import math as m\nm.factorial(3)\n",
                     Spec("forbids_call", std::string("math.factorial"))));

@@ -20,7 +20,9 @@
 //                                                   | "Counter" | "defaultdict" | "OrderedDict"
 //   requires_sorting / forbids_sorting              no value
 //   requires_import / forbids_import                module name ("numpy", "os.path")
-//   requires_call / forbids_call                    call name ("eval", "math.factorial", "sort")
+//   requires_call / forbids_call                    call name: "eval" (a bare call, builtins
+//                                                   included), "math.factorial" (resolved
+//                                                   through imports), ".sort" (any method)
 //   max_statements                                  integer >= 1
 // Semantics of each fact (what counts as a loop, a dict, sorting, a call to "sort") are in
 // the ProgramFacts comments below and in docs/constraints.md.
@@ -203,8 +205,9 @@ std::vector<ConstraintViolation> CheckFacts(const ProgramFacts& facts,
 // typical correct alternative. Defaults calibrated on HumanEval (bench/constraints,
 // docs/constraints.md).
 struct ExtractionPolicy {
-  // max_loop_depth = reference depth + slack (< 0: not extracted).
+  // max_loop_depth = max(reference depth + slack, floor) (slack < 0: not extracted).
   int32_t loop_depth_slack = 1;
+  int32_t loop_depth_floor = 0;
   // max_statements = ceil(factor * reference statements) + slack (factor <= 0: off).
   double statement_factor = 3.0;
   int32_t statement_slack = 10;
