@@ -2,18 +2,25 @@
 """Same-run baseline for bench/model: the same decoder and training step in Python torch.
 
 Loads the checkpoint directory the C++ benchmark just wrote (config.json + model.safetensors,
-read here with a from-scratch safetensors parser, so the C++ writer is also checked), then
-times one forward+backward of the teacher-forced mean token log-prob on a fixed batch, and
-greedy generation with and without a KV cache. Prints one JSON object on stdout.
+read here with a from-scratch safetensors parser, so the C++ writer is also checked), and
+serves model_bench's commands, one per stdin line, one JSON object per stdout line:
+  warmup N     N untimed steps; replies the first step's loss
+  steps N      N timed forward+backward steps of the teacher-forced mean token log-prob
+  generate 1|0 one timed greedy generation with (1) or without (0) the KV cache
+  profile PATH one step under the autograd profiler, written as a chrome trace
+Standalone: printf 'warmup 2\nsteps 5\n' | model_step_baseline.py --checkpoint DIR
 
 Written the way a transformers-style PyTorch implementation is (vectorized heads, repeat_kv,
-rotate_half RoPE, float32 RMSNorm/softmax), i.e. the baseline a user would otherwise run.
+rotate_half RoPE, float32 RMSNorm/softmax), i.e. the baseline a user would otherwise run,
+with the same implementation choices as the C++ model where they matter for speed (only the
+T-1 predicting positions go through lm_head in the training step).
 """
 import argparse
 import json
 import math
-import statistics
+import resource
 import struct
+import sys
 import time
 
 import torch
@@ -68,7 +75,15 @@ class Decoder(torch.nn.Module):
         half = x.shape[-1] // 2
         return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
+    def head(self, h):
+        name = "model.embed_tokens.weight" if self.cfg["tie_word_embeddings"] else "lm_head.weight"
+        return F.linear(h, self.w(name)).float()
+
     def forward(self, ids, cache=None):
+        return self.head(self.hidden(ids, cache))
+
+    def hidden(self, ids, cache=None):
+        """States after the final norm, [B, T, hidden]."""
         B, T = ids.shape
         past = 0 if cache is None or not cache else cache[0][0].shape[2]
         pos = torch.arange(past, past + T).float()
@@ -105,14 +120,29 @@ class Decoder(torch.nn.Module):
             x = self.norm(h, p + "post_attention_layernorm.weight")
             h = h + self.lin(F.silu(self.lin(x, p + "mlp.gate_proj")) * self.lin(x, p + "mlp.up_proj"),
                              p + "mlp.down_proj")
-        h = self.norm(h, "model.norm.weight")
-        head = "model.embed_tokens.weight" if self.cfg["tie_word_embeddings"] else "lm_head.weight"
-        return F.linear(h, self.w(head)).float()
+        return self.norm(h, "model.norm.weight")
 
 
 def fixed_ids(batch, seq, vocab):
     i = torch.arange(batch * seq)
     return ((i * 13 + 7) % vocab).view(batch, seq)
+
+
+class Meter:
+    """CPU/wall time, user/system time and minor page faults of this process, measured the
+    same way as the C++ side (process CPU clock, getrusage)."""
+
+    def __init__(self):
+        self.cpu, self.wall, self.ru = time.process_time(), time.perf_counter(), \
+            resource.getrusage(resource.RUSAGE_SELF)
+
+    def stop(self):
+        cpu, wall = time.process_time(), time.perf_counter()
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        return {"cpu_ms": 1000 * (cpu - self.cpu), "wall_ms": 1000 * (wall - self.wall),
+                "user_ms": 1000 * (ru.ru_utime - self.ru.ru_utime),
+                "sys_ms": 1000 * (ru.ru_stime - self.ru.ru_stime),
+                "minflt": ru.ru_minflt - self.ru.ru_minflt}
 
 
 def main():
@@ -121,7 +151,6 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--gen-batch", type=int, default=8)
     ap.add_argument("--prompt", type=int, default=32)
     ap.add_argument("--new-tokens", type=int, default=64)
@@ -133,22 +162,15 @@ def main():
     ids = fixed_ids(args.batch, args.seq, cfg["vocab_size"])
 
     def step():
-        logits = model(ids)
-        lp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+        # Only positions 0..T-2 predict a token: project just those (as the C++ side does),
+        # rather than slicing [B, T, V] logits, which costs a copy and a zero-filled gradient.
+        logits = model.head(model.hidden(ids)[:, :-1])
+        lp = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
         loss = -lp.mean()
         loss.backward()
         for p in model.parameters():
             p.grad = None
         return loss.item()
-
-    loss = step()
-    step()
-    wall, cpu = [], []
-    for _ in range(args.steps):
-        t0, c0 = time.perf_counter(), time.process_time()
-        step()
-        cpu.append(time.process_time() - c0)
-        wall.append(time.perf_counter() - t0)
 
     def generate(use_cache):
         prompt = fixed_ids(args.gen_batch, args.prompt, cfg["vocab_size"])
@@ -162,20 +184,35 @@ def main():
                 logits = model(nxt, cache)[:, -1] if use_cache else model(seq)[:, -1]
         return seq
 
-    gen_cpu, gen_wall = {}, {}
-    for use_cache in (True, False):
-        key = "with_cache" if use_cache else "without_cache"
-        generate(use_cache)
-        t0, c0 = time.perf_counter(), time.process_time()
-        generate(use_cache)
-        tokens = args.gen_batch * args.new_tokens
-        gen_cpu[key] = tokens / (time.process_time() - c0)
-        gen_wall[key] = tokens / (time.perf_counter() - t0)
-    print(json.dumps({"loss": loss,
-                      "step_cpu_ms_median": 1000 * statistics.median(cpu),
-                      "step_wall_ms_median": 1000 * statistics.median(wall),
-                      "gen_tokens_per_cpu_s": gen_cpu, "gen_tokens_per_wall_s": gen_wall,
-                      "torch": torch.__version__, "threads": torch.get_num_threads()}))
+    # One command per line on stdin, one JSON object per line on stdout; EOF ends.
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd:
+            continue
+        if cmd[0] == "warmup":
+            losses = [step() for _ in range(int(cmd[1]))]
+            reply = {"loss": losses[0]}
+        elif cmd[0] == "steps":
+            samples = []
+            for _ in range(int(cmd[1])):
+                m = Meter()
+                step()
+                samples.append(m.stop())
+            reply = {"steps": samples}
+        elif cmd[0] == "generate":
+            m = Meter()
+            seq = generate(cmd[1] == "1")
+            reply = m.stop()
+            reply["tokens"] = args.gen_batch * args.new_tokens
+        elif cmd[0] == "profile":
+            with torch.autograd.profiler.profile(use_kineto=False) as prof:
+                step()
+            prof.export_chrome_trace(cmd[1])
+            reply = {"trace": cmd[1]}
+        else:
+            reply = {"error": f"unknown command {cmd[0]!r}"}
+        reply.update(torch=torch.__version__, threads=torch.get_num_threads())
+        print(json.dumps(reply), flush=True)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "model_test_util.h"
 
@@ -132,6 +133,45 @@ TEST(DecoderModel, TokenLogProbsAreLogSoftmaxOfThePreviousPosition) {
     for (int64_t t = 1; t < 7; ++t) {
       float expected = mask[b][t].item<int64_t>() ? logp[b][t - 1][ids[b][t]].item<float>() : 0.f;
       EXPECT_NEAR(lp[b][t].item<float>(), expected, 1e-5) << b << "," << t;
+    }
+  }
+}
+
+// TokenLogProbs projects only the T-1 predicting positions through lm_head; its values and
+// its gradients must be those of the full-logits formulation, tied head or not.
+TEST(DecoderModel, TokenLogProbsGradientsMatchFullLogitsFormulation) {
+  for (ModelFamily family : {ModelFamily::kQwen2, ModelFamily::kQwen3}) {
+    DecoderModel m(TinyConfig(family));
+    m.InitRandom(7, 0.05);
+    at::Tensor ids = at::randint(0, 512, {2, 9}, at::kLong);
+    at::Tensor mask = at::ones({2, 9}, at::kLong);
+    mask[0][0] = 0;  // left padding in row 0
+    mask[1][8] = 0;  // right padding in row 1
+    at::Tensor weights = at::rand({2, 8});  // a non-uniform upstream gradient
+
+    at::Tensor lp = m.TokenLogProbs(ids, mask);
+    (lp.slice(1, 1) * weights).sum().backward();
+    std::vector<at::Tensor> grads;
+    for (auto& p : m.parameters()) {
+      grads.push_back(p.grad().clone());
+      p.mutable_grad() = at::Tensor();
+    }
+
+    at::Tensor logp = at::log_softmax(m.Forward(ids, mask).slice(1, 0, 8), -1);
+    at::Tensor ref = logp.gather(-1, ids.slice(1, 1).unsqueeze(-1)).squeeze(-1);
+    at::Tensor m_long = mask.to(at::kLong);
+    at::Tensor valid = m_long.slice(1, 1).gt(0).logical_and(m_long.cumsum(1).slice(1, 0, 8).gt(0));
+    ref = ref * valid.to(at::kFloat);
+    EXPECT_LE((lp.slice(1, 1) - ref).abs().max().item<float>(), 1e-5)
+        << ModelFamilyName(family);
+    (ref * weights).sum().backward();
+    size_t i = 0;
+    for (const auto& p : m.named_parameters(true)) {
+      const at::Tensor& g = grads[i++];
+      ASSERT_TRUE(p.value().grad().defined()) << p.key();
+      EXPECT_LE((g - p.value().grad()).abs().max().item<float>(),
+                1e-5 + 1e-4 * p.value().grad().abs().max().item<float>())
+          << ModelFamilyName(family) << " " << p.key();
     }
   }
 }

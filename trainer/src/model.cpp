@@ -259,8 +259,13 @@ void DecoderModel::InitRandom(uint64_t seed, double stddev) {
   }
 }
 
-at::Tensor DecoderModel::Forward(const at::Tensor& input_ids, const at::Tensor& attention_mask,
-                                 KvCache* cache) {
+namespace {
+
+// The decoder up to and including the final RMSNorm: [B, T, hidden] in the parameter dtype.
+// Forward and TokenLogProbs apply lm_head to what they need of it.
+at::Tensor FinalHiddenStates(DecoderBody& body, const ModelConfig& config,
+                             const at::Tensor& input_ids, const at::Tensor& attention_mask,
+                             KvCache* cache) {
   TORCH_CHECK(input_ids.dim() == 2, "Forward: input_ids must be [B, T], got ", input_ids.sizes());
   const int64_t b = input_ids.size(0), t = input_ids.size(1);
   const int64_t past = cache != nullptr ? cache->length() : 0;
@@ -275,16 +280,16 @@ at::Tensor DecoderModel::Forward(const at::Tensor& input_ids, const at::Tensor& 
   mask = mask.to(at::kLong);
 
   at::Tensor positions = layers::PositionsFromMask(mask, t);
-  auto [cos, sin] = layers::RotaryCosSin(positions, config_.head_dim, config_.rope_theta);
+  auto [cos, sin] = layers::RotaryCosSin(positions, config.head_dim, config.rope_theta);
   at::Tensor bias = layers::AttentionBias(mask, t);
 
   if (cache != nullptr) {
-    cache->keys.resize(config_.num_hidden_layers);
-    cache->values.resize(config_.num_hidden_layers);
+    cache->keys.resize(config.num_hidden_layers);
+    cache->values.resize(config.num_hidden_layers);
   }
-  at::Tensor h = at::embedding(body_->embed_weight, input_ids);
-  for (int64_t i = 0; i < config_.num_hidden_layers; ++i) {
-    DecoderLayer& layer = *body_->layers[i];
+  at::Tensor h = at::embedding(body.embed_weight, input_ids);
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
+    DecoderLayer& layer = *body.layers[i];
     at::Tensor attn =
         (*layer.self_attn)((*layer.input_layernorm)(h), cos, sin, bias,
                            cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
@@ -292,7 +297,14 @@ at::Tensor DecoderModel::Forward(const at::Tensor& input_ids, const at::Tensor& 
     h = h + (*layer.mlp)((*layer.post_attention_layernorm)(h));
   }
   if (cache != nullptr) cache->attention_mask = mask;
-  h = (*body_->norm)(h);
+  return (*body.norm)(h);
+}
+
+}  // namespace
+
+at::Tensor DecoderModel::Forward(const at::Tensor& input_ids, const at::Tensor& attention_mask,
+                                 KvCache* cache) {
+  at::Tensor h = FinalHiddenStates(*body_, config_, input_ids, attention_mask, cache);
   return at::linear(h, lm_head_weight()).to(at::kFloat);
 }
 
@@ -301,11 +313,17 @@ at::Tensor DecoderModel::TokenLogProbs(const at::Tensor& input_ids,
   const int64_t b = input_ids.size(0), t = input_ids.size(1);
   at::Tensor out = at::zeros({b, t}, input_ids.options().dtype(at::kFloat));
   if (t < 2) return out;
-  at::Tensor logits = Forward(input_ids, attention_mask);  // [B, T, V]
+  at::Tensor h = FinalHiddenStates(*body_, config_, input_ids, attention_mask, nullptr);
+  // Only positions 0..T-2 predict a token, so only they go through lm_head. Slicing the
+  // [B, T, V] logits instead would make log_softmax copy the strided slice into a fresh
+  // [B, T-1, V] buffer and make backward zero-fill a [B, T, V] gradient to scatter the slice
+  // into: two extra vocabulary-sized passes and buffers per step (at Qwen scale, V = 151936,
+  // each is gigabytes). Same numbers: lm_head is applied row by row.
+  at::Tensor logits = at::linear(h.slice(1, 0, t - 1), lm_head_weight()).to(at::kFloat);
   // log_softmax + gather rather than logit - logsumexp: log_softmax's backward is one fused
   // kernel over [B, T, V], where logsumexp's recomputes exp(x - lse) and adds more passes.
-  at::Tensor targets = input_ids.slice(1, 1).unsqueeze(-1);                      // [B, T-1, 1]
-  at::Tensor lp = at::log_softmax(logits.slice(1, 0, t - 1), -1).gather(-1, targets).squeeze(-1);
+  at::Tensor targets = input_ids.slice(1, 1).unsqueeze(-1);  // [B, T-1, 1]
+  at::Tensor lp = at::log_softmax(logits, -1).gather(-1, targets).squeeze(-1);
   if (attention_mask.defined()) {
     // A token counts when it is real and some real token precedes it.
     at::Tensor m = attention_mask.to(at::kLong);
