@@ -31,8 +31,10 @@ struct TracedRun {
 
 // Compiles and runs `source` as the user's program with stdin `input`, traced with
 // `options` (enabled forced on), and returns the trace. Output goes to a StringIO.
+// With `serialized`, the trace is taken with TakeSerializedTrace() into *serialized (and
+// parsed into the returned run's trace) instead of TakeTrace().
 inline TracedRun RunTraced(const std::string& source, const std::string& input,
-                           TraceOptions options) {
+                           TraceOptions options, std::string* serialized = nullptr) {
   EnsurePython();
   options.enabled = true;
   TracedRun run;
@@ -68,7 +70,11 @@ inline TracedRun RunTraced(const std::string& source, const std::string& input,
   if (result == nullptr) PyErr_Fetch(&t, &v, &tb);
   PyObject* stopped = PyObject_CallMethod(module, "stop", nullptr);
   Py_XDECREF(stopped);
-  TakeTrace(&run.trace);
+  if (serialized != nullptr) {
+    if (TakeSerializedTrace(serialized)) run.trace.ParseFromString(*serialized);
+  } else {
+    TakeTrace(&run.trace);
+  }
   if (result == nullptr) {
     run.error = t ? reinterpret_cast<PyTypeObject*>(t)->tp_name : "error";
     Py_XDECREF(t);

@@ -16,6 +16,21 @@
 //   CALL/RETURN/EXCEPTION events still arrive for every frame; the hook rejects them with
 //   one pointer lookup in a per-code-object cache.
 //
+// * The per-frame switch that does exist is the thread's tracing mode itself: the
+//   `use_tracing` byte of the C-level frame (_PyCFrame) of the running
+//   _PyEval_EvalFrameDefault, copied into every new one. InstallFrameFilter() installs a
+//   PEP 523 frame-evaluation function that sets it per frame from the code object: user
+//   code runs in tracing mode (events, line checks), everything else at full speed with
+//   specialized instructions, no line checks and no events at all. While a PEP 523
+//   function is installed CPython 3.11 stops inlining Python-to-Python calls (CALL and
+//   its CALL_PY_* specializations check interp->eval_frame), so every frame evaluation
+//   passes through the filter, at the price of one C-level
+//   _PyEval_EvalFrameDefault per Python call. On return, 3.11 copies the callee's
+//   use_tracing back into the caller's _PyCFrame; the filter restores the caller's own.
+//   Deep recursion would now use C stack where 3.11 uses none: past a stack budget the
+//   filter removes itself and tracing falls back to tracing mode everywhere (the
+//   f_trace_lines switch below), exactly the behaviour without the filter.
+//
 // * Generators: resuming a generator or coroutine is a CALL event and every yield/await
 //   suspension a RETURN event, exactly like a real return. The generator's
 //   `gi_frame_state` tells them apart: YIELD_VALUE sets it to FRAME_SUSPENDED before the
@@ -46,6 +61,24 @@ namespace egca::tracer::hook {
 
 // Stops PyTrace_LINE (and opcode) events for this frame. Borrowed `frame`.
 void DisableLineEvents(PyFrameObject* frame);
+
+// Decides whether frames of `code` run in tracing mode. Must not run Python code or leave
+// an exception set. Borrowed `code`.
+using UserCodePredicate = bool (*)(PyCodeObject* code, void* context);
+
+// Installs the frame filter (see above) for the calling thread, whose C trace function
+// `trace_function` with object `trace_object` must already be installed (PyEval_SetTrace):
+// frames whose code `is_user` accepts are evaluated in tracing mode, all others not. The
+// caller of this function (the harness) continues untraced. The filter stands aside (no
+// change to tracing) as soon as the thread's trace or profile function is no longer
+// exactly ours. Requires the GIL; one filter per process.
+void InstallFrameFilter(UserCodePredicate is_user, void* context, Py_tracefunc trace_function,
+                        PyObject* trace_object);
+// Removes the filter (idempotent). Frames still running keep their mode until they call
+// or return, after which the thread's tracing state is whatever PyEval_SetTrace left.
+void RemoveFrameFilter();
+// True while the filter is installed (false after it removed itself on deep recursion).
+bool FrameFilterActive();
 
 // True if `frame` belongs to a generator/coroutine that is suspended (at yield/await),
 // i.e. the current RETURN event is a suspension, not the end of the frame. Borrowed.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -291,6 +292,9 @@ class Recorder {
     active_ = true;
     installed_ = true;
     PyEval_SetTrace(&Recorder::TraceFunction, marker_);
+    if (options_.frame_filter) {
+      InstallFrameFilter(&Recorder::IsUserCode, this, &Recorder::TraceFunction, marker_);
+    }
     return true;
   }
 
@@ -308,6 +312,7 @@ class Recorder {
   void Stop() {
     if (!active_) return;
     if (installed_ && CurrentTraceObject() != marker_) trace_->set_tracer_displaced(true);
+    RemoveFrameFilter();
     PyEval_SetTrace(nullptr, nullptr);
     installed_ = false;
     active_ = false;
@@ -324,8 +329,7 @@ class Recorder {
 
   bool TakeSerialized(std::string* out) {
     Stop();
-    Materialize(trace_);
-    bool ok = trace_->SerializeToString(out);
+    bool ok = SerializeDirect(out);
     Reset();
     return ok;
   }
@@ -346,6 +350,12 @@ class Recorder {
       self->Truncate(proto::MAX_BYTES);
     }
     return 0;  // never raise into the user's program
+  }
+
+  // The frame filter's predicate (python_compat.h): frames of user code run in tracing
+  // mode, all others untraced.
+  static bool IsUserCode(PyCodeObject* code, void* self) {
+    return static_cast<Recorder*>(self)->Lookup(code)->is_user;
   }
 
   CodeInfo* Lookup(PyCodeObject* code) {
@@ -580,6 +590,143 @@ class Recorder {
     names_.push_back(Utf8(name));
     name_ids_.emplace(name, id);
     return id;
+  }
+
+  // --- Wire format written straight from the event records (TakeSerialized): the bytes
+  // SerializeToString() gives for the Trace that Materialize() builds (fields in number
+  // order, proto3 defaults omitted), without building a message per event and value.
+  using Out = google::protobuf::io::CodedOutputStream;
+  static constexpr uint32_t kVarint = 0, kFixed64 = 1, kDelimited = 2;
+  static constexpr uint32_t Tag(uint32_t field, uint32_t wire) { return field << 3 | wire; }
+
+  static size_t ScalarSize(uint64_t v) { return v == 0 ? 0 : 1 + Out::VarintSize64(v); }
+  static size_t DelimitedSize(size_t n) { return 1 + Out::VarintSize64(n) + n; }
+  static size_t StringSize(size_t n) { return n == 0 ? 0 : DelimitedSize(n); }
+
+  static uint8_t* PutScalar(uint32_t field, uint64_t v, uint8_t* p) {
+    if (v == 0) return p;
+    p = Out::WriteTagToArray(Tag(field, kVarint), p);
+    return Out::WriteVarint64ToArray(v, p);
+  }
+  static uint8_t* PutHeader(uint32_t field, size_t n, uint8_t* p) {
+    p = Out::WriteTagToArray(Tag(field, kDelimited), p);
+    return Out::WriteVarint64ToArray(n, p);
+  }
+  static uint8_t* PutBytes(uint32_t field, const char* data, size_t n, bool always, uint8_t* p) {
+    if (n == 0 && !always) return p;
+    p = PutHeader(field, n, p);
+    std::memcpy(p, data, n);
+    return p + n;
+  }
+
+  size_t ValueSize(const ValueRec& v) const {
+    return StringSize(v.text_len) + (v.hash != 0 ? 9 : 0) + (v.partial ? 2 : 0);
+  }
+  uint8_t* PutValue(uint32_t field, const ValueRec& v, uint8_t* p) const {
+    p = PutHeader(field, ValueSize(v), p);
+    p = PutBytes(1, text_pool_.data() + v.text_begin, v.text_len, false, p);
+    if (v.hash != 0) {
+      p = Out::WriteTagToArray(Tag(2, kFixed64), p);
+      p = Out::WriteLittleEndian64ToArray(v.hash, p);
+    }
+    return PutScalar(3, v.partial ? 1 : 0, p);
+  }
+  size_t VarSize(const VarRec& v) const {
+    return StringSize(names_[v.name].size()) + DelimitedSize(ValueSize(v.value));
+  }
+  static size_t SpanSize(const proto::Span& s) {
+    return ScalarSize(s.start_line()) + ScalarSize(s.start_col()) + ScalarSize(s.end_line()) +
+           ScalarSize(s.end_col()) + ScalarSize(s.begin_byte()) + ScalarSize(s.end_byte());
+  }
+  size_t ExceptionSize(const std::pair<std::string, std::string>& ex) const {
+    return StringSize(ex.first.size()) + StringSize(ex.second.size());
+  }
+  size_t EventSize(const EventRec& e) const {
+    size_t n = ScalarSize(e.kind) + ScalarSize(e.code) + ScalarSize(e.line) +
+               ScalarSize(e.depth) + ScalarSize(e.frame) + ScalarSize(e.prev_line);
+    if (e.span != nullptr) n += DelimitedSize(SpanSize(*e.span));
+    for (uint32_t i = e.vars_begin; i < e.vars_end; ++i) n += DelimitedSize(VarSize(vars_[i]));
+    for (uint32_t i = e.dels_begin; i < e.dels_end; ++i) {
+      n += DelimitedSize(names_[dels_[i]].size());
+    }
+    if (e.has_return) n += DelimitedSize(ValueSize(e.return_value));
+    n += (e.is_yield ? 2 : 0) + (e.is_resume ? 2 : 0) + (e.unwinding ? 2 : 0);
+    if (e.exception >= 0) {
+      n += DelimitedSize(ExceptionSize(exceptions_[static_cast<size_t>(e.exception)]));
+    }
+    return n;
+  }
+  uint8_t* PutEvent(const EventRec& e, uint8_t* p) const {
+    p = PutScalar(1, static_cast<uint64_t>(e.kind), p);
+    p = PutScalar(2, e.code, p);
+    p = PutScalar(3, e.line, p);
+    if (e.span != nullptr) {
+      const proto::Span& s = *e.span;
+      p = PutHeader(4, SpanSize(s), p);
+      p = PutScalar(1, s.start_line(), p);
+      p = PutScalar(2, s.start_col(), p);
+      p = PutScalar(3, s.end_line(), p);
+      p = PutScalar(4, s.end_col(), p);
+      p = PutScalar(5, s.begin_byte(), p);
+      p = PutScalar(6, s.end_byte(), p);
+    }
+    p = PutScalar(5, e.depth, p);
+    p = PutScalar(6, e.frame, p);
+    p = PutScalar(7, e.prev_line, p);
+    for (uint32_t i = e.vars_begin; i < e.vars_end; ++i) {
+      const VarRec& v = vars_[i];
+      const std::string& name = names_[v.name];
+      p = PutHeader(8, VarSize(v), p);
+      p = PutBytes(1, name.data(), name.size(), false, p);
+      p = PutValue(2, v.value, p);
+    }
+    for (uint32_t i = e.dels_begin; i < e.dels_end; ++i) {
+      const std::string& name = names_[dels_[i]];
+      p = PutBytes(9, name.data(), name.size(), true, p);
+    }
+    if (e.has_return) p = PutValue(10, e.return_value, p);
+    p = PutScalar(11, e.is_yield ? 1 : 0, p);
+    p = PutScalar(12, e.is_resume ? 1 : 0, p);
+    p = PutScalar(13, e.unwinding ? 1 : 0, p);
+    if (e.exception >= 0) {
+      const auto& ex = exceptions_[static_cast<size_t>(e.exception)];
+      p = PutHeader(14, ExceptionSize(ex), p);
+      p = PutBytes(1, ex.first.data(), ex.first.size(), false, p);
+      p = PutBytes(2, ex.second.data(), ex.second.size(), false, p);
+    }
+    return p;
+  }
+
+  // The whole Trace: header fields 1-3 from trace_, the events (4), then fields 5-10.
+  bool SerializeDirect(std::string* out) {
+    event_sizes_.resize(events_.size());
+    uint64_t event_bytes = 0;
+    for (size_t i = 0; i < events_.size(); ++i) {
+      event_sizes_[i] = EventSize(events_[i]);
+      event_bytes += DelimitedSize(event_sizes_[i]);
+    }
+    trace_->set_event_bytes(event_bytes);
+    // Fields 1-3 and 5-10 are small: serialize them through the message, split in two.
+    proto::Trace head;
+    head.set_source_sha256(trace_->source_sha256());
+    head.set_filename(trace_->filename());
+    *head.mutable_code() = trace_->code();
+    proto::Trace tail(*trace_);
+    tail.clear_source_sha256();
+    tail.clear_filename();
+    tail.clear_code();
+    size_t head_size = head.ByteSizeLong(), tail_size = tail.ByteSizeLong();
+    size_t total = head_size + event_bytes + tail_size;
+    if (total > static_cast<size_t>(std::numeric_limits<int>::max())) return false;
+    out->resize(total);
+    auto* p = reinterpret_cast<uint8_t*>(out->data());
+    p = head.SerializeWithCachedSizesToArray(p);
+    for (size_t i = 0; i < events_.size(); ++i) {
+      p = PutHeader(4, event_sizes_[i], p);
+      p = PutEvent(events_[i], p);
+    }
+    p = tail.SerializeWithCachedSizesToArray(p);
+    return p == reinterpret_cast<uint8_t*>(out->data()) + total;
   }
 
   // Builds the events into `out` (on out's arena, if any).
@@ -874,6 +1021,7 @@ class Recorder {
     // Nothing more will be recorded: uninstall so the rest of the run runs at full speed.
     if (installed_) {
       if (CurrentTraceObject() != marker_) trace_->set_tracer_displaced(true);
+      RemoveFrameFilter();
       PyEval_SetTrace(nullptr, nullptr);
       installed_ = false;
     }
@@ -990,6 +1138,7 @@ class Recorder {
   std::vector<PyObject*> shape_refs_;      // scratch: its leaves, Borrowed
   std::vector<PositionRange> positions_;  // scratch
   std::vector<EventRec> events_;
+  std::vector<size_t> event_sizes_;  // scratch of SerializeDirect
   std::vector<VarRec> vars_;
   std::vector<uint32_t> dels_;
   std::vector<std::pair<std::string, std::string>> exceptions_;  // type, message

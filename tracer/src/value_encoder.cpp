@@ -842,6 +842,10 @@ uint64_t ValueEncoder::VisitSet(PyObject* v, uint32_t depth, std::string* text, 
       break;
     }
     --walk.budget;
+    // Elements come in table order, which depends on addresses. A cyclic sub-result
+    // memoized while walking one element (graph nodes reachable from each other) would make
+    // the next element's hash depend on which came first: each element starts afresh.
+    if (!value_memo_.empty()) value_memo_.clear();
     Element e;
     e.is_number = false;
     uint64_t eh;

@@ -19,6 +19,11 @@ struct TraceOptions {
   uint64_t max_events = 200000;      // events recorded
   uint64_t max_bytes = 64ull << 20;  // serialized size of the recorded events, bytes
 
+  // --- How. Run only the user's frames in CPython's tracing mode (a PEP 523 frame filter,
+  // tracer/src/python_compat.h); the stdlib, the harness and the tests run at full speed.
+  // The trace is the same either way; off = every frame in tracing mode (for comparison).
+  bool frame_filter = true;
+
   // --- What is recorded.
   bool record_lines = true;       // LINE: before each new source line of a user frame
   bool record_calls = true;       // CALL: frame entry, including generator resumption
