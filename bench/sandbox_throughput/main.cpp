@@ -4,10 +4,17 @@
 // /usr/bin/python3.11 process per execution.
 //
 //   sandbox_throughput_bench [--rounds N] [--baseline-rounds N] [--data DIR]
+//   sandbox_throughput_bench --loop floor|humaneval SECONDS [--caller-heap-mb N]
 //
 // Rows: executor with 1 and 2 workers (trace off), executor with native tracing and with
 // the pure-Python settrace baseline tracer (1 worker), fresh-process baseline with 1 and
-// 2 workers. Ratios compare equal worker counts.
+// 2 workers. Ratios compare equal worker counts. Then where the time of one execution
+// goes (ChildPhases and page faults, means).
+//
+// --loop runs only the executor (1 worker) on the empty program or on HumanEval for
+// SECONDS, for profiling (`perf record -a` alongside) and A/B runs; --caller-heap-mb
+// makes the calling process hold (and touch) N MB before it starts the pool, as a
+// trainer holding its model would.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
@@ -71,6 +78,7 @@ std::vector<Problem> LoadHumanEval(const std::string& data_dir) {
 }
 
 struct Row {
+  Row(std::string name_, int workers_) : name(std::move(name_)), workers(workers_) {}
   std::string name;
   int workers = 1;
   int executions = 0;
@@ -78,8 +86,19 @@ struct Row {
   double seconds = 0;
   double child_seconds = 0;  // sum of the children's wall time (fork to reap)
   double child_cpu = 0;
+  double minor_faults = 0;            // summed over executions
+  egca::sandbox::ChildPhases phases;  // summed over executions
   double per_second() const { return executions / seconds; }
 };
+
+void AddPhases(const egca::sandbox::ChildPhases& p, egca::sandbox::ChildPhases* sum) {
+  sum->prepare += p.prepare;
+  sum->fork += p.fork;
+  sum->isolate += p.isolate;
+  sum->main += p.main;
+  sum->exit += p.exit;
+  sum->collect += p.collect;
+}
 
 Row RunExecutor(const std::string& name, ExecutorPool* pool, const std::vector<Problem>& problems,
                 TraceMode mode, int rounds) {
@@ -101,6 +120,8 @@ Row RunExecutor(const std::string& name, ExecutorPool* pool, const std::vector<P
       if (result.ok() && !result->tests.empty()) {
         row.child_seconds += result->tests[0].verdict.wall_seconds;
         row.child_cpu += result->tests[0].verdict.cpu_seconds;
+        row.minor_faults += static_cast<double>(result->tests[0].verdict.minor_faults);
+        AddPhases(result->tests[0].verdict.phases, &row.phases);
       }
     }
   }
@@ -166,6 +187,18 @@ double ProcessTreeCpuSeconds() {
          seconds(children.ru_stime);
 }
 
+// Mean per execution of each phase of a sandboxed run (wall ms), the child's CPU and its
+// page faults: where the floor goes.
+void PrintPhases(const Row& row) {
+  const double n = row.executions > 0 ? row.executions : 1;
+  const auto& p = row.phases;
+  fmt::print(
+      "  {}: prepare {:.3f} | fork {:.3f} | isolate {:.3f} | main {:.3f} | exit+reap {:.3f} | "
+      "collect {:.3f} ms wall; child CPU {:.3f} ms; {:.0f} page faults\n",
+      row.name, 1000 * p.prepare / n, 1000 * p.fork / n, 1000 * p.isolate / n, 1000 * p.main / n,
+      1000 * p.exit / n, 1000 * p.collect / n, 1000 * row.child_cpu / n, row.minor_faults / n);
+}
+
 void PrintHeader() {
   fmt::print("| {:<40} | {:>7} | {:>10} | {:>6} | {:>8} | {:>9} | {:>15} | {:>7} |\n", "mode",
              "workers", "executions", "passed", "seconds", "exec/s", "child wall/cpu", "ratio");
@@ -191,6 +224,9 @@ int main(int argc, char** argv) {
   int rounds = 5;
   int baseline_rounds = 1;
   bool only_executor = false;
+  std::string loop_program;  // --loop floor|humaneval SECONDS
+  double loop_seconds = 0;
+  int caller_heap_mb = 0;
   std::string data_dir = EGCA_DATA_DIR;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--executor-only") == 0) only_executor = true;
@@ -202,8 +238,43 @@ int main(int argc, char** argv) {
       baseline_rounds = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--data") == 0)
       data_dir = argv[i + 1];
+    else if (std::strcmp(argv[i], "--loop") == 0 && i + 2 < argc)
+      loop_program = argv[i + 1], loop_seconds = std::atof(argv[i + 2]), ++i;
+    else if (std::strcmp(argv[i], "--caller-heap-mb") == 0)
+      caller_heap_mb = std::atoi(argv[i + 1]);
   }
   std::vector<Problem> problems = LoadHumanEval(data_dir);
+  if (!loop_program.empty()) {
+    // A caller holding a large heap (a trainer with its model) when it starts the pool:
+    // every server is a fork of it, so every child's fork copies (and its exit tears
+    // down) the page tables of that heap too.
+    std::vector<char> caller_heap(static_cast<size_t>(caller_heap_mb) << 20, 1);
+    const double cpu_before = ProcessTreeCpuSeconds();
+    auto pool = ExecutorPool::Create({}, 1);
+    if (!pool.ok()) return 2;
+    std::vector<Problem> empty(problems.size(),
+                               Problem{"empty", "pass\n", "def check(c):\n    pass\n", "print"});
+    const bool real = loop_program == "humaneval";
+    auto end = Clock::now() + std::chrono::duration<double>(loop_seconds);
+    Row total(real ? "humaneval" : "floor", 1);
+    while (Clock::now() < end) {
+      Row r = RunExecutor(total.name, pool->get(), real ? problems : empty, TraceMode::kNone, 1);
+      total.executions += r.executions;
+      total.seconds += r.seconds;
+      total.child_seconds += r.child_seconds;
+      total.child_cpu += r.child_cpu;
+      total.passed += r.passed;
+      total.minor_faults += r.minor_faults;
+      AddPhases(r.phases, &total.phases);
+    }
+    pool->reset();  // reaps the server: its CPU (and its children's) is counted below
+    PrintHeader();
+    PrintRow(total, 0);
+    PrintPhases(total);
+    fmt::print("  process tree CPU per execution (caller, server, children): {:.3f} ms\n",
+               1000 * (ProcessTreeCpuSeconds() - cpu_before) / total.executions);
+    return 0;
+  }
 
   // Load-independent comparison, measured first (no other fork server alive, no thread
   // started yet): CPU time of the whole process tree per execution. The executor's
@@ -253,6 +324,8 @@ int main(int argc, char** argv) {
     PrintRow(exec1, 0);
     PrintRow(unfiltered, 0);
     PrintRow(exec2, 0);
+    PrintPhases(floor);
+    PrintPhases(exec1);
     return 0;
   }
   Row native = RunExecutor("egca executor + native trace", pool1->get(), problems,
@@ -275,6 +348,9 @@ int main(int argc, char** argv) {
   PrintRow(settrace, base1.per_second());
   PrintRow(base1, 0);
   PrintRow(base2, 0);
+  fmt::print("\nPhases per execution (means; wall unless marked cpu):\n");
+  PrintPhases(floor);
+  PrintPhases(exec1);
   fmt::print(
       "\nCPU per execution (process tree, 1 worker): executor {:.2f} ms, fresh python3.11 "
       "{:.2f} ms, ratio {:.1f}x\n",

@@ -153,6 +153,13 @@ std::string BuildSeccompFilterImpl(ViolationAction action, std::vector<sock_filt
   } guard{ctx};
   // A foreign ABI (int 0x80 / x32) would bypass the native rules: kill outright.
   seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+  // Binary search over system call numbers instead of a linear chain of comparisons. The
+  // kernel emulates a new filter once for every system call number when it is attached
+  // (the seccomp action cache, with interrupts off): over the linear chain that was the
+  // largest part of installing the filter in each child; it also shortens the filter's
+  // path for every call the program makes. Same rules, same verdicts.
+  // libseccomp < 2.5 refuses the attribute and keeps the (correct, slower) linear layout.
+  seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 
   // "trap" is the violation action: SECCOMP_RET_USER_NOTIF (the server is told which call
   // and kills the child) or SECCOMP_RET_TRAP (SIGSYS to the child's reporter).

@@ -22,6 +22,11 @@ struct ViolationRecord {
   int32_t syscall_nr;
   uint32_t setup_failed;  // nonzero: `setup_error` says which isolation step failed
   char setup_error[256];
+  // Phase timestamps the child's sandbox code writes (ChildPhases; diagnostics only: the
+  // program can overwrite them). CLOCK_MONOTONIC nanoseconds; 0 = not reached.
+  int64_t started_ns;    // first instruction after fork
+  int64_t isolated_ns;   // isolation done, child_main about to start
+  int64_t main_done_ns;  // child_main returned
 };
 constexpr uint32_t kViolationMagic = 0x53595331;
 

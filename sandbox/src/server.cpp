@@ -64,6 +64,13 @@ struct ChildSetup {
   int fds[5];  // stdin (memfd), stdout, stderr, result, notify socket (or -1): become 0-4
 };
 
+// CLOCK_MONOTONIC through the vDSO: no system call, so nothing the filter sees.
+int64_t MonotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 [[noreturn]] void ChildFail(ViolationRecord* record, const std::string& what) {
   record->setup_failed = 1;
   std::snprintf(record->setup_error, sizeof(record->setup_error), "%s (errno %d: %s)", what.c_str(),
@@ -73,6 +80,7 @@ struct ChildSetup {
 
 [[noreturn]] void ChildMainOuter(const ChildSetup& setup) {
   ServerState& state = *setup.state;
+  state.record->started_ns = MonotonicNs();
   // Die with the server; the server is single-threaded, so "parent thread" is the server.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != state.self) _exit(kIsolationFailedExit);
@@ -112,6 +120,7 @@ struct ChildSetup {
   plan.violation = state.record;
   std::string error = IsolateChild(plan);
   if (!error.empty()) ChildFail(state.record, error);
+  state.record->isolated_ns = MonotonicNs();
 
   int rc = 70;
   try {
@@ -121,6 +130,7 @@ struct ChildSetup {
   } catch (...) {
     rc = 70;  // EX_SOFTWARE: child_main must not throw
   }
+  state.record->main_done_ns = MonotonicNs();
   std::fflush(stdout);
   std::fflush(stderr);
   _exit(rc & 0xff);
@@ -250,9 +260,28 @@ std::string PrepareWorkDir(const ServerState& state) {
   return {};
 }
 
+// Server-side clock readings (seconds) and the child's own (the shared record, ns) into
+// phases. The child's values are clamped into [fork, reap]: the program can overwrite them.
+void FillPhases(const ViolationRecord& record, double prepare_start, double fork_start,
+                double forked, double reaped, double collected, ChildPhases* phases) {
+  auto child_time = [&](int64_t ns) {
+    return ns <= 0 ? 0.0 : std::clamp(static_cast<double>(ns) * 1e-9, fork_start, reaped);
+  };
+  double started = child_time(record.started_ns);
+  double isolated = child_time(record.isolated_ns);
+  double main_done = child_time(record.main_done_ns);
+  phases->prepare = fork_start - prepare_start;
+  phases->fork = forked - fork_start;
+  if (started > 0 && isolated >= started) phases->isolate = isolated - started;
+  if (isolated > 0 && main_done >= isolated) phases->main = main_done - isolated;
+  if (main_done > 0) phases->exit = reaped - main_done;
+  phases->collect = collected - reaped;
+}
+
 // One request: fresh (empty) private dir, fork, isolate, supervise, reap, classify.
 std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome* outcome) {
   const Limits& limits = request.limits;
+  const double prepare_start = MonotonicSeconds();
   if (std::string error = PrepareWorkDir(state); !error.empty()) return error;
   // stdin is a memfd holding the whole input: finite, seekable, and nothing to pump.
   UniqueFd stdin_fd(memfd_create("egca-stdin", MFD_CLOEXEC));
@@ -291,6 +320,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
   pid_t pid = fork();
   if (pid < 0) return fmt::format("fork: {}", std::strerror(errno));
   if (pid == 0) ChildMainOuter(setup);
+  const double forked = MonotonicSeconds();
   setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
   outcome->pid = pid;
   stdin_fd.Reset();
@@ -403,6 +433,9 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
   EmptyDirectoryAt(state.work_dir);
 
   outcome->wall_seconds = end - start;
+  outcome->minor_faults = static_cast<uint64_t>(usage.ru_minflt);
+  FillPhases(*state.record, prepare_start, start, forked, end, MonotonicSeconds(),
+             &outcome->phases);
   outcome->cpu_seconds =
       static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;

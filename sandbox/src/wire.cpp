@@ -154,6 +154,8 @@ std::string EncodeOutcome(const ChildOutcome& o, const std::string& error) {
   e.Put(o.wall_seconds);
   e.Put(o.cpu_seconds);
   e.Put(o.max_rss_bytes);
+  e.Put(o.minor_faults);
+  e.Put(o.phases);
   e.Put<int32_t>(o.pid);
   return e.Finish(kOutcomeMagic);
 }
@@ -168,7 +170,7 @@ bool ReceiveOutcome(int fd, ChildOutcome* o, std::string* error) {
             d.Get(&o->signal) && d.GetString(&o->violation) && d.GetString(&o->stdout_data) &&
             d.GetString(&o->stderr_data) && d.GetString(&o->result) && d.Get(&truncated) &&
             d.Get(&o->wall_seconds) && d.Get(&o->cpu_seconds) && d.Get(&o->max_rss_bytes) &&
-            d.Get(&pid) && d.done();
+            d.Get(&o->minor_faults) && d.Get(&o->phases) && d.Get(&pid) && d.done();
   o->termination = static_cast<Termination>(termination);
   o->result_truncated = truncated;
   o->pid = pid;

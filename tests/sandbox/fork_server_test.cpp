@@ -154,6 +154,33 @@ int TestChild(std::string_view payload, int result_fd) {
     execv("/bin/true", argv);
     return 9;
   }
+  if (cmd == "syscall") {
+    // arg: a system call number, called with arguments that make it fail harmlessly
+    // (null pointers, fd -1, pid 1 with signal 0) should the filter ever let it through.
+    long nr = std::strtol(arg.c_str(), nullptr, 10);
+    long rc = ::syscall(nr, 0, 0, 0, 0, 0, 0);
+    WriteAllFd(result_fd, fmt::format("returned {} errno={}", rc, errno));
+    return 0;
+  }
+  if (cmd == "signal_self") {
+    // Signals to itself stay allowed: the filter's own-pid rules (patched per child).
+    static volatile sig_atomic_t got = 0;
+    signal(SIGUSR1, [](int) { got = 1; });
+    int a = kill(getpid(), 0);
+    int b = static_cast<int>(::syscall(SYS_tgkill, getpid(), ::syscall(SYS_gettid), 0));
+    int c = raise(SIGUSR1);
+    WriteAllFd(result_fd, fmt::format("{} {} {} {}", a, b, c, static_cast<int>(got)));
+    return 0;
+  }
+  if (cmd == "touch_then_sleep") {
+    // arg: bytes to allocate and touch (page faults), then 30 ms of wall time.
+    size_t bytes = std::strtoull(arg.c_str(), nullptr, 10);
+    auto* p = static_cast<char*>(std::malloc(bytes));
+    if (p == nullptr) return 2;
+    std::memset(p, 1, bytes);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    return p[bytes - 1] == 1 ? 0 : 3;
+  }
   if (cmd == "setsid") {
     setsid();
     return 0;
@@ -523,6 +550,105 @@ TEST_F(SandboxForkServerTest, KillingTheParentOrTheGroupIsAViolationAndServerSur
   EXPECT_EQ(group.termination, Termination::kViolation);
   EXPECT_EQ(server_->server_pid(), server_pid);
   EXPECT_EQ(MustRun(Req("hello")).result, "result bytes");
+}
+
+TEST_F(SandboxForkServerTest, EveryForbiddenCallIsAViolationNamingIt) {
+  // The whole policy, one call each (the compiled filter is a binary search over call
+  // numbers: a misplaced range would let a call through or name the wrong one). Calls
+  // whose harmless arguments are hard to guarantee (sethostname, acct, vhangup, ...) are
+  // left to the review of the rule list.
+  const std::vector<std::pair<const char*, long>> calls = {
+      {"ptrace", SYS_ptrace},
+      {"process_vm_readv", SYS_process_vm_readv},
+      {"process_vm_writev", SYS_process_vm_writev},
+      {"kcmp", SYS_kcmp},
+      {"pidfd_open", SYS_pidfd_open},
+      {"pidfd_getfd", SYS_pidfd_getfd},
+      {"pidfd_send_signal", SYS_pidfd_send_signal},
+      {"setpgid", SYS_setpgid},
+      {"mount", SYS_mount},
+      {"umount2", SYS_umount2},
+      {"pivot_root", SYS_pivot_root},
+      {"chroot", SYS_chroot},
+      {"unshare", SYS_unshare},
+      {"setns", SYS_setns},
+      {"reboot", SYS_reboot},
+      {"init_module", SYS_init_module},
+      {"delete_module", SYS_delete_module},
+      {"swapon", SYS_swapon},
+      {"swapoff", SYS_swapoff},
+      {"clock_settime", SYS_clock_settime},
+      {"clock_adjtime", SYS_clock_adjtime},
+      {"adjtimex", SYS_adjtimex},
+      {"bpf", SYS_bpf},
+      {"perf_event_open", SYS_perf_event_open},
+      {"keyctl", SYS_keyctl},
+      {"add_key", SYS_add_key},
+      {"request_key", SYS_request_key},
+      {"userfaultfd", SYS_userfaultfd},
+      {"io_uring_setup", SYS_io_uring_setup},
+      {"io_uring_enter", SYS_io_uring_enter},
+      {"io_uring_register", SYS_io_uring_register},
+      {"quotactl", SYS_quotactl},
+      {"syslog", SYS_syslog},
+      {"iopl", SYS_iopl},
+      {"ioperm", SYS_ioperm},
+      {"name_to_handle_at", SYS_name_to_handle_at},
+      {"open_by_handle_at", SYS_open_by_handle_at},
+      {"fanotify_init", SYS_fanotify_init},
+      {"open_tree", SYS_open_tree},
+      {"move_mount", SYS_move_mount},
+      {"fsopen", SYS_fsopen},
+      {"fspick", SYS_fspick},
+      {"process_madvise", SYS_process_madvise},
+      {"seccomp", SYS_seccomp},
+      {"connect", SYS_connect},
+      {"bind", SYS_bind},
+      {"listen", SYS_listen},
+      {"tkill", SYS_tkill},
+      {"execveat", SYS_execveat},
+  };
+  for (const auto& [name, nr] : calls) {
+    ChildOutcome o = MustRun(Req(fmt::format("syscall:{}", nr)));
+    EXPECT_EQ(o.termination, Termination::kViolation) << name << ": " << o.result;
+    EXPECT_EQ(o.violation, name);
+  }
+  // kill/tgkill/prlimit64 on pid 1 (signal 0 / no change, harmless if let through).
+  ChildOutcome o = MustRun(Req(fmt::format("syscall:{}", SYS_kill)));
+  EXPECT_EQ(o.termination, Termination::kViolation);  // kill(0, 0): the whole group
+  EXPECT_EQ(o.violation, "kill");
+}
+
+TEST_F(SandboxForkServerTest, SignalsToItselfStayAllowed) {
+  ChildOutcome o = MustRun(Req("signal_self"));
+  EXPECT_EQ(o.termination, Termination::kExited) << o.violation;
+  EXPECT_EQ(o.result, "0 0 0 1");
+}
+
+TEST_F(SandboxForkServerTest, PhasesAndPageFaultsAreReported) {
+  constexpr size_t kBytes = 8u << 20;
+  ChildOutcome o = MustRun(Req(fmt::format("touch_then_sleep:{}", kBytes)));
+  ASSERT_EQ(o.termination, Termination::kExited);
+  const ChildPhases& p = o.phases;
+  EXPECT_GE(o.minor_faults, kBytes / 4096 / 2);  // at least half the pages (THP aside)
+  EXPECT_GT(p.fork, 0);
+  EXPECT_GT(p.isolate, 0);
+  EXPECT_GE(p.main, 0.030);  // the child slept 30 ms inside child_main
+  EXPECT_GE(p.exit, 0);
+  EXPECT_GE(p.prepare, 0);
+  EXPECT_GE(p.collect, 0);
+  // fork + isolate + main + exit happen between fork() and the reap: the wall time.
+  EXPECT_LE(p.fork + p.isolate + p.main + p.exit, o.wall_seconds + 1e-6);
+  EXPECT_GE(p.fork + p.isolate + p.main + p.exit, 0.5 * o.wall_seconds);
+
+  // Killed inside child_main: no main/exit phase.
+  Limits l = FastLimits();
+  l.wall_seconds = 0.2;
+  ChildOutcome killed = MustRun(Req("sleep", l));
+  EXPECT_EQ(killed.termination, Termination::kWallTimeout);
+  EXPECT_GT(killed.phases.isolate, 0);
+  EXPECT_EQ(killed.phases.main, 0);
+  EXPECT_EQ(killed.phases.exit, 0);
 }
 
 TEST_F(SandboxForkServerTest, SegfaultIsASignal) {

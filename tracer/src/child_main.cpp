@@ -190,6 +190,78 @@ proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request) {
   return result;
 }
 
+Status ExerciseChildPath(int rounds) {
+  struct Sample {
+    proto::TestKindProto kind;
+    const char* source;
+    const char* function;
+    const char* args_json;
+    const char* expected_json;
+    const char* stdin_data;
+    const char* test_code;
+    const char* entry_point;
+  };
+  // Trusted programs covering every test kind and the verdict paths a child takes
+  // (pass, wrong answer, exception with a position, syntax error). They import nothing
+  // but sys, so the children's sys.modules is what it would be without them.
+  static const Sample kSamples[] = {
+      {proto::TEST_KIND_CALL, "def add(a, b):\n    return a + b\n", "add", "[1, 2]", "3", "", "",
+       ""},
+      {proto::TEST_KIND_CALL, "def add(a, b):\n    return [a, b]\n", "add", "[1, 2]", "[3]", "", "",
+       ""},
+      {proto::TEST_KIND_ASSERT,
+       "def total(xs: list) -> int:\n"
+       "    \"\"\"Sum.\"\"\"\n    return sum(x for x in xs)\n",
+       "", "", "", "",
+       "METADATA = {}\n\n\ndef check(candidate):\n    assert candidate([1, 2]) == 3\n"
+       "    assert abs(candidate([0.5]) - 0.5) < 1e-6\n",
+       "total"},
+      {proto::TEST_KIND_ASSERT, "def f(x):\n    return x[0] // x[1]\n", "", "", "", "",
+       "assert f([1, 0]) == 1\n", ""},
+      {proto::TEST_KIND_STDIO,
+       "import sys\nn = int(input())\nprint(n * 2)\nsys.stdout.write('x\\n')\n", "", "", "", "21\n",
+       "", ""},
+      {proto::TEST_KIND_CALL, "def add(a, b:\n    return a\n", "add", "[1, 2]", "3", "", "", ""},
+  };
+  for (int round = 0; round < rounds; ++round) {
+    for (const Sample& sample : kSamples) {
+      proto::ExecRequest request;
+      request.set_kind(sample.kind);
+      request.set_source(sample.source);
+      request.set_function(sample.function);
+      request.set_args_json(sample.args_json);
+      request.set_expected_json(sample.expected_json);
+      request.set_has_expected(sample.kind != proto::TEST_KIND_ASSERT);
+      request.set_stdin_data(sample.stdin_data);
+      request.set_expected_stdout("42\nx\n");
+      request.set_test_code(sample.test_code);
+      request.set_entry_point(sample.entry_point);
+      request.set_float_rel_tolerance(1e-5);
+      request.set_float_abs_tolerance(1e-8);
+      request.set_max_report_bytes(2048);
+      request.set_output_limit_bytes(1 << 20);
+      request.set_record_key(1);
+      std::string payload;
+      proto::ExecRequest parsed;
+      if (!request.SerializeToString(&payload) ||
+          !parsed.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+        return Internal("executor warm-up: request round trip failed");
+      }
+      proto::ExecResult result = RunRequestInProcess(parsed);
+      if (result.outcome() == proto::EXEC_OUTCOME_UNSPECIFIED ||
+          result.outcome() == proto::EXEC_TEST_ERROR) {
+        return Internal("executor warm-up: sample test failed: " + result.detail() +
+                        result.message());
+      }
+      std::string bytes;
+      if (!result.SerializeToString(&bytes)) return Internal("executor warm-up: serialize failed");
+    }
+  }
+  FlushStream("stderr");
+  FlushStream("stdout");
+  return Status::Ok();
+}
+
 int ExecutorChildMain(std::string_view payload, int result_fd) {
   PyOS_AfterFork_Child();
   proto::ExecRequest request;

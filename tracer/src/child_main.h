@@ -5,6 +5,7 @@
 
 #include <string_view>
 
+#include "egca/core/status.h"
 #include "egca/tracer/exec.pb.h"
 
 namespace egca::tracer {
@@ -13,6 +14,13 @@ namespace egca::tracer {
 // Requires InitializeInterpreter() and the GIL. The candidate runs in this process: use
 // only with trusted programs outside the sandbox.
 proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request);
+
+// Runs trusted sample tests of every kind `rounds` times through the child's whole path
+// (request decoding, harness, record encoding) in this process. Called in the fork server
+// before gc.freeze(): children then inherit resolved symbols, quickened harness bytecode
+// and filled type/method caches instead of each redoing that work and copy-on-writing
+// the pages it touches. Errors: a sample did not produce a record.
+Status ExerciseChildPath(int rounds);
 
 // sandbox::ChildMain for the executor's fork server: re-initializes the interpreter's
 // per-process state after fork, parses `payload` (a serialized ExecRequest, see

@@ -516,10 +516,8 @@ def _reset_process_state():
 
 def warm_up():
     """Runs once in the server before it forks children: fixes the environment they
-    inherit, looks up the codecs the stdin/stdout wrappers use (else every child imports
-    encodings.utf_8), and moves every object that exists now into the GC's permanent
-    generation, so that a child's collections neither walk nor copy-on-write the warm
-    heap."""
+    inherit and looks up the codecs the stdin/stdout wrappers use (else every child imports
+    encodings.utf_8)."""
     import codecs
     for key in ("HOME", "TMPDIR"):
         if key in _os.environ:
@@ -527,6 +525,12 @@ def warm_up():
     _os.environ.clear()
     _os.environ.update(FIXED_ENVIRON)
     codecs.lookup("utf-8")
+
+
+def freeze():
+    """Last step in the server before it forks children: moves every object that exists now
+    into the GC's permanent generation, so that a child's collections neither walk nor
+    copy-on-write the warm heap."""
     _gc.collect()
     _gc.freeze()
 

@@ -106,10 +106,13 @@ Status InitializeInterpreter(const InterpreterOptions& options) {
   return Status::Ok();
 }
 
-Status WarmUpForForking() {
+Status WarmUpForForking(const std::function<Status()>& exercise) {
   if (g_harness == nullptr) return FailedPrecondition("embedded Python: harness not loaded");
   PyRef result = PyRef::Steal(PyObject_CallMethod(g_harness, "warm_up", nullptr));
   if (!result) return Internal("embedded Python: harness.warm_up: " + FetchPythonError());
+  if (exercise) EGCA_RETURN_IF_ERROR(exercise());
+  result = PyRef::Steal(PyObject_CallMethod(g_harness, "freeze", nullptr));
+  if (!result) return Internal("embedded Python: harness.freeze: " + FetchPythonError());
   return Status::Ok();
 }
 

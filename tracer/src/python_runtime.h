@@ -4,6 +4,7 @@
 
 #include <Python.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,10 +65,13 @@ struct InterpreterOptions {
 // Errors name the module that failed to import, with the Python exception.
 Status InitializeInterpreter(const InterpreterOptions& options);
 
-// Prepares this process for forking test children (fixed os.environ, codec lookup,
-// gc.freeze()). Call in the fork server after InitializeInterpreter, not in processes
-// that run the harness in-process.
-Status WarmUpForForking();
+// Prepares this process for forking test children: fixed os.environ and codec lookup,
+// then `exercise` (if given; the executor runs trusted sample tests through the whole
+// child path here so that children inherit resolved symbols, quickened bytecode and
+// filled caches instead of redoing that work, and its copy-on-write faults, in every
+// run), then gc.collect() + gc.freeze(). Call in the fork server after
+// InitializeInterpreter, not in processes that run the harness in-process.
+Status WarmUpForForking(const std::function<Status()>& exercise = {});
 
 // harness.run_test (borrowed; valid after InitializeInterpreter succeeded).
 PyObject* HarnessRunTest();

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "egca/core/status.h"
+#include "egca/sandbox/verdict.h"  // ChildPhases
 
 namespace egca::sandbox {
 
@@ -76,6 +77,9 @@ struct ChildOutcome {
   double wall_seconds = 0;
   double cpu_seconds = 0;       // user + system of the child's process group
   uint64_t max_rss_bytes = 0;
+  uint64_t minor_faults = 0;    // page faults served without I/O (copy-on-write of the
+                                // warm heap, first touches); from wait4's rusage
+  ChildPhases phases;
   int pid = 0;                  // the child's pid as the caller sees it (diagnostics, tests)
 };
 

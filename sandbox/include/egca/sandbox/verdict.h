@@ -25,6 +25,20 @@ const char* VerdictName(VerdictKind kind);
 // Parses a stable name; returns false if unknown.
 bool ParseVerdictName(const std::string& name, VerdictKind* out);
 
+// Where one sandboxed run's wall time went (seconds, CLOCK_MONOTONIC). The server times
+// its own steps; the boundaries inside the child are stamped by the sandbox's code around
+// child_main into a page the program could overwrite, so they are clamped to the run and
+// serve as diagnostics only, never for limits or verdicts. A phase that did not happen
+// (the child was killed inside child_main: no main, no exit) is 0.
+struct ChildPhases {
+  double prepare = 0;  // server: private dir check, stdin memfd, pipes, until fork()
+  double fork = 0;     // server: the fork() call itself (copying the page tables)
+  double isolate = 0;  // child: descriptors, rlimits, uid, Landlock, seccomp
+  double main = 0;     // child: child_main (for the executor: the Python harness)
+  double exit = 0;     // child_main returned -> reaped (address-space teardown, wake-up)
+  double collect = 0;  // server: after the reap (drain, sweep, empty the private dir)
+};
+
 struct Verdict {
   VerdictKind kind = VerdictKind::kOk;
   bool passed() const { return kind == VerdictKind::kOk; }
@@ -45,6 +59,8 @@ struct Verdict {
   double wall_seconds = 0;
   double cpu_seconds = 0;
   uint64_t max_rss_bytes = 0;
+  uint64_t minor_faults = 0;  // the child's page faults (copy-on-write of the warm heap)
+  ChildPhases phases;         // where the run's time went (diagnostics)
 };
 
 }  // namespace egca::sandbox
