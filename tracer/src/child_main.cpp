@@ -184,7 +184,10 @@ proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request) {
   } else {
     FillResult(record.get(), &result);
   }
-  if (native) {
+  // A passing run's trace is not wanted when trace_failures_only: leave it in the
+  // recorder (the child exits) instead of copying and serializing it.
+  const bool drop_trace = request.trace_failures_only() && result.outcome() == proto::EXEC_OK;
+  if (native && !drop_trace) {
     TakeTrace(result.mutable_trace());
   }
   return result;

@@ -76,6 +76,7 @@ proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
   r.set_trace_mode(ModeToProto(options.trace_mode));
   if (options.trace_mode == TraceMode::kNative) {
     TraceOptionsToProto(options.trace, r.mutable_trace_options());
+    r.set_trace_failures_only(options.trace_failures_only);
   }
   r.set_float_rel_tolerance(options.float_rel_tolerance);
   r.set_float_abs_tolerance(options.float_abs_tolerance);

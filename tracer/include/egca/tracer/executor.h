@@ -60,6 +60,10 @@ struct RunOptions {
   bool apps_import_header = false;
   TraceMode trace_mode = TraceMode::kNone;
   TraceOptions trace;  // used when trace_mode == kNative
+  // kNative: return TestResult::trace only for a test that did not pass; a passing run's
+  // trace is dropped in the child (never serialized or shipped). For grading with tracing
+  // on, where only a failing test's trace is wanted.
+  bool trace_failures_only = false;
   // Float comparison of returned values and stdout tokens (numpy.allclose convention, as
   // APPS uses): |a - b| <= abs_tolerance + rel_tolerance * |b|.
   double float_rel_tolerance = 1e-5;
