@@ -152,5 +152,25 @@ TEST(SourceDigest, KnownVectors) {
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
+TEST(SourceDigest, CpuExtensionsMatchPortableCode) {
+  // Every length around the block and padding boundaries, and a few long inputs.
+  std::string data;
+  uint32_t x = 12345;
+  for (int i = 0; i < 5000; ++i) {
+    x = x * 1103515245u + 12345u;
+    data.push_back(static_cast<char>(x >> 16));
+  }
+  for (size_t n : {0, 1, 55, 56, 63, 64, 65, 119, 120, 127, 128, 129, 1000, 4096, 5000}) {
+    std::string_view v(data.data(), n);
+    EXPECT_EQ(hook::Sha256Hex(v), hook::Sha256HexPortable(v)) << n;
+  }
+  EXPECT_EQ(hook::Sha256HexPortable("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // FIPS 180-4: one million 'a'.
+  EXPECT_EQ(hook::Sha256Hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  if (!hook::Sha256UsesCpuExtensions()) GTEST_SKIP() << "no SHA extensions: one path tested";
+}
+
 }  // namespace
 }  // namespace egca::tracer

@@ -3,6 +3,12 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define EGCA_SHA_NI 1
+#endif
+
 namespace egca::tracer::hook {
 namespace {
 
@@ -53,15 +59,78 @@ void Compress(uint32_t state[8], const unsigned char block[64]) {
   state[4] += e; state[5] += f; state[6] += g; state[7] += h;
 }
 
-}  // namespace
+void CompressBlocks(uint32_t state[8], const unsigned char* data, size_t blocks) {
+  for (size_t i = 0; i < blocks; ++i) Compress(state, data + 64 * i);
+}
 
-std::string Sha256Hex(std::string_view data) {
+#ifdef EGCA_SHA_NI
+// The same compression with the x86 SHA extensions (about 10x faster: the digest is taken
+// on every traced run, and a 1 KiB source cost ~6 us with the portable rounds). The state
+// lives in two registers as ABEF / CDGH; each sha256rnds2 does two rounds; the message
+// schedule for words 16..63 is sha256msg1 (W[t-16] + s0(W[t-15])), plus W[t-7], then
+// sha256msg2 (+ s1(W[t-2])).
+__attribute__((target("sha,sse4.1,ssse3"))) void CompressBlocksShaNi(uint32_t state[8],
+                                                                    const unsigned char* data,
+                                                                    size_t blocks) {
+  const __m128i kByteSwap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+  __m128i tmp = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[0]));     // ABCD
+  __m128i state1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[4]));  // EFGH
+  tmp = _mm_shuffle_epi32(tmp, 0xB1);                                              // CDAB
+  state1 = _mm_shuffle_epi32(state1, 0x1B);                                        // HGFE
+  __m128i state0 = _mm_alignr_epi8(tmp, state1, 8);                                // ABEF
+  state1 = _mm_blend_epi16(state1, tmp, 0xF0);                                     // CDGH
+  for (size_t b = 0; b < blocks; ++b, data += 64) {
+    const __m128i abef = state0, cdgh = state1;
+    __m128i w[16];
+    for (int g = 0; g < 16; ++g) {
+      if (g < 4) {
+        w[g] = _mm_shuffle_epi8(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + 16 * g)), kByteSwap);
+      } else {
+        __m128i t = _mm_sha256msg1_epu32(w[g - 4], w[g - 3]);
+        t = _mm_add_epi32(t, _mm_alignr_epi8(w[g - 1], w[g - 2], 4));
+        w[g] = _mm_sha256msg2_epu32(t, w[g - 1]);
+      }
+      __m128i m = _mm_add_epi32(
+          w[g], _mm_loadu_si128(reinterpret_cast<const __m128i*>(&kRound[4 * g])));
+      state1 = _mm_sha256rnds2_epu32(state1, state0, m);
+      m = _mm_shuffle_epi32(m, 0x0E);
+      state0 = _mm_sha256rnds2_epu32(state0, state1, m);
+    }
+    state0 = _mm_add_epi32(state0, abef);
+    state1 = _mm_add_epi32(state1, cdgh);
+  }
+  tmp = _mm_shuffle_epi32(state0, 0x1B);        // FEBA
+  state1 = _mm_shuffle_epi32(state1, 0xB1);     // DCHG
+  state0 = _mm_blend_epi16(tmp, state1, 0xF0);  // DCBA
+  state1 = _mm_alignr_epi8(state1, tmp, 8);     // HGFE
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[0]), state0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[4]), state1);
+}
+
+bool HaveShaNi() {
+  static const bool have = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    bool sse = (c & bit_SSE4_1) && (c & bit_SSSE3);
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    return sse && (b & (1u << 29)) != 0;  // CPUID.(EAX=7,ECX=0):EBX.SHA[bit 29]
+  }();
+  return have;
+}
+#endif
+
+std::string Digest(std::string_view data, bool allow_sha_ni) {
+  auto compress = &CompressBlocks;
+#ifdef EGCA_SHA_NI
+  if (allow_sha_ni && HaveShaNi()) compress = &CompressBlocksShaNi;
+#else
+  (void)allow_sha_ni;
+#endif
   uint32_t state[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                        0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   size_t full = data.size() / 64;
-  for (size_t i = 0; i < full; ++i) {
-    Compress(state, reinterpret_cast<const unsigned char*>(data.data()) + 64 * i);
-  }
+  compress(state, reinterpret_cast<const unsigned char*>(data.data()), full);
   unsigned char tail[128] = {};
   size_t rest = data.size() - 64 * full;
   std::memcpy(tail, data.data() + 64 * full, rest);
@@ -69,7 +138,7 @@ std::string Sha256Hex(std::string_view data) {
   size_t tail_len = rest + 1 + 8 <= 64 ? 64 : 128;
   uint64_t bits = static_cast<uint64_t>(data.size()) * 8;
   for (int i = 0; i < 8; ++i) tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
-  for (size_t off = 0; off < tail_len; off += 64) Compress(state, tail + off);
+  compress(state, tail, tail_len / 64);
   static const char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(64);
@@ -77,6 +146,20 @@ std::string Sha256Hex(std::string_view data) {
     for (int shift = 28; shift >= 0; shift -= 4) out.push_back(kHex[(word >> shift) & 15]);
   }
   return out;
+}
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view data) { return Digest(data, true); }
+
+std::string Sha256HexPortable(std::string_view data) { return Digest(data, false); }
+
+bool Sha256UsesCpuExtensions() {
+#ifdef EGCA_SHA_NI
+  return HaveShaNi();
+#else
+  return false;
+#endif
 }
 
 }  // namespace egca::tracer::hook

@@ -6,7 +6,12 @@
 
 namespace egca::tracer::hook {
 
-// Lowercase hex SHA-256 (FIPS 180-4) of `data`.
+// Lowercase hex SHA-256 (FIPS 180-4) of `data`. Uses the x86 SHA extensions when the CPU
+// has them (checked once), else portable code; the result is the same.
 std::string Sha256Hex(std::string_view data);
+// Always the portable code (for tests comparing the two paths).
+std::string Sha256HexPortable(std::string_view data);
+// True if Sha256Hex() runs on the CPU's SHA extensions.
+bool Sha256UsesCpuExtensions();
 
 }  // namespace egca::tracer::hook

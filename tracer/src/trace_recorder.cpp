@@ -281,7 +281,8 @@ class Recorder {
       defaults.enabled = true;
       Configure(defaults, {});
     }
-    ClearRun();
+    if (!run_clear_) ClearRun();  // Configure() just cleared it
+    run_clear_ = false;
     Py_INCREF(filename);
     filename_ = filename;
     marker_ = PyCapsule_New(this, "egca.trace", nullptr);
@@ -1097,6 +1098,7 @@ class Recorder {
     trace_ = nullptr;
     arena_ = std::make_unique<google::protobuf::Arena>(arena_options);
     trace_ = google::protobuf::Arena::CreateMessage<proto::Trace>(arena_.get());
+    run_clear_ = true;
   }
 
   void Reset() {
@@ -1115,6 +1117,7 @@ class Recorder {
   bool active_ = false;      // between start() and stop()
   bool installed_ = false;   // our trace function is (believed to be) installed
   bool recording_ = true;    // false once a cap was hit
+  bool run_clear_ = false;   // ClearRun() ran and nothing was recorded since
   PyObject* filename_ = nullptr;  // Owned.
   PyObject* marker_ = nullptr;    // Owned. The trace object handed to PyEval_SetTrace.
   std::unique_ptr<ValueEncoder> encoder_;
