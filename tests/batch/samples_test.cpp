@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -335,6 +336,41 @@ TEST(ReflexionConverter, MultiplEMbppNamesMapToMbppIds) {
   EXPECT_EQ(leet_report.bad[0].line, 0);
   EXPECT_NE(leet_report.bad[0].message.find("no record matches the given problems (40 records)"),
             std::string::npos);
+}
+
+TEST(ReflexionConverter, StringVerdictsAndSingleFilesAndFolders) {
+  // Reflexion/LDB files written by other versions carry is_solved as "True"/"False" and
+  // HumanEval ids in MultiPL-E naming; a single run file or a folder of them is accepted.
+  const std::vector<ProblemRecord>& humaneval = Problems("humaneval/HumanEval.jsonl.gz");
+  testing::ScratchDir dir("egca_samples_reflexion");
+  std::filesystem::create_directories(dir.path() / "runs" / "a");
+  const std::string file = dir.Write(
+      "runs/a/run.jsonl",
+      "{\"name\": \"HumanEval_23_strlen\", \"solution\": \"def strlen(string):\\n    return len(string)\\n\", \"is_solved\": \"True\"}\n"
+      "{\"task_id\": \"HumanEval/23\", \"solution\": \"    return 0\\n\", \"is_solved\": \"False\"}\n"
+      "{\"task_id\": \"HumanEval/999\", \"solution\": \"x\", \"is_solved\": \"maybe\"}\n");
+  for (const std::string& path : {file, (dir.path() / "runs").string()}) {
+    LoadReport report;
+    std::vector<Sample> samples =
+        Convert(path, SampleSource::kReflexion, humaneval, ConvertOptions{}, &report);
+    ASSERT_EQ(samples.size(), 2u) << path;
+    EXPECT_EQ(samples[0].problem_id, "HumanEval/23");
+    EXPECT_EQ(samples[0].reported_solved, 1);
+    EXPECT_FALSE(samples[0].completion_is_body);
+    // The run's folder names the model; a lone file has only its stem.
+    EXPECT_EQ(samples[0].model, path == file ? "reflexion/run" : "reflexion/a");
+    EXPECT_EQ(samples[1].reported_solved, 0);
+    EXPECT_TRUE(samples[1].completion_is_body);
+    EXPECT_EQ(report.unmatched, 1);
+    ASSERT_EQ(report.bad.size(), 1u) << BadLines(report);
+    EXPECT_EQ(report.bad[0].line, 3);
+    EXPECT_NE(report.bad[0].message.find("\"HumanEval/999\""), std::string::npos);
+  }
+  LoadReport report;
+  StatusOr<std::vector<Sample>> missing = ConvertSamples(
+      (dir.path() / "none.tar.gz").string(), SampleSource::kMapCoder, humaneval, {}, &report);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("none.tar.gz"), std::string::npos);
 }
 
 }  // namespace
