@@ -168,23 +168,22 @@ class Scanner {
       streams_.emplace_back();
       ScanInto(begin, i, field, nesting + 1);
     }
-    // Skip the conversion / format spec (which may hold nested fields) to the closing "}".
-    int braces = 0;
+    // Skip the conversion / format spec to the closing "}"; a nested field in the spec
+    // ("{x:>{width}}") is an expression of its own.
     while (i < end) {
       char c = src_[i];
       if (c == q && !triple) return i;
-      if (c == '{') {
-        ++braces;
-      } else if (c == '}') {
-        if (braces == 0) return i + 1;
-        --braces;
+      if (c == '}') return i + 1;
+      if (c == '{' && nesting < kMaxFieldNesting) {
+        i = ScanField(i + 1, end, q, triple, nesting + 1);
+        continue;
       }
       ++i;
     }
     return i;
   }
 
-  // A (possibly prefixed-less) string inside an f-string field: returns the byte after it.
+  // A string (its prefix already passed) inside an f-string field: returns the byte after it.
   uint32_t SkipString(uint32_t quote, uint32_t end) const {
     char q = src_[quote];
     bool triple = quote + 2 < end && src_[quote + 1] == q && src_[quote + 2] == q;

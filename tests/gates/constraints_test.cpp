@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 
 #include "egca/gates/constraints.h"
 
@@ -359,6 +360,70 @@ TEST(ConstraintCheckers, CheckFactsMatchesTheCheckers) {
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].constraint, "max_loop_depth(1)");
   EXPECT_EQ(got[1].constraint, "forbids_import(numpy)");
+}
+
+TEST(ConstraintFacts, ScannerEdgeCases) {
+  // 1: triple-quoted, raw and escaped strings hide their text; 2: a dict display inside an
+  // f-string field, a nested format-spec field; 3-4: a line continuation; 5: a non-ASCII
+  // identifier (columns are bytes: "élève" is 7).
+  const std::string src = R"PY(s = '''it's "sorted(x)" ''' + r'\\' + "a\"b"
+t = f'{ {1: 2}[1] } {len(s)!r} {s:>{len(s)}}'
+u = (len(s) +\
+     max(1, 2))
+élève = sorted(s)
+)PY";
+  ProgramFacts f = Facts(src);
+  std::vector<std::string> calls;
+  for (const CallFact& c : f.calls) calls.push_back(c.name + "@" + std::to_string(c.span.begin.line));
+  EXPECT_EQ(calls, (std::vector<std::string>{"len@2", "len@2", "len@3", "max@4", "sorted@5"}))
+      << f.Dump();
+  ASSERT_EQ(f.sorts.size(), 1u);
+  EXPECT_EQ(f.sorts[0].span.begin.line, 5);
+  EXPECT_EQ(f.sorts[0].span.begin.column, 10);
+  bool dict_in_field = false;
+  for (const StructureUse& s : f.structures)
+    dict_in_field |= s.structure == DataStructure::kDict && s.span.begin.line == 2;
+  EXPECT_TRUE(dict_in_field) << f.Dump();
+}
+
+TEST(ConstraintCheckers, ThreadSafeAndDeterministic) {
+  // Checkers shared by threads that check different programs in an interleaved order give
+  // what one thread gives (the per-thread facts memo must never leak across programs).
+  std::vector<std::string> programs = {kNested, "def f(n):\n    return f(n - 1) if n else 0\n",
+                                       "import heapq\nh = []\nheapq.heappush(h, 1)\n",
+                                       "x = sorted([3, 1, 2])\n"};
+  std::vector<ConstraintSpec> specs = {Spec("max_loop_depth", int64_t{1}), Spec("forbids_recursion"),
+                                       Spec("forbids_structure", std::string("heap")),
+                                       Spec("forbids_sorting"), Spec("max_statements", int64_t{2})};
+  auto set = MakeConstraintSet(specs);
+  ASSERT_TRUE(set.ok());
+  std::vector<cfg::ProgramCfg> cfgs;
+  for (const std::string& p : programs) cfgs.push_back(*cfg::ProgramCfg::Build(p));
+  auto run = [&](size_t start) {
+    std::vector<std::string> out(programs.size());
+    for (size_t k = 0; k < 200; ++k) {
+      size_t i = (start + k) % programs.size();
+      std::string line;
+      for (const auto& c : *set)
+        if (auto v = c->Violation(programs[i], cfgs[i])) line += v->ToString() + ";";
+      if (k < programs.size()) {
+        out[i] = line;
+      } else if (out[i] != line) {
+        return std::vector<std::string>{"mismatch"};
+      }
+    }
+    return out;
+  };
+  std::vector<std::string> expected = run(0);
+  ASSERT_EQ(expected.size(), programs.size());
+  EXPECT_EQ(expected[1].find("forbids_recursion: f calls itself"), 0u) << expected[1];
+  EXPECT_NE(expected[2].find("forbids_structure(heap)"), std::string::npos) << expected[2];
+  EXPECT_EQ(expected[3], "forbids_sorting: sorts with sorted (forbidden) [1:4-1:21];");
+  std::vector<std::vector<std::string>> got(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t) threads.emplace_back([&, t] { got[t] = run(t); });
+  for (std::thread& t : threads) t.join();
+  for (const auto& g : got) EXPECT_EQ(g, expected);
 }
 
 TEST(ConstraintSpecs, ValidationNamesWhatIsWrong) {
