@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -235,9 +236,10 @@ class Bench {
       for (int i = 0; i < reps && ok; ++i) {
         double u = RunOnce(p, program, tests, Mode::kUntraced, &trace);
         double e = RunOnce(p, program, tests, Mode::kEgca, &trace);
-        double d = slow ? 0.0 : RunOnce(p, program, tests, Mode::kSettraceDeep, &trace);
-        double s = RunOnce(p, program, tests, Mode::kSettrace, &trace);
-        double r = slow ? 0.0 : RunOnce(p, program, tests, Mode::kSettraceRepr, &trace);
+        bool deep_and_repr = !slow && !no_baselines_;
+        double d = deep_and_repr ? RunOnce(p, program, tests, Mode::kSettraceDeep, &trace) : 0.0;
+        double s = no_baselines_ ? 0.0 : RunOnce(p, program, tests, Mode::kSettrace, &trace);
+        double r = deep_and_repr ? RunOnce(p, program, tests, Mode::kSettraceRepr, &trace) : 0.0;
         ok = u >= 0 && e >= 0 && d >= 0 && s >= 0 && r >= 0;
         untraced.push_back(u);
         egca.push_back(e);
@@ -362,9 +364,11 @@ class Bench {
   }
 
   double slow_seconds_ = 0.002;
+  bool no_baselines_ = false;
 
  public:
   void set_slow_seconds(double s) { slow_seconds_ = s; }
+  void set_no_baselines(bool b) { no_baselines_ = b; }
   egca::tracer::TraceOptions& options() { return options_; }
 
  private:
@@ -447,6 +451,9 @@ int main(int argc, char** argv) {
   app.add_flag("--profile-egca", profile_egca,
                "run only the egca mode, repeatedly (for perf); prints no ratios");
   app.add_flag("--only-files", only_files, "measure only --file programs");
+  bool no_baselines = false;
+  app.add_flag("--no-baselines", no_baselines,
+               "only untraced and egca (no Python tracers, no comparison): for ablations");
   bool no_compare = false;
   app.add_flag("--no-compare", no_compare,
                "skip the egca vs settrace_deep snapshot comparison");
@@ -487,6 +494,8 @@ int main(int argc, char** argv) {
 
   Bench bench;
   bench.set_slow_seconds(slow_seconds);
+  bench.set_no_baselines(no_baselines);
+  if (no_baselines) no_compare = true;
   if (no_variables) bench.options().record_variables = false;
   if (no_lines) bench.options().record_lines = false;
   if (no_frame_filter) bench.options().frame_filter = false;
@@ -513,6 +522,8 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  double load_start[3] = {0, 0, 0};
+  getloadavg(load_start, 3);
   std::vector<Row> rows;
   int skipped = 0;
   std::printf("%-28s %9s %9s %9s %9s %9s %8s %8s %8s %8s %7s %s\n", "program", "untr_us",
@@ -547,7 +558,10 @@ int main(int argc, char** argv) {
     if (std::find(sets.begin(), sets.end(), set_of(r)) == sets.end()) sets.push_back(set_of(r));
   }
   if (sets.size() > 1) sets.push_back("all");
-  std::printf("\nprograms measured: %zu, skipped: %d\n", rows.size(), skipped);
+  double load_end[3] = {0, 0, 0};
+  getloadavg(load_end, 3);
+  std::printf("\nprograms measured: %zu, skipped: %d; load average (1 min) %.2f at the start, "
+              "%.2f at the end\n", rows.size(), skipped, load_start[0], load_end[0]);
   for (const std::string& set : sets) {
     std::vector<double> overhead, deep, shallow, repr;
     double total_u = 0, total_e = 0;
@@ -562,7 +576,7 @@ int main(int argc, char** argv) {
         worst = r.name;
       }
       if (r.settrace_deep > 0) deep.push_back(r.settrace_deep / r.egca);
-      shallow.push_back(r.settrace / r.egca);
+      if (r.settrace > 0) shallow.push_back(r.settrace / r.egca);
       if (r.settrace_repr > 0) repr.push_back(r.settrace_repr / r.egca);
       total_u += r.untraced;
       total_e += r.egca;
