@@ -329,6 +329,7 @@ int main(int argc, char** argv) {
              "problems", "incorrect flagged");
   // Default policy, per set: false rejections / flagged incorrect programs by kind.
   std::map<std::string, std::map<std::string, int64_t>> by_kind, flagged_by_kind;
+  std::map<std::string, int64_t> rejected_by_run;  // solved corpus: which run they come from
   std::vector<std::string> example_lines;
   for (const Variant& v : Variants()) {
     std::map<std::string, std::vector<ConstraintSpec>> specs;
@@ -355,6 +356,7 @@ int main(int argc, char** argv) {
           problems.insert(p.task);
           if (v.name == "default") {
             for (const auto& viol : violations) ++by_kind[set][Kind(viol.constraint)];
+            if (set == "solved-corpus") ++rejected_by_run[p.origin];
             if (!dump_dir.empty()) {
               std::filesystem::create_directories(dump_dir);
               std::string header;
@@ -388,6 +390,14 @@ int main(int argc, char** argv) {
     for (const auto& [k, n] : flagged_by_kind[set]) kinds.insert(k);
     for (const std::string& k : kinds)
       fmt::print("  {:<14} {:<20} {:>16} {:>18}\n", set, k, by_kind[set][k], flagged_by_kind[set][k]);
+  }
+  if (!rejected_by_run.empty()) {
+    std::vector<std::pair<int64_t, std::string>> runs;
+    for (const auto& [run, n] : rejected_by_run) runs.push_back({n, run});
+    std::sort(runs.rbegin(), runs.rend());
+    fmt::print("\ndefault policy, solved-corpus false rejections by run (top 8)\n");
+    for (size_t i = 0; i < runs.size() && i < 8; ++i)
+      fmt::print("  {:>4}  {}\n", runs[i].first, runs[i].second);
   }
   if (!example_lines.empty()) fmt::print("\nexamples:\n");
   for (const std::string& l : example_lines) fmt::print("{}\n", l);
