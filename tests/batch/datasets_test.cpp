@@ -392,6 +392,30 @@ TEST(AppsLoaders, MapCoderCallModeDecodesArguments) {
   EXPECT_EQ(converter->tests[0].expected_json, "\"103\"");
 }
 
+TEST(AppsLoaders, MapCoderBigIntegersStayExact) {
+  // apps/4268 test 8 returns 3608528850368400786036725 (beyond 64 bits): a double would
+  // print 3.608528850368401e+24. Test 9 returns None.
+  for (MapCoderCallTests mode : {MapCoderCallTests::kStdio, MapCoderCallTests::kCall}) {
+    DatasetOptions options;
+    options.mapcoder_call_tests = mode;
+    LoadReport report;
+    std::vector<ProblemRecord> problems =
+        Load(Data("apps/mapcoder_selected150.jsonl"), &report, options);
+    const ProblemRecord* p = Find(problems, "apps/4268");
+    ASSERT_NE(p, nullptr);
+    ASSERT_GE(p->tests.size(), 10u);
+    if (mode == MapCoderCallTests::kStdio) {
+      EXPECT_EQ(p->tests[8].stdin_data, "3608528850368400786036724");
+      EXPECT_EQ(p->tests[8].expected_stdout, "3608528850368400786036725");
+      EXPECT_EQ(p->tests[9].expected_stdout, "None");
+    } else {
+      EXPECT_EQ(p->tests[8].args_json, "[3608528850368400786036724]");
+      EXPECT_EQ(p->tests[8].expected_json, "3608528850368400786036725");
+      EXPECT_EQ(p->tests[9].expected_json, "null");
+    }
+  }
+}
+
 TEST(AppsLoaders, TeamCoderSelected300) {
   LoadReport report;
   std::vector<ProblemRecord> problems = Load(Data("apps/teamcoder_selected300.jsonl"), &report);

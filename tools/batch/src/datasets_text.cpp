@@ -22,6 +22,80 @@ std::string ParserMessage(const std::exception& e) {
   return m;
 }
 
+// Integers beyond 64 bits (APPS has some) would become doubles and lose digits; they are
+// kept as their decimal text behind this marker in a string, and written back as numbers by
+// Dump() and PythonStr().
+constexpr std::string_view kBigInt("\0bigint:", 8);
+
+bool IsBigInt(const std::string& s) { return s.compare(0, kBigInt.size(), kBigInt) == 0; }
+
+// A DOM builder for json::sax_parse that keeps overflowing integer literals exact.
+class ExactDomBuilder {
+ public:
+  explicit ExactDomBuilder(json* root) : root_(root) {}
+
+  bool null() { return Put(json(nullptr)); }
+  bool boolean(bool v) { return Put(json(v)); }
+  bool number_integer(json::number_integer_t v) { return Put(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return Put(json(v)); }
+  bool number_float(json::number_float_t v, const std::string& text) {
+    if (text.find_first_of(".eE") == std::string::npos) {
+      return Put(json(std::string(kBigInt) + text));
+    }
+    return Put(json(v));
+  }
+  bool string(std::string& v) { return Put(json(std::move(v))); }
+  bool binary(json::binary_t& v) { return Put(json::binary(std::move(v))); }
+  bool start_object(std::size_t) {
+    json* j = Put(json::object());
+    stack_.push_back(j);
+    return true;
+  }
+  bool key(std::string& k) {
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() {
+    stack_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) {
+    json* j = Put(json::array());
+    stack_.push_back(j);
+    return true;
+  }
+  bool end_array() {
+    stack_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const json::exception& e) {
+    error_ = ParserMessage(e);
+    return false;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  json* Put(json value) {
+    if (stack_.empty()) {
+      *root_ = std::move(value);
+      return root_;
+    }
+    json* parent = stack_.back();
+    if (parent->is_array()) {
+      parent->push_back(std::move(value));
+      return &parent->back();
+    }
+    json& slot = (*parent)[key_];
+    slot = std::move(value);
+    return &slot;
+  }
+
+  json* root_;
+  std::vector<json*> stack_;
+  std::string key_;
+  std::string error_;
+};
+
 std::string PythonRepr(const json& value);
 
 std::string PythonStringRepr(const std::string& s) {
@@ -70,8 +144,11 @@ std::string PythonRepr(const json& value) {
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
       return value.dump();
-    case json::value_t::string:
-      return PythonStringRepr(value.get<std::string>());
+    case json::value_t::string: {
+      const std::string& text = value.get_ref<const std::string&>();
+      if (IsBigInt(text)) return text.substr(kBigInt.size());
+      return PythonStringRepr(text);
+    }
     case json::value_t::array: {
       std::string out = "[";
       for (size_t i = 0; i < value.size(); ++i) {
@@ -248,7 +325,10 @@ class PyLiteralParser {
       if (c != '_' && c != '+') text += c;
     }
     json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!parsed.is_discarded()) return parsed;
+    if (!parsed.is_discarded()) {
+      if (!is_float && parsed.is_number_float()) return json(std::string(kBigInt) + text);
+      return parsed;
+    }
     // "1." or ".5" are Python floats but not JSON numbers.
     char* end = nullptr;
     double d = std::strtod(text.c_str(), &end);
@@ -305,12 +385,13 @@ std::optional<json> ParseDocument(std::string_view text, std::string* error) {
                          static_cast<unsigned char>(text[static_cast<size_t>(bad)]), bad);
     return std::nullopt;
   }
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    *error = "not valid JSON: " + ParserMessage(e);
+  json doc;
+  ExactDomBuilder builder(&doc);
+  if (!json::sax_parse(text, &builder)) {
+    *error = "not valid JSON: " + builder.error();
     return std::nullopt;
   }
+  return doc;
 }
 
 std::optional<json> ParseObject(std::string_view record, std::string* error) {
@@ -386,11 +467,23 @@ bool GetId(const json& record, const char* key, std::string* out, std::string* e
 }
 
 std::string Dump(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  // Big integers go back to bare digits: "\u0000bigint:123" -> 123.
+  static const std::string kMarker = "\"\\u0000bigint:";
+  size_t pos = 0;
+  while ((pos = out.find(kMarker, pos)) != std::string::npos) {
+    size_t end = out.find('"', pos + kMarker.size());
+    if (end == std::string::npos) break;
+    out = out.substr(0, pos) + out.substr(pos + kMarker.size(), end - pos - kMarker.size()) +
+          out.substr(end + 1);
+  }
+  return out;
 }
 
 std::string PythonStr(const json& value) {
-  if (value.is_string()) return value.get<std::string>();
+  if (value.is_string() && !IsBigInt(value.get_ref<const std::string&>())) {
+    return value.get<std::string>();
+  }
   return PythonRepr(value);
 }
 
