@@ -20,11 +20,12 @@
 // GLIBC_TUNABLES for the child; `--malloc default` turns this off), and the table shows
 // user and system time and page faults separately.
 //
-//   model_bench [--threads N] [--steps N] [--rounds N] [--batch N] [--seq N] [--small]
-//               [--no-python] [--malloc pinned|default] [--profile DIR]
+//   model_bench [--threads N] [--steps N] [--rounds N] [--gen-reps N] [--batch N] [--seq N]
+//               [--small] [--no-python] [--malloc pinned|default] [--profile DIR]
 // --steps: timed steps per side (default 20); --rounds: turns they are split into (default:
 //   one step per turn, strict alternation). --batch/--seq: the training step's shape
-//   (default 4 x 128; e.g. 1 x 8 makes per-op dispatch dominate).
+//   (default 4 x 128; e.g. 1 x 8 makes per-op dispatch dominate). --gen-reps: timed
+//   generation runs per side and mode, alternating (default 3; the median is shown).
 // --small: half the sequence lengths (for a machine with a slow reference BLAS).
 // --profile DIR: also record one step on each side with the autograd profiler (legacy
 //   event profiler on both sides), write DIR/{cpp,python}_step.json (chrome traces) and
@@ -76,6 +77,7 @@ struct Args {
   int threads = 1;
   int steps = 20;
   int rounds = 0;  // 0: as many turns as steps (strict alternation)
+  int gen_reps = 3;
   bool python = true;
   bool small = false;
   bool pin_malloc = true;
@@ -249,7 +251,10 @@ class PythonBaseline {
 
 // Per-op totals from a chrome trace written by the legacy autograd profiler (either side):
 // calls and self time (an event's duration minus that of the events nested directly in it
-// on the same thread).
+// on the same thread). As Python's profiler does when it exports (EventList's duplicate
+// removal), an event that is the only child of an event with the same name is folded into
+// its parent: `mul(Tensor, Scalar)` re-dispatching to `mul(Tensor, Tensor)` is one op, and
+// the C++ trace would otherwise count it twice.
 struct OpStat {
   int64_t calls = 0;
   double self_us = 0;
@@ -259,42 +264,56 @@ std::map<std::string, OpStat> OpStats(const std::string& path) {
   std::ifstream in(path);
   json trace = json::parse(in, nullptr, false);
   if (trace.is_object() && trace.contains("traceEvents")) trace = trace["traceEvents"];
-  struct Event {
+  struct Node {
     std::string name;
-    double begin, end;
+    double begin = 0, end = 0;
+    int parent = -1;
+    std::vector<int> children;
+    bool folded = false;
   };
-  std::map<std::string, std::vector<Event>> by_thread;
+  std::map<std::string, std::vector<Node>> by_thread;
   if (trace.is_array()) {
     for (const auto& e : trace) {
       if (e.value("ph", "") != "X") continue;
-      const double ts = e.at("ts").get<double>();
-      by_thread[e.at("tid").dump()].push_back(
-          {e.at("name").get<std::string>(), ts, ts + e.at("dur").get<double>()});
+      Node n;
+      n.name = e.at("name").get<std::string>();
+      n.begin = e.at("ts").get<double>();
+      n.end = n.begin + e.at("dur").get<double>();
+      by_thread[e.at("tid").dump()].push_back(std::move(n));
     }
   }
   std::map<std::string, OpStat> stats;
-  for (auto& [tid, events] : by_thread) {
+  for (auto& [tid, nodes] : by_thread) {
     // Parents first: earlier begin, and for equal begins the longer event.
-    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    std::sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) {
       return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
     });
-    std::vector<const Event*> stack;
-    std::vector<double> child_us;  // time of direct children of stack[i]
-    auto pop = [&] {
-      const Event* e = stack.back();
-      OpStat& s = stats[e->name];
-      s.calls += 1;
-      s.self_us += (e->end - e->begin) - child_us.back();
-      stack.pop_back();
-      child_us.pop_back();
-    };
-    for (const Event& e : events) {
-      while (!stack.empty() && stack.back()->end <= e.begin) pop();
-      if (!stack.empty()) child_us.back() += e.end - e.begin;
-      stack.push_back(&e);
-      child_us.push_back(0);
+    std::vector<int> stack;
+    for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
+      while (!stack.empty() && nodes[stack.back()].end <= nodes[i].begin) stack.pop_back();
+      if (!stack.empty()) {
+        nodes[i].parent = stack.back();
+        nodes[stack.back()].children.push_back(i);
+      }
+      stack.push_back(i);
     }
-    while (!stack.empty()) pop();
+    // In pre-order, so a chain a > a > a folds into its top.
+    for (Node& n : nodes) {
+      if (n.parent < 0) continue;
+      Node& p = nodes[n.parent];
+      if (p.name != n.name || p.children.size() != 1) continue;
+      p.children = n.children;
+      for (int c : n.children) nodes[c].parent = n.parent;
+      n.folded = true;
+    }
+    for (const Node& n : nodes) {
+      if (n.folded) continue;
+      double child_us = 0;
+      for (int c : n.children) child_us += nodes[c].end - nodes[c].begin;
+      OpStat& s = stats[n.name];
+      s.calls += 1;
+      s.self_us += (n.end - n.begin) - child_us;
+    }
   }
   return stats;
 }
@@ -368,6 +387,8 @@ int main(int argc, char** argv) {
       args.steps = std::atoi(argv[++i]);
     } else if (a == "--rounds" && i + 1 < argc) {
       args.rounds = std::atoi(argv[++i]);
+    } else if (a == "--gen-reps" && i + 1 < argc) {
+      args.gen_reps = std::atoi(argv[++i]);
     } else if (a == "--batch" && i + 1 < argc) {
       args.batch = std::atoi(argv[++i]);
     } else if (a == "--seq" && i + 1 < argc) {
@@ -388,15 +409,16 @@ int main(int argc, char** argv) {
       args.profile_dir = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: model_bench [--threads N] [--steps N] [--rounds N] [--batch N] "
-                   "[--seq N] [--small] [--no-python] [--malloc pinned|default] "
+                   "usage: model_bench [--threads N] [--steps N] [--rounds N] [--gen-reps N] "
+                   "[--batch N] [--seq N] [--small] [--no-python] [--malloc pinned|default] "
                    "[--profile DIR]\n");
       return 2;
     }
   }
-  if (args.threads < 1 || args.steps < 1 || args.rounds < 0 || args.batch < 1 || args.seq < 2) {
+  if (args.threads < 1 || args.steps < 1 || args.gen_reps < 1 || args.rounds < 0 ||
+      args.batch < 1 || args.seq < 2) {
     std::fprintf(stderr,
-                 "model_bench: --threads, --steps, --batch must be >= 1, --seq >= 2, "
+                 "model_bench: --threads, --steps, --gen-reps, --batch must be >= 1, --seq >= 2, "
                  "--rounds >= 0\n");
     return 2;
   }
@@ -513,23 +535,31 @@ int main(int argc, char** argv) {
       prompts[b].push_back(static_cast<int32_t>(prompt_ids[b][t].item<int64_t>()));
     }
   }
-  struct GenResult {
-    double tokens = 0;
-    Usage usage;
+  // Tokens per CPU second and per wall second of each timed run.
+  struct GenRates {
+    std::vector<double> cpu, wall;
+    void Add(double tokens, const Usage& u) {
+      cpu.push_back(1000 * tokens / u.cpu_ms);
+      wall.push_back(1000 * tokens / u.wall_ms);
+    }
   };
-  GenResult gen_cpp[2], gen_py[2];
+  GenRates gen_cpp[2], gen_py[2];
   for (int use_cache = 1; use_cache >= 0; --use_cache) {
     egca::trainer::SamplingOptions o;
     o.set_temperature(0).set_max_new_tokens(args.new_tokens).set_use_kv_cache(use_cache == 1);
     const std::string py_command = fmt::format("generate {}", use_cache);
     (void)egca::trainer::Generate(model, prompts, o);
     (void)call(py_command);
-    Meter m;
-    auto out = egca::trainer::Generate(model, prompts, o);
-    gen_cpp[use_cache].usage = m.Stop();
-    for (const auto& c : *out) gen_cpp[use_cache].tokens += static_cast<double>(c.token_ids.size());
-    if (json r = call(py_command); !r.is_discarded()) {
-      gen_py[use_cache] = {r.at("tokens").get<double>(), UsageFromJson(r)};
+    for (int rep = 0; rep < args.gen_reps; ++rep) {
+      Meter m;
+      auto out = egca::trainer::Generate(model, prompts, o);
+      const Usage u = m.Stop();
+      double tokens = 0;
+      for (const auto& c : *out) tokens += static_cast<double>(c.token_ids.size());
+      gen_cpp[use_cache].Add(tokens, u);
+      if (json r = call(py_command); !r.is_discarded()) {
+        gen_py[use_cache].Add(r.at("tokens").get<double>(), UsageFromJson(r));
+      }
     }
   }
   py.reset();
@@ -561,19 +591,16 @@ int main(int argc, char** argv) {
       MedianOf(py_steps, &Usage::minflt), false, false);
   row("fwd+bwd step wall ms", MedianOf(cpp_steps, &Usage::wall_ms),
       MedianOf(py_steps, &Usage::wall_ms), false);
-  auto rate = [](const GenResult& g, double Usage::*field) {
-    return g.usage.*field > 0 ? 1000 * g.tokens / (g.usage.*field) : 0.0;
-  };
+  // Generation rows: median over the --gen-reps timed runs of each side.
   row(fmt::format("generate tok/CPU-s, KV cache ({} x {} new)", args.gen_batch, args.new_tokens),
-      rate(gen_cpp[1], &Usage::cpu_ms), rate(gen_py[1], &Usage::cpu_ms), true);
+      Median(gen_cpp[1].cpu), Median(gen_py[1].cpu), true);
   row(fmt::format("generate tok/CPU-s, no cache ({} x {} new)", args.gen_batch, args.new_tokens),
-      rate(gen_cpp[0], &Usage::cpu_ms), rate(gen_py[0], &Usage::cpu_ms), true);
-  row("generate tok/s wall, KV cache", rate(gen_cpp[1], &Usage::wall_ms),
-      rate(gen_py[1], &Usage::wall_ms), true);
-  row("generate tok/s wall, no cache", rate(gen_cpp[0], &Usage::wall_ms),
-      rate(gen_py[0], &Usage::wall_ms), true);
-  std::printf("KV cache speed-up (C++, CPU time): %.2fx\n",
-              rate(gen_cpp[1], &Usage::cpu_ms) / rate(gen_cpp[0], &Usage::cpu_ms));
+      Median(gen_cpp[0].cpu), Median(gen_py[0].cpu), true);
+  row("generate tok/s wall, KV cache", Median(gen_cpp[1].wall), Median(gen_py[1].wall), true);
+  row("generate tok/s wall, no cache", Median(gen_cpp[0].wall), Median(gen_py[0].wall), true);
+  std::printf("KV cache speed-up (CPU time): C++ %.2fx, Python %.2fx\n",
+              Median(gen_cpp[1].cpu) / Median(gen_cpp[0].cpu),
+              Median(gen_py[0].cpu) > 0 ? Median(gen_py[1].cpu) / Median(gen_py[0].cpu) : 0.0);
   if (!pair_ratio.empty()) {
     auto sorted = pair_ratio;
     std::sort(sorted.begin(), sorted.end());
