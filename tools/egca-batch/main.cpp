@@ -146,7 +146,7 @@ int WriteAndPrintReport(const std::string& store_dir, const std::string& out_dir
 struct RunArgs {
   std::string problems, format = "auto", samples, samples_source = "egca", store;
   std::string constraints_file, shard = "0/1", progress = "auto", title;
-  std::string dataset, run_filter, model;
+  std::string dataset, run_filter, model, mapcoder_call_tests = "stdio";
   bool extract_constraints = false, runtime_error_is_logic = false, no_comparability = false;
   bool all_attempts = false, raw_responses = false;
   int workers = 0;
@@ -166,6 +166,8 @@ int Run(const RunArgs& a) {
   if (!format.ok()) return Fail(kExitUsage, "--format: " + format.status().message());
   DatasetOptions dataset_options;
   dataset_options.format = format.value();
+  dataset_options.mapcoder_call_tests =
+      a.mapcoder_call_tests == "call" ? MapCoderCallTests::kCall : MapCoderCallTests::kStdio;
   LoadReport problem_report;
   auto problems = LoadProblems(a.problems, dataset_options, &problem_report);
   if (!problems.ok()) return Fail(kExitUsage, problems.status().ToString());
@@ -200,6 +202,7 @@ int Run(const RunArgs& a) {
   if (!sd.ok()) return Fail(kExitUsage, sd.status().ToString());
   config.problems_digest = pd.value();
   config.problems_format = a.format;
+  if (a.mapcoder_call_tests != "stdio") config.problems_format += "+mapcoder_call_tests=call";
   // The converter options change which samples there are: part of the samples' identity.
   config.samples_digest = a.samples_source == "egca"
                               ? sd.value()
@@ -290,6 +293,10 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "route every (problem, sample) pair into a store");
   run->add_option("--problems", r.problems, "problems file or APPS folder")->required();
   run->add_option("--format", r.format, "problem format: " + fmt::format("{}", fmt::join(DatasetFormatNames(), ", ")));
+  run->add_option("--mapcoder-call-tests", r.mapcoder_call_tests,
+                  "MapCoder/TeamCoder APPS problems with starter code: stdio (as MapCoder graded "
+                  "them) or call")
+      ->check(CLI::IsMember({"stdio", "call"}));
   run->add_option("--samples", r.samples, "samples file")->required();
   run->add_option("--samples-source", r.samples_source,
                   "egca (sample JSONL), or a published file converted on the fly: " +

@@ -51,6 +51,11 @@ void Progress::Add(credit::FailureMode mode, int64_t n) {
   PrintLocked(false);
 }
 
+void Progress::Stage(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  PrintLocked(false, &text);
+}
+
 void Progress::Note(const std::string& line) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!options_.enabled) return;
@@ -95,14 +100,14 @@ std::string Progress::LineLocked(double elapsed) const {
                      modes_[static_cast<size_t>(FailureMode::kCorrect)]);
 }
 
-void Progress::PrintLocked(bool force) {
+void Progress::PrintLocked(bool force, const std::string* stage) {
   if (!options_.enabled) return;
   double interval = tty_ ? options_.tty_interval : options_.log_interval;
   if (!force && printed_ && Since(last_print_) < interval) return;
   if (!force && !printed_ && !tty_ && Since(start_) < interval) return;
   last_print_ = std::chrono::steady_clock::now();
   printed_ = true;
-  std::string line = LineLocked(Since(start_));
+  std::string line = stage != nullptr ? *stage : LineLocked(Since(start_));
   if (tty_) {
     WriteFd(options_.fd, "\r\x1b[K" + line);
     bar_open_ = true;

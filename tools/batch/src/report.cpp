@@ -123,6 +123,8 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
                             }),
                 records.end());
 
+  std::map<std::string, std::string> kind_of;
+  for (const auto& p : contents.problems) kind_of.emplace(p.problem, p.kind);
   int bins = std::max(1, options.position_bins);
   s.position_bins.assign(static_cast<size_t>(bins), 0);
   std::map<std::string, int64_t> constraints, errors, verdicts;
@@ -137,6 +139,8 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
     s.modes.n[Index(r->mode)]++;
     s.by_difficulty[r->difficulty].n[Index(r->mode)]++;
     s.by_model[r->model].n[Index(r->mode)]++;
+    auto kind = kind_of.find(r->problem);
+    s.by_kind[kind == kind_of.end() ? "" : kind->second].n[Index(r->mode)]++;
     r_hat_total += r->r_hat;
     if (r->k) {
       ++s.k_samples;
@@ -243,7 +247,8 @@ namespace {
 
 json SummaryObject(const Report& report) {
   const ReportSummary& s = report.summary;
-  json by_difficulty = json::object(), by_model = json::object();
+  json by_difficulty = json::object(), by_model = json::object(), by_kind = json::object();
+  for (const auto& [k, c] : s.by_kind) by_kind[k.empty() ? "unknown" : k] = ModesJson(c);
   for (const auto& [d, c] : s.by_difficulty) by_difficulty[DifficultyName(d)] = ModesJson(c);
   for (const auto& [m, c] : s.by_model) by_model[ModelName(m)] = ModesJson(c);
   json k_by_mode = json::object();
@@ -269,6 +274,7 @@ json SummaryObject(const Report& report) {
       {"modes", ModesJson(s.modes)},
       {"by_difficulty", by_difficulty},
       {"by_model", by_model},
+      {"by_problem_kind", by_kind},
       {"r_hat_mean", s.r_hat_mean},
       {"boundaries",
        {{"k_mean", s.k_mean},
@@ -364,6 +370,7 @@ std::string ReportMarkdown(const Report& report) {
     }
   };
   table("By difficulty", "difficulty", s.by_difficulty, false);
+  table("By how the problem is tested", "tests", s.by_kind, false);
   table("By source model", "model", s.by_model, true);
 
   md += "\n## Boundaries and localization\n\n| measure | value |\n|---|---:|\n";
@@ -475,6 +482,11 @@ std::string ReportSvg(const Report& report) {
   for (const auto& [d, c] : s.by_difficulty) difficulties.push_back({DifficultyName(d), c});
   if (!models.empty()) groups.push_back({"by source model", models});
   if (!difficulties.empty()) groups.push_back({"by difficulty", difficulties});
+  if (s.by_kind.size() > 1) {
+    std::vector<Row> kinds;
+    for (const auto& [k, c] : s.by_kind) kinds.push_back({DifficultyName(k), c});
+    groups.push_back({"by how the problem is tested", kinds});
+  }
 
   const int width = 960, label_w = 300, bar_w = 560, row_h = 22;
   std::string body;

@@ -241,6 +241,7 @@ std::string ProblemResolutionJson(const ProblemResolution& p) {
             {"problem", p.problem},
             {"dataset", p.dataset},
             {"difficulty", p.difficulty},
+            {"kind", p.kind},
             {"tests", p.tests},
             {"references", p.references},
             {"reference", ReferenceKindName(p.reference)},
@@ -319,6 +320,7 @@ StatusOr<ProblemResolution> ParseProblemResolution(std::string_view text) {
   p.problem = in.String("problem");
   p.dataset = in.String("dataset");
   p.difficulty = in.String("difficulty");
+  if (j.contains("kind")) p.kind = in.String("kind");
   p.tests = static_cast<int32_t>(in.Int("tests"));
   p.references = static_cast<int32_t>(in.Int("references"));
   std::string reference = in.String("reference");

@@ -132,6 +132,21 @@ int32_t LastNonBlankLine(const LineIndex& lines) {
 
 }  // namespace
 
+std::string ProblemKind(const ProblemRecord& problem) {
+  std::set<tracer::TestKind> kinds;
+  for (const auto& t : problem.tests) kinds.insert(t.kind);
+  if (kinds.size() != 1) return "mixed";
+  switch (*kinds.begin()) {
+    case tracer::TestKind::kAssert:
+      return "assert";
+    case tracer::TestKind::kCall:
+      return "call";
+    case tracer::TestKind::kStdio:
+      return problem.starter_code.empty() ? "stdin" : "stdin (call-based)";
+  }
+  return "mixed";
+}
+
 uint64_t SampleKey(const Sample& sample) {
   std::string text = sample.model;
   text += '\0';
@@ -169,7 +184,11 @@ SampleRecord MakeRecord(const Sample& sample, const ProblemRecord& problem,
   out.mode = r.mode;
   out.reason = r.reason;
   if (r.first_failing_test >= 0 && static_cast<size_t>(r.first_failing_test) < r.grading.tests.size()) {
-    out.verdict = sandbox::VerdictName(r.grading.tests[r.first_failing_test].verdict.kind);
+    // "RUNTIME_ERROR (AssertionError)": a failing assert of the test code is a wrong answer
+    // the executor reports as an exception of the test; the type tells the two apart.
+    const sandbox::Verdict& v = r.grading.tests[r.first_failing_test].verdict;
+    out.verdict = sandbox::VerdictName(v.kind);
+    if (!v.error_type.empty()) out.verdict += " (" + v.error_type + ")";
   }
   out.passed = r.grading.passed;
   out.tests = r.grading.total;
@@ -382,6 +401,7 @@ Status Runner::Resolve(WorkProblem& p, tracer::Executor& executor) {
   res.problem = problem.id;
   res.dataset = problem.dataset;
   res.difficulty = problem.difficulty;
+  res.kind = ProblemKind(problem);
   res.tests = static_cast<int32_t>(problem.tests.size());
   res.references = static_cast<int32_t>(problem.references.size());
   tracer::RunOptions run = options_.router.run;
@@ -587,11 +607,14 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
     }
   }
 
+  std::atomic<size_t> resolved_count{0};
   Status s = Parallel(to_resolve.size(), [&](int w, size_t i) -> Status {
     WorkProblem& p = work_.problems[to_resolve[i]];
     EGCA_RETURN_IF_ERROR(Resolve(p, *executors_[w]));
     EGCA_RETURN_IF_ERROR(store_->AppendProblem(p.resolution));
     p.resolved = true;
+    size_t n = ++resolved_count;
+    progress_->Stage(fmt::format("setting up references: {}/{} problems", n, to_resolve.size()));
     return Status::Ok();
   });
   if (s.ok() && !Stopped()) {

@@ -36,6 +36,9 @@ class Progress {
   void Seed(credit::FailureMode mode, int64_t n);
   // `n` more samples finished with `mode`. May print.
   void Add(credit::FailureMode mode, int64_t n = 1);
+  // A step before routing starts (setting up references): shown in place of the bar, with
+  // the bar's rate limit.
+  void Stage(const std::string& text);
   // Prints `line` on its own line (a bad record, an error) without garbling the bar.
   void Note(const std::string& line);
   // Final line (always printed when enabled).
@@ -47,7 +50,7 @@ class Progress {
 
  private:
   std::string LineLocked(double elapsed) const;
-  void PrintLocked(bool force);
+  void PrintLocked(bool force, const std::string* stage = nullptr);
 
   ProgressOptions options_;
   bool tty_ = false;

@@ -57,6 +57,7 @@ struct ReportSummary {
   ModeCounts modes;
   std::map<std::string, ModeCounts> by_difficulty;  // "" shown as "unknown"
   std::map<std::string, ModeCounts> by_model;
+  std::map<std::string, ModeCounts> by_kind;  // ProblemResolution::kind of the sample's problem
   double r_hat_mean = 0;
 
   int64_t k_samples = 0;  // samples with K (program parses)

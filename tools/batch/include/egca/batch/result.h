@@ -58,6 +58,10 @@ struct ProblemResolution {
   std::string problem;
   std::string dataset;
   std::string difficulty;
+  // How the problem is tested: "assert" (HumanEval check / MBPP asserts), "call" (function
+  // calls), "stdin" (standard input/output), "stdin (call-based)" (an APPS problem with
+  // starter code whose tests are stdin-encoded calls, as MapCoder grades them), "mixed".
+  std::string kind;
   int32_t tests = 0;
   int32_t references = 0;  // reference solutions the data set gives
   ReferenceKind reference = ReferenceKind::kGiven;
@@ -81,7 +85,9 @@ struct SampleRecord {
 
   FailureMode mode = FailureMode::kCorrect;
   std::string reason;
-  std::string verdict;  // first failing test's verdict ("WRONG_ANSWER", ...); "" if none
+  // First failing test's verdict, with the exception type when there is one
+  // ("WRONG_ANSWER", "TIMEOUT", "RUNTIME_ERROR (AssertionError)"); "" if every test passed.
+  std::string verdict;
   int32_t passed = 0;
   int32_t tests = 0;
   double r_hat = 0;          // passed / tests

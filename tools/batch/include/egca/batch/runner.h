@@ -92,6 +92,9 @@ StatusOr<RunStats> RunBatch(const std::vector<ProblemRecord>& problems,
                             const std::vector<BadRecord>& load_bad, ResultStore* store,
                             const RunnerOptions& options);
 
+// ProblemResolution::kind of a problem, from its tests and starter code.
+std::string ProblemKind(const ProblemRecord& problem);
+
 // The sample key: Fnv1a64 of model, '\0', "body"/"completion", '\0', completion.
 uint64_t SampleKey(const Sample& sample);
 
