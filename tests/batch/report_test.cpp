@@ -59,6 +59,7 @@ StoreContents Contents() {
   s.back().k_executed = 4;
   s.back().earliest = At(3);
   s.back().relative_position = 0.05;
+  s.back().divergence_kind = "value";
   s.back().r_hat = 0.5;
   s.back().verdict = "WRONG_ANSWER";
   s.push_back(Rec("p2", 5, FailureMode::kLogic, "A", "interview", 8));
@@ -66,6 +67,7 @@ StoreContents Contents() {
   s.back().k_executed = 6;
   s.back().earliest = At(9);
   s.back().relative_position = 0.55;
+  s.back().divergence_kind = "control";
   s.back().reference = ReferenceKind::kStandIn;
   s.back().verdict = "WRONG_ANSWER";
   s.push_back(Rec("p2", 6, FailureMode::kLogic, "B", "", 7));
@@ -75,6 +77,7 @@ StoreContents Contents() {
   s.back().localized = true;
   s.back().k_executed = 2;
   s.back().earliest = At(1);
+  s.back().divergence_kind = "value";
   s.back().verdict = "WRONG_ANSWER";
   s.push_back(Rec("p3", 8, FailureMode::kCorrect, "A", "intro", 5));
   s.back().r_hat = 1.0;
@@ -139,6 +142,9 @@ TEST(Report, BoundariesTriggerRateAndPositions) {
   std::vector<int64_t> bins = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0};
   EXPECT_EQ(s.position_bins, bins);
   EXPECT_EQ(s.position_in_prompt, 1);
+  // value: #4, #7; control: #5.
+  std::vector<std::pair<std::string, int64_t>> kinds = {{"value", 2}, {"control", 1}};
+  EXPECT_EQ(s.divergence_kinds, kinds);
   EXPECT_DOUBLE_EQ(s.position_mean, 0.3);
 }
 

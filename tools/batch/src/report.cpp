@@ -127,7 +127,7 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
   for (const auto& p : contents.problems) kind_of.emplace(p.problem, p.kind);
   int bins = std::max(1, options.position_bins);
   s.position_bins.assign(static_cast<size_t>(bins), 0);
-  std::map<std::string, int64_t> constraints, errors, verdicts;
+  std::map<std::string, int64_t> constraints, errors, verdicts, kinds;
   std::array<double, 4> k_sum{};
   std::array<int64_t, 4> k_n{};
   double k_total = 0, k_exec_total = 0, r_hat_total = 0, pos_total = 0;
@@ -150,6 +150,7 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
     }
     if (r->localized) {
       ++s.localized;
+      kinds[r->divergence_kind]++;
       if (r->k_executed) {
         ++s.k_executed_samples;
         k_exec_total += *r->k_executed;
@@ -201,6 +202,7 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
   s.top_constraints = Top(constraints, options.top);
   s.top_errors = Top(errors, options.top);
   s.logic_verdicts = Top(verdicts, -1);
+  s.divergence_kinds = Top(kinds, -1);
 
   // Problems by reference, in id order (one resolution per problem).
   std::map<std::string, const ProblemResolution*> resolutions;
@@ -286,6 +288,7 @@ json SummaryObject(const Report& report) {
        {{"localized", s.localized},
         {"trigger_rate", s.trigger_rate},
         {"trigger_rate_of_logic", s.trigger_rate_logic},
+        {"divergence_kinds", PairsJson(s.divergence_kinds, "kind")},
         {"position_histogram", bins},
         {"position_in_prompt", s.position_in_prompt},
         {"position_mean", s.position_mean}}},
@@ -387,6 +390,10 @@ std::string ReportMarkdown(const Report& report) {
   md += fmt::format("| executed boundaries on the failing test (localized) | {:.2f} |\n",
                     s.k_executed_mean);
 
+  if (!s.divergence_kinds.empty()) {
+    md += "\n| earliest divergence kind | samples |\n|---|---:|\n";
+    for (const auto& [name, n] : s.divergence_kinds) md += fmt::format("| {} | {} |\n", name, n);
+  }
   md += "\n### Where the earliest divergence falls\n\nRelative position of the span's first "
         "line within the generated code (0 = first generated line, 1 = after the last).\n\n"
         "| position | samples | share |\n|---|---:|---|\n";

@@ -69,6 +69,7 @@ struct ReportSummary {
   int64_t localized = 0;
   double trigger_rate = 0;        // localized / samples
   double trigger_rate_logic = 0;  // localized / LOGIC samples
+  std::vector<std::pair<std::string, int64_t>> divergence_kinds;  // localized, by kind
   std::vector<int64_t> position_bins;
   int64_t position_in_prompt = 0;  // localized, but the span starts in the prompt
   double position_mean = 0;        // over binned samples
