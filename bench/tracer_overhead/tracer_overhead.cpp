@@ -225,8 +225,8 @@ class Bench {
     bool ok = first >= 0;
     std::vector<double> untraced, egca, deep, settrace, settrace_repr;
     // Long-running programs (big tables copied/repr'd at every event) would take minutes
-    // per Python-traced run: 3 repetitions, and no deep-copy or repr tracer (their cost is
-    // a copy / repr of every local at every event, unbounded).
+    // per Python-traced run: 3 repetitions, the shallow tracer once, and no deep-copy or
+    // repr tracer (their cost is a copy / repr of every local at every event, unbounded).
     bool slow = ok && first > slow_seconds_;
     row->same = "-";
     if (ok && compare && !slow) row->same = CompareWithDeepCopy(p, program, tests);
@@ -238,14 +238,16 @@ class Bench {
         double e = RunOnce(p, program, tests, Mode::kEgca, &trace);
         bool deep_and_repr = !slow && !no_baselines_;
         double d = deep_and_repr ? RunOnce(p, program, tests, Mode::kSettraceDeep, &trace) : 0.0;
-        double s = no_baselines_ ? 0.0 : RunOnce(p, program, tests, Mode::kSettrace, &trace);
+        // Slow programs: the shallow settrace tracer once (QuixBugs levenshtein: 70 s a run).
+        bool shallow = !no_baselines_ && !(slow && i > 0);
+        double s = shallow ? RunOnce(p, program, tests, Mode::kSettrace, &trace) : 0.0;
         double r = deep_and_repr ? RunOnce(p, program, tests, Mode::kSettraceRepr, &trace) : 0.0;
         ok = u >= 0 && e >= 0 && d >= 0 && s >= 0 && r >= 0;
         untraced.push_back(u);
         egca.push_back(e);
-        deep.push_back(d);
-        settrace.push_back(s);
-        settrace_repr.push_back(r);
+        if (deep_and_repr || i == 0) deep.push_back(d);
+        if (shallow || i == 0) settrace.push_back(s);
+        if (deep_and_repr || i == 0) settrace_repr.push_back(r);
       }
     }
     Py_DECREF(program);

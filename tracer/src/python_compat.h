@@ -40,10 +40,10 @@
 // * Locals of a 3.11 frame live in `localsplus` (fast locals, then cell variables, then
 //   free variables). At the CALL event, before the MAKE_CELL / COPY_FREE_VARS
 //   instructions have run, cell slots still hold raw argument values or NULL and free
-//   slots are NULL. PyFrame_GetLocals() (new in 3.11) goes through
-//   PyFrame_FastToLocalsWithError(), which knows these states and dereferences cells, so
-//   the hook reads locals with it instead of walking localsplus itself. For module and
-//   class bodies it returns the namespace dict.
+//   slots are NULL. CPython 3.11 reports CALL at RESUME, after that prologue, so
+//   CollectLocals() walks localsplus directly (no PyFrame_GetLocals(), which would rebuild
+//   a locals dict at every event), dereferencing cells and skipping a free slot that does
+//   not hold a cell yet. Module and class bodies: the namespace dict.
 //
 // * Statement spans come from the position table (PEP 657): PyCode_Addr2Location() per
 //   instruction (columns are UTF-8 byte offsets, -1 when unknown). Artificial

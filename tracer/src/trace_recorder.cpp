@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <google/protobuf/io/coded_stream.h>
+#include <structmember.h>
 
 #include "egca/core/span.h"
 #include "python_compat.h"
@@ -92,6 +93,9 @@ struct VarState {
   // the shape cannot vouch for (then the value is hashed at every snapshot).
   std::vector<uintptr_t> shape;
   std::vector<PyObject*> shape_refs;  // Owned: the leaf objects named in `shape`
+  // The value bound at the previous snapshot if it had no shape, else null. Compared by
+  // address only, never dereferenced (it may have died since).
+  PyObject* no_shape = nullptr;
 };
 
 // The shape of a value: everything its structural hash (value_encoder.h) reads, as a flat
@@ -124,7 +128,13 @@ struct VarState {
 // by an equal copy): the caller then compares hashes as before.
 class ShadowBuilder {
  public:
-  ShadowBuilder(uint32_t max_depth, int64_t budget) : max_depth_(max_depth), budget_(budget) {}
+  // `visited` is scratch for instance back-references; `encoder` pins the types of
+  // instances named in a shape (a type word must keep naming the same type).
+  ShadowBuilder(uint32_t max_depth, int64_t budget,
+                std::unordered_map<PyObject*, uint32_t>* visited, ValueEncoder* encoder)
+      : max_depth_(max_depth), budget_(budget), visited_(visited), encoder_(encoder) {
+    visited_->clear();
+  }
 
   // Appends the shape of `value` to *words and its leaves (borrowed) to *leaves. False if
   // the value has no shape (then the vectors hold a partial result).
@@ -226,6 +236,7 @@ class ShadowBuilder {
       }
       return true;
     }
+    if (type->tp_flags & Py_TPFLAGS_HEAPTYPE) return Instance(v, type, depth);
     if (type == &PyFunction_Type) {
       // The hash is the qualname's text; `f.__qualname__ = ...` replaces the object.
       PyObject* qualname = reinterpret_cast<PyFunctionObject*>(v)->func_qualname;
@@ -240,8 +251,66 @@ class ShadowBuilder {
     return false;
   }
 
+  // Instances of plain Python classes (ValueEncoder::VisitInstance): the type, then the
+  // instance dict's entries (key, value) in order. Only classes whose MRO is heap types
+  // without __slots__ members down to `object`, with the default metaclass (so no enums,
+  // exceptions, builtin-container subclasses): their hash reads exactly the type name and
+  // the dict. An instance met again in the same walk (shared node, or a cycle back to an
+  // ancestor) is written as a back-reference to its first visit, an odd word where an
+  // element's first word (an address) is always even: equal shapes then mean the same
+  // rooted graph of the same leaves, hence the same hash, cycles included. The walk spends
+  // one budget unit per field, as the hash does, but visits a shared instance once, so it
+  // stops no earlier than the hash and still covers everything the hash reads.
+  bool Instance(PyObject* v, PyTypeObject* type, uint32_t depth) {
+    auto [it, fresh] = visited_->emplace(v, static_cast<uint32_t>(visited_->size()));
+    if (!fresh) return Emit(Odd(it->second));
+    if (!PlainClass(type)) return false;
+    PyObject** dict_ptr = _PyObject_GetDictPtr(v);
+    PyObject* dict = dict_ptr != nullptr ? *dict_ptr : nullptr;
+    if (dict != nullptr && !PyDict_CheckExact(dict)) return false;
+    Py_ssize_t n = dict != nullptr ? PyDict_GET_SIZE(dict) : 0;
+    if (!Emit(reinterpret_cast<uintptr_t>(type)) || !Emit(Odd(static_cast<uintptr_t>(n)))) {
+      return false;
+    }
+    if (expect_ == nullptr) encoder_->PinType(type);
+    if (dict == nullptr) return true;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+      if (budget_ <= 0) return true;  // the hash stops here too
+      --budget_;
+      if (!Element(key, depth + 1) || !Element(value, depth + 1)) return false;
+    }
+    return true;
+  }
+
+  static bool PlainClass(PyTypeObject* type) {
+    if (Py_TYPE(type) != &PyType_Type) return false;  // metaclasses: enums, ABCs, ...
+    PyObject* mro = type->tp_mro;
+    if (mro == nullptr || !PyTuple_Check(mro) || PyTuple_GET_SIZE(mro) < 2) return false;
+    Py_ssize_t n = PyTuple_GET_SIZE(mro);
+    if (PyTuple_GET_ITEM(mro, n - 1) != reinterpret_cast<PyObject*>(&PyBaseObject_Type)) {
+      return false;
+    }
+    for (Py_ssize_t k = 0; k + 1 < n; ++k) {
+      auto* t = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, k));
+      if (!(t->tp_flags & Py_TPFLAGS_HEAPTYPE)) return false;
+      if (t->tp_members == nullptr) continue;
+      for (PyMemberDef* m = t->tp_members; m->name != nullptr; ++m) {
+        if (m->type != T_OBJECT_EX || (m->flags & READONLY)) continue;
+        if (std::strcmp(m->name, "__weakref__") == 0 || std::strcmp(m->name, "__dict__") == 0) {
+          continue;
+        }
+        return false;  // a __slots__ member: hashed too, not in the shape
+      }
+    }
+    return true;
+  }
+
   uint32_t max_depth_;
   int64_t budget_;
+  std::unordered_map<PyObject*, uint32_t>* visited_;  // instance -> first-visit number
+  ValueEncoder* encoder_;
   std::vector<uintptr_t>* words_ = nullptr;     // Build: output
   std::vector<PyObject*>* leaves_ = nullptr;    // Build: output
   const std::vector<uintptr_t>* expect_ = nullptr;  // Matches: the stored shape
@@ -783,15 +852,22 @@ class Recorder {
       bool was_bound = var != nullptr && var->seen == snapshot - 1;
       // Same shape as at the previous snapshot: same hash, nothing to hash or encode.
       if (was_bound && !var->shape.empty() &&
-          ShadowBuilder(options_.max_hash_depth, options_.hash_budget)
+          ShadowBuilder(options_.max_hash_depth, options_.hash_budget, &visited_,
+                        encoder_.get())
               .Matches(value, var->shape)) {
         var->seen = snapshot;
         continue;
       }
       shape_.clear();
       shape_refs_.clear();
-      if (!ShadowBuilder(options_.max_hash_depth, options_.hash_budget)
-               .Build(value, &shape_, &shape_refs_)) {
+      // A value that had no shape at the previous snapshot and is still the same object is
+      // not walked again (a graph deeper than max_hash_depth would be walked to its depth
+      // limit at every event only to fail); it is hashed, as it was then.
+      bool try_shape = var == nullptr || var->no_shape != value;
+      bool shaped = try_shape && ShadowBuilder(options_.max_hash_depth, options_.hash_budget,
+                                               &visited_, encoder_.get())
+                                     .Build(value, &shape_, &shape_refs_);
+      if (!shaped) {
         shape_.clear();
         shape_refs_.clear();
       }
@@ -807,6 +883,7 @@ class Recorder {
         hint = state->vars.size();
       }
       KeepShape(var);
+      var->no_shape = shaped ? nullptr : value;
       var->seen = snapshot;
       if (!changed) continue;
       var->hash = digest.hash;
@@ -838,6 +915,7 @@ class Recorder {
     for (PyObject* leaf : var->shape_refs) Py_DECREF(leaf);
     var->shape_refs.clear();
     var->shape.clear();
+    var->no_shape = nullptr;
   }
 
   static VarState* FindVar(FrameState* state, PyObject* name, size_t* hint) {
@@ -1138,6 +1216,7 @@ class Recorder {
   std::unordered_map<PyFrameObject*, FrameState*> suspended_;
   std::vector<LocalBinding> locals_;       // scratch
   std::vector<uintptr_t> shape_;           // scratch: the shape being built
+  std::unordered_map<PyObject*, uint32_t> visited_;  // scratch of ShadowBuilder
   std::vector<PyObject*> shape_refs_;      // scratch: its leaves, Borrowed
   std::vector<PositionRange> positions_;  // scratch
   std::vector<EventRec> events_;

@@ -52,6 +52,9 @@ class ValueEncoder {
   ValueDigest EncodeText(PyObject* value, std::string* text);
   // Rendering only, for callers that need text (exception messages). Borrowed.
   std::string Render(PyObject* value);
+  // Keeps a reference to `type` for the encoder's lifetime (as hashing an instance of it
+  // does), so its address names it for good. Borrowed.
+  void PinType(PyTypeObject* type) { InfoFor(type); }
 
  private:
   struct Walk {
