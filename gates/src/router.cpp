@@ -85,6 +85,26 @@ std::optional<tracer::TestCase> WithAlarm(const tracer::TestCase& test, double s
   return std::nullopt;
 }
 
+// Verdicts a traced run may get only because it was traced (tracing costs time and
+// memory): the test is then re-run untraced, whose verdict counts.
+bool TracingMayChangeVerdict(const sandbox::Verdict& v) {
+  switch (v.kind) {
+    case VerdictKind::kTimeout:
+    case VerdictKind::kMemoryLimit:
+    case VerdictKind::kKilled:
+      return true;
+    case VerdictKind::kRuntimeError:
+      return v.error_type == "RecursionError" || v.error_type == "MemoryError";
+    default:
+      return false;
+  }
+}
+
+// Cache key of the reference's trace of a test at an event cap.
+uint64_t CapKey(uint64_t reference_test_key, uint64_t cap) {
+  return Fnv(reference_test_key, std::to_string(cap));
+}
+
 }  // namespace
 
 std::string ConstraintViolation::ToString() const {
@@ -108,17 +128,34 @@ uint64_t ReferenceTestKey(std::string_view reference, const tracer::TestCase& te
 std::shared_ptr<const tracer::proto::Trace> ReferenceCache::FindTrace(uint64_t key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = traces_.find(key);
-  if (it == traces_.end()) {
-    ++misses_;
-    return nullptr;
-  }
+  if (it == traces_.end()) return nullptr;
   ++hits_;
   return it->second;
 }
 
-void ReferenceCache::PutTrace(uint64_t key, std::shared_ptr<const tracer::proto::Trace> trace) {
+std::shared_ptr<const tracer::proto::Trace> ReferenceCache::PeekTrace(uint64_t key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = traces_.find(key);
+  return it == traces_.end() ? nullptr : it->second;
+}
+
+void ReferenceCache::PutTrace(uint64_t key, std::shared_ptr<const tracer::proto::Trace> trace,
+                              bool computed) {
   std::lock_guard<std::mutex> lock(mu_);
   traces_[key] = std::move(trace);
+  if (computed) ++misses_;
+}
+
+std::optional<bool> ReferenceCache::FindHeavy(uint64_t key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = heavy_.find(key);
+  if (it == heavy_.end()) return std::nullopt;
+  return it->second;
+}
+
+void ReferenceCache::PutHeavy(uint64_t key, bool heavy) {
+  std::lock_guard<std::mutex> lock(mu_);
+  heavy_[key] = heavy;
 }
 
 std::shared_ptr<const diff::PreparedProgram> ReferenceCache::FindProgram(uint64_t key) const {
@@ -142,6 +179,34 @@ size_t ReferenceCache::trace_misses() const {
   return misses_;
 }
 
+const char* GradingTraceName(GradingTrace policy) {
+  switch (policy) {
+    case GradingTrace::kNever:
+      return "never";
+    case GradingTrace::kAlways:
+      return "always";
+    case GradingTrace::kAuto:
+      return "auto";
+  }
+  return "auto";
+}
+
+bool ParseGradingTrace(std::string_view name, GradingTrace* out) {
+  for (GradingTrace p : {GradingTrace::kNever, GradingTrace::kAlways, GradingTrace::kAuto}) {
+    if (name == GradingTraceName(p)) {
+      *out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+// What grading hands to localization besides the verdicts.
+struct Router::Graded {
+  // The first failing test's trace, when grading ran it traced (null otherwise).
+  std::shared_ptr<const tracer::proto::Trace> failing_trace;
+};
+
 Router::Router(tracer::Executor* executor, RouterOptions options,
                std::shared_ptr<ReferenceCache> cache)
     : executor_(executor),
@@ -149,7 +214,10 @@ Router::Router(tracer::Executor* executor, RouterOptions options,
       cache_(cache ? std::move(cache) : std::make_shared<ReferenceCache>()) {
   options_.run.trace_mode = tracer::TraceMode::kNone;
   options_.run.stop_on_first_failure = false;
+  options_.run.trace_failures_only = false;
   options_.trace.enabled = true;
+  options_.trace.max_events = std::max<uint64_t>(options_.trace.max_events, 1);
+  options_.grading_trace_max_events = std::max<uint64_t>(options_.grading_trace_max_events, 1);
 }
 
 StatusOr<std::shared_ptr<const diff::PreparedProgram>> Router::PreparedReference(
@@ -162,58 +230,210 @@ StatusOr<std::shared_ptr<const diff::PreparedProgram>> Router::PreparedReference
   return built.value();
 }
 
+uint64_t Router::ReferenceCap(uint64_t needed) const {
+  const uint64_t full = options_.trace.max_events;
+  if (!options_.trim_reference_trace) return full;
+  uint64_t cap = std::min(options_.grading_trace_max_events, full);
+  while (cap < needed && cap < full) cap *= 4;
+  return std::min(cap, full);
+}
+
 StatusOr<std::shared_ptr<const tracer::proto::Trace>> Router::ReferenceTrace(
-    const std::string& reference, const tracer::TestCase& test) {
-  uint64_t key = ReferenceTestKey(reference, test);
-  if (auto t = cache_->FindTrace(key)) return t;
+    const std::string& reference, const tracer::TestCase& test, uint64_t cap, double* seconds) {
+  const uint64_t base = ReferenceTestKey(reference, test);
+  if (auto t = cache_->FindTrace(CapKey(base, cap))) return t;
+  auto start = std::chrono::steady_clock::now();
   tracer::RunOptions run = options_.run;
   run.trace_mode = tracer::TraceMode::kNative;
   run.trace = options_.trace;
+  run.trace.max_events = cap;
   EGCA_ASSIGN_OR_RETURN(tracer::TestResult r, executor_->Run(reference, test, run));
   std::shared_ptr<const tracer::proto::Trace> trace = r.trace;
   if (!trace) trace = std::make_shared<tracer::proto::Trace>();
-  cache_->PutTrace(key, trace);
+  cache_->PutTrace(CapKey(base, cap), trace);
+  const uint64_t events = static_cast<uint64_t>(trace->events_size());
+  if (!trace->truncated()) {
+    // A complete trace of E events is the trace at every cap above E too (the reference
+    // is deterministic: fixed hash seed, same input), so those lookups need no run.
+    for (uint64_t c = ReferenceCap(0);; c = ReferenceCap(c + 1)) {
+      if (c > events && c != cap) cache_->PutTrace(CapKey(base, c), trace, /*computed=*/false);
+      if (c >= options_.trace.max_events) break;
+    }
+  }
+  // kAuto's threshold: is the reference's trace of this test longer than it?
+  const uint64_t threshold = options_.grading_trace_max_events;
+  if (!trace->truncated()) {
+    cache_->PutHeavy(base, events > threshold);
+  } else if (cap >= threshold) {
+    cache_->PutHeavy(base, true);
+  }
+  *seconds += Seconds(start);
   return trace;
+}
+
+Status Router::PrepareReference(const Problem& problem) {
+  EGCA_RETURN_IF_ERROR(PreparedReference(problem.reference).status());
+  double seconds = 0;
+  for (const tracer::TestCase& test : problem.tests) {
+    EGCA_RETURN_IF_ERROR(
+        ReferenceTrace(problem.reference, test, ReferenceCap(0), &seconds).status());
+  }
+  return Status::Ok();
+}
+
+StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem& problem,
+                                       bool want_trace, RouteResult* out) {
+  Graded graded;
+  tracer::ProgramResult& program = out->grading;
+  program = tracer::ProgramResult();
+  program.total = static_cast<int>(problem.tests.size());
+  bool failed = false;
+  for (size_t i = 0; i < problem.tests.size(); ++i) {
+    const tracer::TestCase& test = problem.tests[i];
+    if (!program.tests.empty() &&
+        program.tests.back().verdict.kind == VerdictKind::kSyntaxError) {
+      // Compilation does not depend on the test (as Executor::RunAll).
+      tracer::TestResult copy = program.tests.back();
+      copy.stdout_data.clear();
+      copy.stderr_data.clear();
+      copy.trace = nullptr;
+      program.tests.push_back(std::move(copy));
+      continue;
+    }
+    std::optional<tracer::TestResult> result;
+    const uint64_t key = ReferenceTestKey(problem.reference, test);
+    const std::optional<bool> heavy = cache_->FindHeavy(key);
+    const bool traced_here =
+        want_trace && !failed &&
+        (options_.grading_trace == GradingTrace::kAlways ||
+         (options_.grading_trace == GradingTrace::kAuto && heavy != std::optional<bool>(true)));
+    if (traced_here) {
+      tracer::RunOptions run = options_.run;
+      run.trace_mode = tracer::TraceMode::kNative;
+      run.trace = options_.trace;
+      run.trace_failures_only = true;
+      // The traced run's time budget: a multiple of the reference's traced time when a
+      // complete reference trace is cached, else grading_trace_min_seconds. Past it the
+      // untraced run below decides (a loop costs the budget, not a second full limit).
+      double budget = options_.grading_trace_min_seconds;
+      auto reference = cache_->PeekTrace(CapKey(key, ReferenceCap(0)));
+      if (reference && !reference->truncated() && reference->events_size() > 0) {
+        budget = std::max(budget, options_.grading_trace_slowdown * reference->traced_seconds());
+      }
+      // CPU time is the budget (load on the host stretches wall time, not CPU time); wall
+      // time gets room for the host's load.
+      run.limits.cpu_seconds = std::min(run.limits.cpu_seconds, budget);
+      run.limits.wall_seconds = std::min(run.limits.wall_seconds, 3 * budget + 0.1);
+      const bool shortened = run.limits.wall_seconds < options_.run.limits.wall_seconds ||
+                             run.limits.cpu_seconds < options_.run.limits.cpu_seconds;
+      ++out->grading_traced_tests;
+      StatusOr<tracer::TestResult> traced = executor_->Run(candidate, test, run);
+      if (!traced.ok()) return traced.status().WithContext(fmt::format("test {}", i + 1));
+      if (TracingMayChangeVerdict(traced->verdict)) {
+        ++out->grading_retried_tests;  // the untraced run below decides
+        StatusOr<tracer::TestResult> plain = executor_->Run(candidate, test, options_.run);
+        if (!plain.ok()) return plain.status().WithContext(fmt::format("test {}", i + 1));
+        // Over budget traced but fast untraced: tracing this test is what costs; kAuto
+        // grades it untraced for the next candidates.
+        if (shortened && traced->verdict.kind == VerdictKind::kTimeout && plain->verdict.passed() &&
+            plain->verdict.cpu_seconds * options_.grading_trace_slowdown < budget) {
+          cache_->PutHeavy(key, true);
+        }
+        result = std::move(plain).value();
+      } else {
+        if (!traced->verdict.passed()) graded.failing_trace = traced->trace;
+        traced->trace = nullptr;
+        result = std::move(traced).value();
+      }
+    }
+    if (!result) {
+      StatusOr<tracer::TestResult> plain = executor_->Run(candidate, test, options_.run);
+      if (!plain.ok()) return plain.status().WithContext(fmt::format("test {}", i + 1));
+      result = std::move(plain).value();
+    }
+    if (result->verdict.passed()) {
+      ++program.passed;
+    } else {
+      failed = true;
+    }
+    program.tests.push_back(std::move(*result));
+  }
+  return graded;
 }
 
 Status Router::Localize(std::string_view candidate, const Problem& problem,
                         const tracer::TestCase& test, bool candidate_timed_out,
                         RouteResult* result) {
-  auto start = std::chrono::steady_clock::now();
-  EGCA_ASSIGN_OR_RETURN(auto ref, PreparedReference(problem.reference));
+  auto prepare_start = std::chrono::steady_clock::now();
   auto cand = diff::PreparedProgram::Build(std::string(candidate));
+  result->prepare_seconds = Seconds(prepare_start);
   if (!cand.ok()) {
     result->localization_note = "candidate not analyzable: " + cand.status().message();
     return Status::Ok();
   }
-  tracer::RunOptions run = options_.run;
-  run.trace_mode = tracer::TraceMode::kNative;
-  run.trace = options_.trace;
-  tracer::TestCase traced = test;
-  if (candidate_timed_out) {
-    auto bounded = WithAlarm(test, options_.bounded_trace_seconds);
-    if (!bounded) {
-      result->localization_note = "timed out on a stdin test: no bounded trace";
+  return LocalizePrepared(candidate, *cand.value(), problem, test, candidate_timed_out, nullptr,
+                          result);
+}
+
+Status Router::LocalizePrepared(std::string_view candidate, const diff::PreparedProgram& prepared,
+                                const Problem& problem, const tracer::TestCase& test,
+                                bool candidate_timed_out,
+                                std::shared_ptr<const tracer::proto::Trace> candidate_trace,
+                                RouteResult* result) {
+  auto start = std::chrono::steady_clock::now();
+  EGCA_ASSIGN_OR_RETURN(auto ref, PreparedReference(problem.reference));
+  result->trace_from_grading = candidate_trace != nullptr;
+  if (!candidate_trace) {
+    tracer::RunOptions run = options_.run;
+    run.trace_mode = tracer::TraceMode::kNative;
+    run.trace = options_.trace;
+    tracer::TestCase traced = test;
+    if (candidate_timed_out) {
+      auto bounded = WithAlarm(test, options_.bounded_trace_seconds);
+      if (!bounded) {
+        result->localization_note = "timed out on a stdin test: no bounded trace";
+        return Status::Ok();
+      }
+      traced = *bounded;
+      // Room for the alarm to fire and the trace to come back; fewer events (the bounded
+      // prefix is what gets aligned).
+      run.limits.wall_seconds =
+          std::max(run.limits.wall_seconds, options_.bounded_trace_seconds + 2);
+      run.limits.cpu_seconds = std::max(run.limits.cpu_seconds, options_.bounded_trace_seconds + 2);
+      run.trace.max_events =
+          std::min<uint64_t>(run.trace.max_events, options_.bounded_trace_events);
+    }
+    auto trace_start = std::chrono::steady_clock::now();
+    EGCA_ASSIGN_OR_RETURN(tracer::TestResult cr, executor_->Run(candidate, traced, run));
+    result->candidate_trace_seconds = Seconds(trace_start);
+    if (!cr.trace) {
+      result->localization_note = fmt::format("the candidate's traced run returned no trace ({})",
+                                              sandbox::VerdictName(cr.verdict.kind));
+      result->localize_seconds = Seconds(start);
       return Status::Ok();
     }
-    traced = *bounded;
-    // Room for the alarm to fire and the trace to come back; fewer events (the bounded
-    // prefix is what gets aligned).
-    run.limits.wall_seconds = std::max(run.limits.wall_seconds, options_.bounded_trace_seconds + 2);
-    run.limits.cpu_seconds = std::max(run.limits.cpu_seconds, options_.bounded_trace_seconds + 2);
-    run.trace.max_events = std::min<uint64_t>(run.trace.max_events, options_.bounded_trace_events);
+    candidate_trace = cr.trace;
   }
-  EGCA_ASSIGN_OR_RETURN(tracer::TestResult cr, executor_->Run(candidate, traced, run));
-  EGCA_ASSIGN_OR_RETURN(result->reference_trace, ReferenceTrace(problem.reference, test));
-  result->candidate_trace = cr.trace;
-  if (!cr.trace) {
-    result->localization_note = fmt::format("the candidate's traced run returned no trace ({})",
-                                            sandbox::VerdictName(cr.verdict.kind));
-    result->localize_seconds = Seconds(start);
-    return Status::Ok();
+  result->candidate_trace = candidate_trace;
+
+  // The reference only as far as the candidate got (about twice its events), then more of
+  // it while the prefix shows no divergence: the candidate may do in one step what the
+  // reference does in many.
+  const uint64_t full = options_.trace.max_events;
+  uint64_t cap = ReferenceCap(2 * static_cast<uint64_t>(candidate_trace->events_size()) + 1024);
+  diff::DivergenceReport report;
+  for (;;) {
+    EGCA_ASSIGN_OR_RETURN(result->reference_trace,
+                          ReferenceTrace(problem.reference, test, cap,
+                                         &result->reference_trace_seconds));
+    auto diff_start = std::chrono::steady_clock::now();
+    report = diff::FindDivergence(prepared, *candidate_trace, *ref, *result->reference_trace,
+                                  options_.divergence);
+    result->diff_seconds += Seconds(diff_start);
+    const bool capped_here = cap < full && result->reference_trace->truncated();
+    if (report.earliest || !capped_here) break;
+    cap = ReferenceCap(cap + 1);
   }
-  diff::DivergenceReport report = diff::FindDivergence(
-      *cand.value(), *cr.trace, *ref, *result->reference_trace, options_.divergence);
   if (report.earliest) {
     result->earliest_divergence = report.earliest->span;
     result->last_divergence = report.last->span;
@@ -228,27 +448,47 @@ Status Router::Localize(std::string_view candidate, const Problem& problem,
 
 StatusOr<RouteResult> Router::Route(std::string_view candidate, const Problem& problem) {
   RouteResult out;
-  const int total = static_cast<int>(problem.tests.size());
-  out.grading.total = total;
+  out.grading.total = static_cast<int>(problem.tests.size());
 
-  // SYNTAX (compile): tree-sitter plus CPython's compile-time checks egca::cfg models.
-  StatusOr<cfg::ProgramCfg> built = cfg::ProgramCfg::Build(candidate);
-  LineIndex lines(candidate);
-  if (!built.ok() || !built.value().parsed()) {
+  // SYNTAX (compile): tree-sitter plus CPython's compile-time checks egca::cfg models. The
+  // prepared candidate (CFG, boundaries, lines) also serves the gates and localization.
+  auto prepare_start = std::chrono::steady_clock::now();
+  auto prepared = diff::PreparedProgram::Build(std::string(candidate));
+  out.prepare_seconds = Seconds(prepare_start);
+  if (!prepared.ok()) {
+    // Only programs that do not parse get here: parse again for the error's location.
+    StatusOr<cfg::ProgramCfg> built = cfg::ProgramCfg::Build(candidate);
     out.mode = FailureMode::kSyntax;
-    if (built.ok()) {
+    if (built.ok() && built.value().syntax_error()) {
       out.error_span = built.value().syntax_error()->span;
       out.error_message = "SyntaxError: " + built.value().syntax_error()->message;
     } else {
-      out.error_message = built.status().message();
+      out.error_message = (built.ok() ? prepared.status() : built.status()).message();
     }
     out.reason = "does not compile";
     return out;
   }
-  const cfg::ProgramCfg& program = built.value();
+  const diff::PreparedProgram& cand = *prepared.value();
+  const cfg::ProgramCfg& program = cand.cfg();
+
+  // The static gates first (reported after SYNTAX, in eq. 5's order): they decide whether
+  // this sample can be LOGIC, i.e. whether grading should keep a failing test's trace.
+  std::vector<ConstraintViolation> violations;
+  for (const auto& c : problem.constraints) {
+    if (auto violation = c->Violation(candidate, program)) {
+      if (violation->constraint.empty()) violation->constraint = c->name();
+      violations.push_back(std::move(*violation));
+    }
+  }
+  EGCA_ASSIGN_OR_RETURN(auto ref, PreparedReference(problem.reference));
+  cfg::Comparability comparability =
+      cfg::CompareStructure(program, ref->cfg(), options_.structure);
+  const bool may_be_logic =
+      violations.empty() && (!options_.check_comparability || comparability.comparable);
 
   auto grade_start = std::chrono::steady_clock::now();
-  EGCA_ASSIGN_OR_RETURN(out.grading, executor_->RunAll(candidate, problem.tests, options_.run));
+  EGCA_ASSIGN_OR_RETURN(Graded graded,
+                        Grade(candidate, problem, options_.localize && may_be_logic, &out));
   out.grade_seconds = Seconds(grade_start);
   out.pass_fraction = out.grading.pass_fraction();
   for (size_t i = 0; i < out.grading.tests.size(); ++i) {
@@ -266,22 +506,16 @@ StatusOr<RouteResult> Router::Route(std::string_view candidate, const Problem& p
     if (!compile_error && !raised) continue;
     out.mode = FailureMode::kSyntax;
     out.error_message = v.error_type + (v.message.empty() ? "" : ": " + v.message);
-    if (v.line > 0) out.error_span = StatementAt(program, lines, {v.line, v.column});
+    if (v.line > 0) out.error_span = StatementAt(program, cand.lines(), {v.line, v.column});
     out.reason = compile_error ? "does not compile" : "raises " + v.error_type + " at run time";
     return out;
   }
 
   // CONSTRAINT: I_C and I_cmp.
-  for (const auto& c : problem.constraints) {
-    if (auto violation = c->Violation(candidate, program)) {
-      if (violation->constraint.empty()) violation->constraint = c->name();
-      out.constraint_violations.push_back(std::move(*violation));
-    }
-  }
+  out.constraint_violations = std::move(violations);
   out.constraints_satisfied = out.constraint_violations.empty();
   out.reward = out.pass_fraction * (out.constraints_satisfied ? 1.0 : 0.0);
-  EGCA_ASSIGN_OR_RETURN(auto ref, PreparedReference(problem.reference));
-  out.comparability = cfg::CompareStructure(program, ref->cfg(), options_.structure);
+  out.comparability = comparability;
   if (!out.constraints_satisfied) {
     out.mode = FailureMode::kConstraint;
     out.reason = "violates " + out.constraint_violations.front().ToString();
@@ -308,8 +542,9 @@ StatusOr<RouteResult> Router::Route(std::string_view candidate, const Problem& p
                            sandbox::VerdictName(failing.verdict.kind));
   if (!options_.localize) return out;
   bool timed_out = failing.verdict.kind == VerdictKind::kTimeout;
-  EGCA_RETURN_IF_ERROR(
-      Localize(candidate, problem, problem.tests[out.first_failing_test], timed_out, &out));
+  EGCA_RETURN_IF_ERROR(LocalizePrepared(candidate, cand, problem,
+                                        problem.tests[out.first_failing_test], timed_out,
+                                        std::move(graded.failing_trace), &out));
   return out;
 }
 

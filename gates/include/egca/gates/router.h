@@ -9,9 +9,20 @@
 //               random executed boundary (the paper's ablation targets).
 // R_hat = fraction of tests passed; R(y) = R_hat(y) * I_C(y).
 //
-// Cost: every test runs untraced (grading); only a LOGIC sample's first failing test is
-// traced, and the reference's trace of a test is computed once per (reference, test) and
-// kept in a ReferenceCache shared by every candidate of the problem.
+// Cost: a LOGIC sample needs the trace of its first failing test. With grading_trace on
+// (kAuto, the default) grading itself runs the tests traced up to the first failure, the
+// trace shipped back only for the failing test, so no re-run is needed; tests after the
+// first failure run untraced, and so do all tests of a sample the static gates already
+// route to CONSTRAINT. kAuto skips tracing a test in grading once it is known to be heavy
+// (the reference's trace of it exceeds grading_trace_max_events, or a traced run blew its
+// time budget where the untraced run was fast): tracing it in every candidate would cost
+// more than re-running the failing ones. Tracing never changes a verdict: a traced run
+// that ends by a resource limit (time, memory, killed, RecursionError) is re-run untraced
+// with the test's full limits and that verdict counts. Otherwise the failing test is
+// re-run traced after grading (kNever: always). The reference's trace of a test is
+// computed only when a LOGIC sample needs it, once per (reference, test, event cap), and
+// kept in a ReferenceCache shared by every candidate of the problem; localization traces
+// the reference only about as far as the candidate got (trim_reference_trace).
 //
 // A time limit is not an exception of the program: a timed-out candidate goes through the
 // CONSTRAINT gate like any wrong answer and, if LOGIC, is localized from a bounded trace
@@ -69,6 +80,16 @@ struct Problem {
   std::vector<std::shared_ptr<const ConstraintChecker>> constraints;
 };
 
+// When grading runs tests traced (see the file comment).
+enum class GradingTrace {
+  kNever,   // grade untraced; re-run a LOGIC sample's first failing test traced
+  kAlways,  // trace every test up to the first failure during grading
+  kAuto,    // kAlways except for tests known to be heavy (see the file comment)
+};
+// "never", "always", "auto".
+const char* GradingTraceName(GradingTrace policy);
+bool ParseGradingTrace(std::string_view name, GradingTrace* out);
+
 struct RouterOptions {
   tracer::RunOptions run;           // grading: limits, comparison tolerances (trace_mode ignored)
   tracer::TraceOptions trace;       // localization runs (enabled forced on)
@@ -82,6 +103,23 @@ struct RouterOptions {
   // A timed-out candidate's traced re-run is stopped after this long (wall seconds).
   double bounded_trace_seconds = 0.25;
   uint64_t bounded_trace_events = 50000;  // event cap of that re-run
+
+  GradingTrace grading_trace = GradingTrace::kAuto;
+  // kAuto's threshold on the reference's trace of a test (events), and the first event cap
+  // of a trimmed reference trace.
+  uint64_t grading_trace_max_events = 20000;
+  // CPU-time budget of a traced grading run (never above the test's limits; its wall
+  // limit is 3 x budget + 0.1 s): grading_trace_slowdown x the reference's traced time on
+  // the test when a complete reference trace is cached, at least grading_trace_min_seconds
+  // (the budget when none is). Past it the test is re-run untraced with its full limits:
+  // a looping candidate costs the budget on top of its timeout, not a second full timeout.
+  double grading_trace_slowdown = 20;
+  double grading_trace_min_seconds = 0.1;
+  // Localization traces the reference with an event cap of about twice the candidate's
+  // trace (cap levels grading_trace_max_events x 4^k; the reference's trace is a cached
+  // prefix per level), and retries with the next level when the capped prefix shows no
+  // divergence. Off: always the full reference trace (trace.max_events).
+  bool trim_reference_trace = true;
 };
 
 struct RouteResult {
@@ -112,25 +150,51 @@ struct RouteResult {
   std::optional<SourceSpan> last_divergence;
   std::optional<SourceSpan> random_boundary;
 
-  double grade_seconds = 0;     // untraced test runs
-  double localize_seconds = 0;  // traced runs + alignment
+  // Which tests grading ran traced (their verdicts are still the untraced ones' by
+  // construction), how many of those were re-run untraced, and whether the localized
+  // candidate trace came from grading (true) or from a traced re-run (false).
+  int32_t grading_traced_tests = 0;
+  int32_t grading_retried_tests = 0;
+  bool trace_from_grading = false;
+
+  // Wall seconds. grade: the test runs (traced or not, with retries); localize: everything
+  // after grading for a LOGIC sample, split into the candidate's traced re-run (0 when
+  // grading traced it), the reference's traces (0 on cache hits) and the alignment;
+  // prepare: parsing the candidate (CFG, boundaries; once per route).
+  double grade_seconds = 0;
+  double localize_seconds = 0;
+  double candidate_trace_seconds = 0;
+  double reference_trace_seconds = 0;
+  double prepare_seconds = 0;
+  double diff_seconds = 0;
 };
 
 // Reference traces and parsed references, keyed by a 64-bit hash of the reference source
-// (and of the test for traces). Thread-safe; share one across routers of a problem set.
+// (and of the test and the trace's event cap for traces). Thread-safe; share one across
+// routers of a problem set. trace_misses() counts the reference traces computed.
 class ReferenceCache {
  public:
+  // Counts a hit when found.
   std::shared_ptr<const tracer::proto::Trace> FindTrace(uint64_t key) const;
-  void PutTrace(uint64_t key, std::shared_ptr<const tracer::proto::Trace> trace);
+  // FindTrace without counting.
+  std::shared_ptr<const tracer::proto::Trace> PeekTrace(uint64_t key) const;
+  // `computed`: the trace was just run (counted in trace_misses), not an alias of one.
+  void PutTrace(uint64_t key, std::shared_ptr<const tracer::proto::Trace> trace,
+                bool computed = true);
   std::shared_ptr<const diff::PreparedProgram> FindProgram(uint64_t key) const;
   void PutProgram(uint64_t key, std::shared_ptr<const diff::PreparedProgram> program);
-  size_t trace_hits() const;
-  size_t trace_misses() const;
+  // GradingTrace::kAuto's knowledge per (reference, test) key: tracing that test in grading
+  // costs too much (true), is cheap (false), or not known yet (nullopt).
+  std::optional<bool> FindHeavy(uint64_t key) const;
+  void PutHeavy(uint64_t key, bool heavy);
+  size_t trace_hits() const;    // reference-trace requests served from the cache
+  size_t trace_misses() const;  // reference traces computed
 
  private:
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<const tracer::proto::Trace>> traces_;
   std::unordered_map<uint64_t, std::shared_ptr<const diff::PreparedProgram>> programs_;
+  std::unordered_map<uint64_t, bool> heavy_;
   mutable size_t hits_ = 0, misses_ = 0;
 };
 
@@ -149,6 +213,12 @@ class Router {
   // reference does not parse); a candidate failing in any way is a RouteResult.
   StatusOr<RouteResult> Route(std::string_view candidate, const Problem& problem);
 
+  // Traces the reference on every test of `problem` ahead of routing (e.g. while the
+  // policy samples), at the first event cap: kAuto then knows which tests are heavy and
+  // budgets traced grading runs from the start, and LOGIC samples find the reference's
+  // traces cached. Optional: routing computes what it needs on demand.
+  Status PrepareReference(const Problem& problem);
+
   // The localization step alone (egca-trace): traces `candidate` and the reference on
   // `test` and diffs them. Fills divergence / traces / spans / localization_note.
   Status Localize(std::string_view candidate, const Problem& problem, const tracer::TestCase& test,
@@ -158,10 +228,26 @@ class Router {
   ReferenceCache& cache() { return *cache_; }
 
  private:
+  struct Graded;
   StatusOr<std::shared_ptr<const diff::PreparedProgram>> PreparedReference(
       const std::string& reference);
+  // The reference's event cap for a need of `needed` events: the smallest level
+  // grading_trace_max_events x 4^k >= needed, at most trace.max_events (always that one
+  // when trim_reference_trace is off).
+  uint64_t ReferenceCap(uint64_t needed) const;
+  // The reference's trace of `test` with an event cap of `cap` (a complete trace cached
+  // at a lower cap serves too). Adds the time of a cache miss to *seconds.
   StatusOr<std::shared_ptr<const tracer::proto::Trace>> ReferenceTrace(
-      const std::string& reference, const tracer::TestCase& test);
+      const std::string& reference, const tracer::TestCase& test, uint64_t cap, double* seconds);
+  // Grades every test, tracing the ones grading_trace selects up to the first failure.
+  StatusOr<Graded> Grade(std::string_view candidate, const Problem& problem, bool want_trace,
+                         RouteResult* result);
+  // Localizes on `test` given the candidate's trace (null: re-run it traced).
+  Status LocalizePrepared(std::string_view candidate, const diff::PreparedProgram& prepared,
+                          const Problem& problem, const tracer::TestCase& test,
+                          bool candidate_timed_out,
+                          std::shared_ptr<const tracer::proto::Trace> candidate_trace,
+                          RouteResult* result);
 
   tracer::Executor* executor_;
   RouterOptions options_;

@@ -1,0 +1,291 @@
+// The cost of a full router pass (grading + tracing + localization) against plain test
+// grading of the same samples, in the same run:
+//
+//   router_throughput [--humaneval-samples K] [--workers N] [--timeout S] [--no-quixbugs]
+//
+// Samples: the first K CodeT (CodeGen-16B) samples of every HumanEval problem against the
+// canonical solution (one test: check), and the 40 QuixBugs buggy programs against their
+// fixes (the asserts as tests). Passes, each over all samples, with W = 1 and W = N worker
+// threads (one Executor each, created before any thread; one ReferenceCache shared):
+//   plain   Executor::RunAll, untraced (the baseline)
+//   before  the router as it was: grading untraced, the failing test re-run traced, full
+//           reference traces (grading_trace = never, trim_reference_trace = off)
+//   cold    the router's defaults, empty ReferenceCache
+//   warm    the same again with the cache the cold pass filled (reference traces from a
+//           previous epoch, as in multi-epoch training)
+//   plain   again (the baseline is the mean of both plain passes: load drifts)
+// Per pass: wall seconds, samples/s, ratio to plain, modes, and per-stage sums (grading,
+// reference traces, candidate re-runs, alignment) with milliseconds per LOGIC sample.
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "egca/core/files.h"
+#include "egca/gates/router.h"
+
+namespace {
+
+using egca::gates::FailureMode;
+using json = nlohmann::json;
+
+struct Sample {
+  std::string candidate;
+  const egca::gates::Problem* problem = nullptr;
+};
+
+struct PassStats {
+  double wall = 0;
+  int routed = 0, errors = 0, logic = 0, from_grading = 0, traced_tests = 0, retried = 0;
+  double grade = 0, reference = 0, candidate_trace = 0, prepare = 0, diff = 0, localize = 0;
+  std::map<std::string, int> modes;
+  size_t reference_traces = 0;
+};
+
+enum class Pass { kPlain, kBefore, kCold, kWarm };
+
+PassStats RunPass(Pass pass, const std::vector<Sample>& samples,
+                  const std::vector<egca::tracer::Executor*>& executors,
+                  const egca::gates::RouterOptions& base,
+                  std::shared_ptr<egca::gates::ReferenceCache> cache) {
+  egca::gates::RouterOptions options = base;
+  if (pass == Pass::kBefore) {
+    options.grading_trace = egca::gates::GradingTrace::kNever;
+    options.trim_reference_trace = false;
+  }
+  PassStats stats;
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  auto work = [&](egca::tracer::Executor* executor) {
+    egca::gates::Router router(executor, options, cache);
+    PassStats local;
+    for (size_t i = next++; i < samples.size(); i = next++) {
+      const Sample& s = samples[i];
+      if (pass == Pass::kPlain) {
+        auto r = executor->RunAll(s.candidate, s.problem->tests, options.run);
+        ++local.routed;
+        local.errors += !r.ok();
+        continue;
+      }
+      auto r = router.Route(s.candidate, *s.problem);
+      ++local.routed;
+      if (!r.ok()) {
+        ++local.errors;
+        continue;
+      }
+      ++local.modes[egca::gates::FailureModeName(r->mode)];
+      local.grade += r->grade_seconds;
+      local.reference += r->reference_trace_seconds;
+      local.candidate_trace += r->candidate_trace_seconds;
+      local.prepare += r->prepare_seconds;
+      local.diff += r->diff_seconds;
+      local.traced_tests += r->grading_traced_tests;
+      local.retried += r->grading_retried_tests;
+      if (r->mode == FailureMode::kLogic) {
+        ++local.logic;
+        local.localize += r->localize_seconds;
+        local.from_grading += r->trace_from_grading;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    stats.routed += local.routed;
+    stats.errors += local.errors;
+    stats.logic += local.logic;
+    stats.from_grading += local.from_grading;
+    stats.traced_tests += local.traced_tests;
+    stats.retried += local.retried;
+    stats.grade += local.grade;
+    stats.reference += local.reference;
+    stats.candidate_trace += local.candidate_trace;
+    stats.prepare += local.prepare;
+    stats.diff += local.diff;
+    stats.localize += local.localize;
+    for (const auto& [m, c] : local.modes) stats.modes[m] += c;
+  };
+  size_t misses_before = cache ? cache->trace_misses() : 0;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < executors.size(); ++w) threads.emplace_back(work, executors[w]);
+  work(executors[0]);
+  for (std::thread& t : threads) t.join();
+  stats.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (cache) stats.reference_traces = cache->trace_misses() - misses_before;
+  return stats;
+}
+
+const char* PassName(Pass p) {
+  switch (p) {
+    case Pass::kPlain:
+      return "plain";
+    case Pass::kBefore:
+      return "before";
+    case Pass::kCold:
+      return "cold";
+    case Pass::kWarm:
+      return "warm";
+  }
+  return "?";
+}
+
+std::string LoadAverage() {
+  auto text = egca::ReadFile("/proc/loadavg");
+  if (!text.ok()) return "?";
+  std::string s = text.value();
+  size_t third = 0;
+  for (int i = 0; i < 3 && third != std::string::npos; ++i) third = s.find(' ', third + 1);
+  return s.substr(0, third);
+}
+
+void Section(const std::string& title, const std::vector<Sample>& samples,
+             const std::vector<egca::tracer::Executor*>& executors,
+             const egca::gates::RouterOptions& options) {
+  fmt::print("\n## {}: {} samples, {} worker(s), load {}\n", title, samples.size(),
+             executors.size(), LoadAverage());
+  fmt::print("{:<7} {:>8} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9} {:>6}  {}\n",
+             "pass", "wall_s", "samples/s", "ratio", "grade_s", "ref_s", "rerun_s", "diff_s",
+             "ms/LOGIC", "inline", "ref_trcs", "errors", "modes");
+  PassStats plain1 = RunPass(Pass::kPlain, samples, executors, options, nullptr);
+  PassStats before =
+      RunPass(Pass::kBefore, samples, executors, options,
+              std::make_shared<egca::gates::ReferenceCache>());
+  auto cache = std::make_shared<egca::gates::ReferenceCache>();
+  PassStats cold = RunPass(Pass::kCold, samples, executors, options, cache);
+  PassStats warm = RunPass(Pass::kWarm, samples, executors, options, cache);
+  PassStats plain2 = RunPass(Pass::kPlain, samples, executors, options, nullptr);
+  double plain = (plain1.wall + plain2.wall) / 2;
+  auto row = [&](Pass p, const PassStats& s) {
+    std::string modes;
+    for (const auto& [m, c] : s.modes) modes += fmt::format(" {}={}", m, c);
+    bool routed = p != Pass::kPlain;
+    fmt::print("{:<7} {:>8.3f} {:>9.1f} {:>6.3f}x {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9} {:>6} {}\n",
+               PassName(p), s.wall, s.wall > 0 ? s.routed / s.wall : 0.0,
+               plain > 0 ? s.wall / plain : 0.0,
+               routed ? fmt::format("{:.3f}", s.grade) : "-",
+               routed ? fmt::format("{:.3f}", s.reference) : "-",
+               routed ? fmt::format("{:.3f}", s.candidate_trace) : "-",
+               routed ? fmt::format("{:.3f}", s.diff) : "-",
+               routed && s.logic ? fmt::format("{:.1f}", 1000 * s.localize / s.logic) : "-",
+               routed ? fmt::format("{}/{}", s.from_grading, s.logic) : "-",
+               routed ? std::to_string(s.reference_traces) : "-", s.errors, modes);
+  };
+  row(Pass::kPlain, plain1);
+  row(Pass::kBefore, before);
+  row(Pass::kCold, cold);
+  row(Pass::kWarm, warm);
+  row(Pass::kPlain, plain2);
+  fmt::print("ratio vs plain (mean of both plain passes): before {:.3f}x, cold {:.3f}x, warm {:.3f}x\n",
+             before.wall / plain, cold.wall / plain, warm.wall / plain);
+  fmt::print("cold pass: {} tests traced in grading, {} re-run untraced\n", cold.traced_tests,
+             cold.retried);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"router cost against plain grading of the same samples"};
+  int humaneval_samples = 3, workers = 2;
+  double timeout = 1.0;
+  bool no_quixbugs = false;
+  app.add_option("--humaneval-samples", humaneval_samples, "CodeT samples per HumanEval problem");
+  app.add_option("--workers", workers, "worker threads of the parallel sections (>= 1)");
+  app.add_option("--timeout", timeout, "per-test wall/CPU limit, seconds");
+  app.add_flag("--no-quixbugs", no_quixbugs, "skip the QuixBugs section");
+  CLI11_PARSE(app, argc, argv);
+  if (workers < 1) {
+    std::cerr << "router_throughput: --workers must be >= 1\n";
+    return 2;
+  }
+
+  // Every executor is created before any thread starts (each fork server forks this process).
+  std::vector<std::unique_ptr<egca::tracer::Executor>> owned;
+  for (int w = 0; w < workers; ++w) {
+    auto e = egca::tracer::Executor::Create({});
+    if (!e.ok()) {
+      std::cerr << "router_throughput: " << e.status().ToString() << "\n";
+      return 1;
+    }
+    owned.push_back(std::move(e).value());
+  }
+  std::vector<egca::tracer::Executor*> one = {owned[0].get()}, all;
+  for (auto& e : owned) all.push_back(e.get());
+
+  egca::gates::RouterOptions options;
+  options.run.limits.wall_seconds = timeout;
+  options.run.limits.cpu_seconds = timeout;
+
+  // HumanEval: CodeT records are not in HumanEval's order and their prompts lack the
+  // doctests; match them by the entry point their prompt defines.
+  auto he = egca::ReadMaybeGzipFile(std::string(EGCA_DATA_DIR) + "/humaneval/HumanEval.jsonl.gz");
+  auto ct = egca::ReadMaybeGzipFile(
+      std::string(EGCA_DATA_DIR) +
+      "/samples/codet/HumanEval_codegen16B_temp0.8_topp0.95_num100.jsonl.gz");
+  if (!he.ok() || !ct.ok()) {
+    std::cerr << "router_throughput: " << (!he.ok() ? he.status() : ct.status()).ToString()
+              << "\n";
+    return 2;
+  }
+  std::map<std::string, egca::gates::Problem> by_entry;
+  std::istringstream hs(he.value()), cs(ct.value());
+  for (std::string line; std::getline(hs, line);) {
+    json p = json::parse(line, nullptr, false);
+    if (p.is_discarded()) continue;
+    egca::gates::Problem problem;
+    problem.reference = p["prompt"].get<std::string>() + p["canonical_solution"].get<std::string>();
+    problem.tests.push_back(egca::tracer::TestCase::HumanEvalCheck(p["test"], p["entry_point"]));
+    by_entry.emplace(p["entry_point"].get<std::string>(), std::move(problem));
+  }
+  std::vector<Sample> humaneval;
+  for (std::string line; std::getline(cs, line);) {
+    json rec = json::parse(line, nullptr, false);
+    if (rec.is_discarded()) continue;
+    std::string prompt = rec["prompt"];
+    const egca::gates::Problem* found = nullptr;
+    for (const auto& [entry, problem] : by_entry) {
+      if (prompt.find("def " + entry + "(") != std::string::npos) found = &problem;
+    }
+    if (found == nullptr) continue;
+    for (int k = 0; k < humaneval_samples && k < static_cast<int>(rec["samples"].size()); ++k) {
+      humaneval.push_back({prompt + rec["samples"][k].get<std::string>(), found});
+    }
+  }
+
+  std::vector<egca::gates::Problem> quix_problems;
+  std::vector<Sample> quixbugs;
+  if (!no_quixbugs) {
+    auto qb = egca::ReadFile(std::string(EGCA_DATA_DIR) + "/quixbugs/quixbugs_python.jsonl");
+    if (!qb.ok()) {
+      std::cerr << "router_throughput: " << qb.status().ToString() << "\n";
+      return 2;
+    }
+    std::istringstream qs(qb.value());
+    std::vector<std::string> candidates;
+    for (std::string line; std::getline(qs, line);) {
+      json rec = json::parse(line, nullptr, false);
+      if (rec.is_discarded() || !rec.contains("buggy_program")) continue;
+      egca::gates::Problem p;
+      p.reference = rec["solution"];
+      p.tests = egca::tracer::TestsFromScript(rec.value("tests", ""), "");
+      quix_problems.push_back(std::move(p));
+      candidates.push_back(rec["buggy_program"]);
+    }
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      quixbugs.push_back({candidates[i], &quix_problems[i]});
+    }
+  }
+
+  fmt::print("# router_throughput: per-test limit {} s, {} HumanEval samples per problem\n",
+             timeout, humaneval_samples);
+  Section(fmt::format("HumanEval CodeT x{}", humaneval_samples), humaneval, one, options);
+  if (workers > 1) {
+    Section(fmt::format("HumanEval CodeT x{}", humaneval_samples), humaneval, all, options);
+  }
+  if (!quixbugs.empty()) Section("QuixBugs", quixbugs, one, options);
+  return 0;
+}

@@ -1,0 +1,265 @@
+// Tracing during grading (RouterOptions::grading_trace) and trimmed reference traces must
+// not change a route: the same mode and spans as the traced re-run, on the EGCA case study
+// and QuixBugs programs; a verdict never changes because a test ran traced.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "egca/gates/router.h"
+#include "egca/tracer/trace.pb.h"
+
+namespace egca::gates {
+namespace {
+
+std::string Read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string Lis(const std::string& name) {
+  std::string src = Read(std::filesystem::path(EGCA_SOURCE_DIR) / "tests/tracer/golden" / name);
+  return src.substr(0, src.find("\n\nresult = ")) + "\n";
+}
+
+// Cheap to run, expensive to trace: a 1000-element list mutated (so rehashed) at every line.
+constexpr char kHeavyToTrace[] =
+    "def f(n):\n"
+    "    xs = list(range(1000))\n"
+    "    s = 0\n"
+    "    for i in range(n):\n"
+    "        s += xs[i % 1000]\n"
+    "        xs[i % 1000] = i\n"
+    "    return s\n";
+
+std::string SpanText(const std::optional<SourceSpan>& s) { return s ? s->ToString() : "-"; }
+
+class RouterGradingTrace : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto created = tracer::Executor::Create({});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    executor_ = std::move(created).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete executor_;
+    executor_ = nullptr;
+  }
+  static RouterOptions Options(GradingTrace policy) {
+    RouterOptions o;
+    o.run.limits.wall_seconds = 2;
+    o.run.limits.cpu_seconds = 2;
+    o.grading_trace = policy;
+    return o;
+  }
+  static Problem LisProblem() {
+    Problem p;
+    p.reference = Lis("lis_correct.py");
+    const char* f = "longest_increasing_subsequence";
+    p.tests = {tracer::TestCase::Call(f, "[[10, 9, 2, 5, 3, 7, 101, 18]]", "4"),
+               tracer::TestCase::Call(f, "[[1, 3, 3, 5]]", "3"),
+               tracer::TestCase::Call(f, "[[]]", "0")};
+    return p;
+  }
+  // The same route: mode, verdicts, spans and the whole dump (steps, alignment).
+  static void ExpectSameRoute(const RouteResult& a, const RouteResult& b, const std::string& what) {
+    EXPECT_EQ(a.mode, b.mode) << what;
+    EXPECT_EQ(a.first_failing_test, b.first_failing_test) << what;
+    ASSERT_EQ(a.grading.tests.size(), b.grading.tests.size()) << what;
+    for (size_t i = 0; i < a.grading.tests.size(); ++i) {
+      EXPECT_EQ(a.grading.tests[i].verdict.kind, b.grading.tests[i].verdict.kind) << what << i;
+    }
+    EXPECT_EQ(SpanText(a.earliest_divergence), SpanText(b.earliest_divergence)) << what;
+    EXPECT_EQ(SpanText(a.last_divergence), SpanText(b.last_divergence)) << what;
+    EXPECT_EQ(SpanText(a.random_boundary), SpanText(b.random_boundary)) << what;
+    EXPECT_EQ(SpanText(a.error_span), SpanText(b.error_span)) << what;
+    EXPECT_EQ(DumpRoute(a), DumpRoute(b)) << what;
+  }
+  static tracer::Executor* executor_;
+};
+
+tracer::Executor* RouterGradingTrace::executor_ = nullptr;
+
+TEST(GradingTraceName, RoundTrips) {
+  for (GradingTrace p : {GradingTrace::kNever, GradingTrace::kAlways, GradingTrace::kAuto}) {
+    GradingTrace back = GradingTrace::kNever;
+    ASSERT_TRUE(ParseGradingTrace(GradingTraceName(p), &back));
+    EXPECT_EQ(back, p);
+  }
+  GradingTrace unused;
+  EXPECT_FALSE(ParseGradingTrace("sometimes", &unused));
+}
+
+TEST_F(RouterGradingTrace, ExecutorShipsOnlyAFailingTestsTrace) {
+  tracer::RunOptions run;
+  run.trace_mode = tracer::TraceMode::kNative;
+  run.trace.enabled = true;
+  run.trace_failures_only = true;
+  const std::string src = "def add(a, b):\n    return a + b\n";
+  auto pass = executor_->Run(src, tracer::TestCase::Call("add", "[1, 2]", "3"), run);
+  ASSERT_TRUE(pass.ok());
+  EXPECT_TRUE(pass->verdict.passed());
+  EXPECT_EQ(pass->trace, nullptr);
+  auto fail = executor_->Run(src, tracer::TestCase::Call("add", "[1, 2]", "4"), run);
+  ASSERT_TRUE(fail.ok());
+  EXPECT_EQ(fail->verdict.kind, sandbox::VerdictKind::kWrongAnswer);
+  ASSERT_NE(fail->trace, nullptr);
+  EXPECT_GT(fail->trace->events_size(), 0);
+}
+
+TEST_F(RouterGradingTrace, CaseStudyInlineEqualsReRun) {
+  const std::string cand = Lis("lis_buggy.py");
+  Router rerun(executor_, Options(GradingTrace::kNever));
+  Router inline_traced(executor_, Options(GradingTrace::kAuto));
+  auto a = rerun.Route(cand, LisProblem());
+  auto b = inline_traced.Route(cand, LisProblem());
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->mode, FailureMode::kLogic) << DumpRoute(*a);
+  ASSERT_TRUE(a->earliest_divergence.has_value());
+  EXPECT_FALSE(a->trace_from_grading);
+  EXPECT_EQ(a->grading_traced_tests, 0);
+  EXPECT_TRUE(b->trace_from_grading);
+  EXPECT_EQ(b->grading_traced_tests, 2);  // up to and including the first failing test
+  EXPECT_EQ(b->candidate_trace_seconds, 0.0);
+  ExpectSameRoute(*a, *b, "lis_buggy");
+}
+
+TEST_F(RouterGradingTrace, TrimmedReferenceFindsTheSameDivergence) {
+  const std::string cand = Lis("lis_buggy.py");
+  RouterOptions full = Options(GradingTrace::kAuto);
+  full.trim_reference_trace = false;
+  RouterOptions trimmed = Options(GradingTrace::kAuto);
+  trimmed.grading_trace_max_events = 8;  // far fewer than the reference's events
+  auto a = Router(executor_, full).Route(cand, LisProblem());
+  auto b = Router(executor_, trimmed).Route(cand, LisProblem());
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(b->reference_trace != nullptr);
+  EXPECT_FALSE(a->reference_trace->truncated());
+  EXPECT_EQ(SpanText(a->earliest_divergence), SpanText(b->earliest_divergence));
+  ASSERT_TRUE(b->divergence.has_value());
+  EXPECT_EQ(b->divergence->earliest->kind, a->divergence->earliest->kind);
+}
+
+// QuixBugs programs (buggy vs fixed, the asserts as tests), kNever against kAlways: every
+// route the same, LOGIC localized from grading's trace without a re-run.
+TEST_F(RouterGradingTrace, QuixBugsInlineEqualsReRun) {
+  std::ifstream in(std::filesystem::path(EGCA_DATA_DIR) / "quixbugs/quixbugs_python.jsonl");
+  ASSERT_TRUE(in.good());
+  int compared = 0, from_grading = 0;
+  for (std::string line; std::getline(in, line) && compared < 12;) {
+    auto rec = nlohmann::json::parse(line);
+    // Programs whose buggy version terminates on its tests (the others time out and are
+    // covered by the timeout tests).
+    static const std::set<std::string> kNames = {
+        "bucketsort", "flatten",     "get_factors", "hanoi",     "is_valid_parenthesization",
+        "kheapsort",  "knapsack",    "lis",         "powerset",  "quicksort",
+        "to_base",    "next_palindrome"};
+    if (!kNames.count(rec["name"])) continue;
+    Problem p;
+    p.reference = rec["solution"];
+    p.tests = tracer::TestsFromScript(rec["tests"], "");
+    const std::string cand = rec["buggy_program"];
+    auto a = Router(executor_, Options(GradingTrace::kNever)).Route(cand, p);
+    auto b = Router(executor_, Options(GradingTrace::kAlways)).Route(cand, p);
+    ASSERT_TRUE(a.ok() && b.ok()) << rec["name"];
+    ExpectSameRoute(*a, *b, rec["name"]);
+    if (b->mode == FailureMode::kLogic) {
+      EXPECT_TRUE(a->earliest_divergence.has_value()) << rec["name"];
+      from_grading += b->trace_from_grading;
+    }
+    ++compared;
+  }
+  EXPECT_EQ(compared, 12);
+  EXPECT_GE(from_grading, 10);
+}
+
+// Passes untraced in well under the limit, but tracing (a 1000-element list mutated and
+// rehashed at every line, no event cap) makes it far slower than the limit: the traced run times out,
+// the untraced re-run passes, and the pass is what counts.
+TEST_F(RouterGradingTrace, TracedTimeoutKeepsTheUntracedVerdict) {
+  const std::string src = kHeavyToTrace;
+  Problem p;
+  p.reference = src;
+  p.tests = {tracer::TestCase::Call("f", "[600000]", "179400700000")};
+  RouterOptions o = Options(GradingTrace::kAlways);
+  o.trace.max_events = 100000000;
+  o.trace.max_bytes = 1ull << 40;
+  o.grading_trace_min_seconds = 100;  // the traced run gets the test's full limit
+  auto r = Router(executor_, o).Route(src, p);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->grading_traced_tests, 1);
+  EXPECT_EQ(r->grading_retried_tests, 1);
+  EXPECT_EQ(r->grading.tests[0].verdict.kind, sandbox::VerdictKind::kOk) << DumpRoute(*r);
+  EXPECT_EQ(r->mode, FailureMode::kCorrect);
+}
+
+// kAuto: the traced run blows its default budget (grading_trace_min_seconds) where the
+// untraced run is fast, so the test is marked heavy and later candidates grade it untraced.
+TEST_F(RouterGradingTrace, AutoLearnsAHeavyTest) {
+  const std::string src = kHeavyToTrace;
+  Problem p;
+  p.reference = src;
+  p.tests = {tracer::TestCase::Call("f", "[200000]", "19800900000")};
+  RouterOptions o = Options(GradingTrace::kAuto);
+  o.trace.max_events = 100000000;
+  o.trace.max_bytes = 1ull << 40;
+  o.grading_trace_min_seconds = 0.5;  // traced: seconds; untraced: ~50 ms
+  o.grading_trace_slowdown = 2;
+  Router router(executor_, o);
+  auto first = router.Route(src, p);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->mode, FailureMode::kCorrect) << DumpRoute(*first);
+  EXPECT_EQ(first->grading_traced_tests, 1);
+  EXPECT_EQ(first->grading_retried_tests, 1);
+  auto second = router.Route(src, p);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->mode, FailureMode::kCorrect);
+  EXPECT_EQ(second->grading_traced_tests, 0);
+}
+
+// A reference trace longer than grading_trace_max_events makes the test heavy for kAuto:
+// grading runs it untraced and the LOGIC sample is localized from a re-run.
+TEST_F(RouterGradingTrace, AutoGradesAHeavyTestUntraced) {
+  const std::string cand = Lis("lis_buggy.py");
+  RouterOptions o = Options(GradingTrace::kAuto);
+  o.grading_trace_max_events = 8;
+  Router router(executor_, o);
+  ASSERT_TRUE(router.PrepareReference(LisProblem()).ok());
+  auto r = router.Route(cand, LisProblem());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->grading_traced_tests, 0);
+  EXPECT_FALSE(r->trace_from_grading);
+  auto rerun = Router(executor_, Options(GradingTrace::kNever)).Route(cand, LisProblem());
+  ASSERT_TRUE(rerun.ok());
+  EXPECT_EQ(SpanText(r->earliest_divergence), SpanText(rerun->earliest_divergence));
+}
+
+// A CONSTRAINT sample (not comparable) is never traced: it cannot be LOGIC.
+TEST_F(RouterGradingTrace, ConstraintSamplesAreGradedUntraced) {
+  RouterOptions o = Options(GradingTrace::kAlways);
+  o.structure.threshold = 0.99;
+  std::string cand =
+      "def longest_increasing_subsequence(nums):\n"
+      "    import bisect\n"
+      "    tails = []\n"
+      "    for x in nums:\n"
+      "        k = bisect.bisect_left(tails, x)\n"
+      "        if k == len(tails):\n"
+      "            tails.append(x)\n"
+      "        else:\n"
+      "            tails[k] = x\n"
+      "    return len(tails) + 1\n";
+  auto r = Router(executor_, o).Route(cand, LisProblem());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->mode, FailureMode::kConstraint) << DumpRoute(*r);
+  EXPECT_EQ(r->grading_traced_tests, 0);
+}
+
+}  // namespace
+}  // namespace egca::gates
