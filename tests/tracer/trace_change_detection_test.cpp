@@ -126,8 +126,10 @@ TEST(TraceChangeDetection, MutationByCalleeSeenAtCallersNextEvent) {
   EXPECT_EQ(Changes(run.trace, "a"), (Texts{"[]", "[1]", "[1, 1]"}));
 }
 
-TEST(TraceChangeDetection, InstancesAreStillHashed) {
-  // Instances of user classes have no shape: their attributes are hashed at every event.
+TEST(TraceChangeDetection, InstanceAttributeChanges) {
+  // Instances of plain classes have a shape (type + __dict__ entries): a new attribute
+  // value, a new attribute and a mutated list attribute are changes; rebinding to an equal
+  // value is not.
   std::string src =
       "class P:\n"
       "    pass\n"
@@ -142,6 +144,58 @@ TEST(TraceChangeDetection, InstancesAreStillHashed) {
   ASSERT_EQ(run.error, "");
   EXPECT_EQ(Changes(run.trace, "p"), (Texts{"P()", "P(v=1)", "P(v=2)", "P(v=3)"}));
   EXPECT_EQ(Changes(run.trace, "ps"), (Texts{"[P(v=2)]", "[P(v=3)]"}));
+}
+
+TEST(TraceChangeDetection, CyclicGraphOfInstances) {
+  // a <-> b through their `nbrs` lists, c shared by both: the shape walks each node once
+  // (back-references), and a change anywhere in the graph is seen from `a`.
+  std::string src =
+      "class N:\n"
+      "    def __init__(self, v):\n"
+      "        self.v = v\n"
+      "        self.nbrs = []\n"
+      "a, b, c = N(1), N(2), N(3)\n"
+      "a.nbrs.append(b)\n"
+      "b.nbrs.append(a)\n"
+      "a.nbrs.append(c)\n"
+      "b.nbrs.append(c)\n"
+      "x = 0\n"
+      "x = 1\n"
+      "c.v = 30\n"
+      "x = 2\n"
+      "b.nbrs.pop()\n"
+      "x = 3\n";
+  auto run = RunTraced(src, "", TraceOptions());
+  ASSERT_EQ(run.error, "");
+  // a: created, b appended, (b's back edge), c appended, (c into b), c.v, pop from b.
+  Texts a = Changes(run.trace, "a");
+  EXPECT_EQ(a.size(), 7u) << ::testing::PrintToString(a);
+  // Lines 10-11 (x = 0, x = 1) change nothing but x.
+  for (const auto& e : run.trace.events()) {
+    if (e.line() != 11 && e.line() != 12) continue;
+    for (const auto& v : e.changed()) EXPECT_EQ(v.name(), "x") << "line " << e.line();
+  }
+  EXPECT_EQ(Changes(run.trace, "c"), (Texts{"N(v=3, nbrs=[])", "N(v=30, nbrs=[])"}));
+}
+
+TEST(TraceChangeDetection, SlotsAndSubclassesStillHashed) {
+  // Classes outside the shape's scope (__slots__, enum members, subclasses of builtins)
+  // are hashed at every event, so their in-place changes are seen too.
+  std::string src =
+      "import enum\n"
+      "class S:\n"
+      "    __slots__ = ('v',)\n"
+      "    def __init__(self):\n"
+      "        self.v = 1\n"
+      "class L(list):\n"
+      "    pass\n"
+      "s = S()\n"
+      "l = L()\n"
+      "s.v = 2\n"
+      "l.append(1)\n"
+      "s.v = 2\n";
+  EXPECT_EQ(ChangesOf(src, "s"), (Texts{"S(v=1)", "S(v=2)"}));
+  EXPECT_EQ(ChangesOf(src, "l"), (Texts{"L([])", "L([1])"}));
 }
 
 TEST(TraceChangeDetection, RebindingFunctionAndDeletion) {
