@@ -11,7 +11,10 @@
 // programs in a different style (GPT-class models).
 //
 //   constraints_calibration [--per-problem 20] [--workers 2] [--timeout 3]
-//                           [--cache FILE] [--solved-corpus] [--examples 10]
+//                           [--cache FILE] [--solved-corpus] [--examples 10] [--dump DIR]
+//                           [--constraints FILE] [--write-extracted FILE]
+// --constraints evaluates a user's (e.g. a teacher model's) constraints file on the same
+// programs; --write-extracted writes the default policy's sets for editing.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -74,6 +77,7 @@ std::vector<json> JsonLines(const std::string& text) {
 struct Variant {
   std::string name;
   ExtractionPolicy policy;
+  const egca::gates::ConstraintsByProblem* file = nullptr;  // set: the file's specs instead
 };
 
 std::vector<Variant> Variants() {
@@ -133,9 +137,23 @@ int main(int argc, char** argv) {
   app.add_option("--cache", cache, "grade cache (JSONL; reruns skip graded programs)");
   app.add_flag("--solved-corpus", solved_corpus, "add MapCoder/LDB/Reflexion solved programs");
   app.add_option("--examples", examples, "false rejections to print");
-  std::string dump_dir;
+  std::string dump_dir, write_extracted, constraints_file;
+  app.add_option("--write-extracted", write_extracted,
+                 "write the default policy's constraints for every task here (JSON)");
+  app.add_option("--constraints", constraints_file,
+                 "also evaluate this constraints file (tasks it lists; others unconstrained)");
   app.add_option("--dump", dump_dir, "write every false rejection (default policy) here as .py");
   CLI11_PARSE(app, argc, argv);
+
+  egca::gates::ConstraintsByProblem user_constraints;
+  if (!constraints_file.empty()) {
+    auto read = egca::gates::ReadConstraintsFile(constraints_file);
+    if (!read.ok()) {
+      fmt::print(stderr, "constraints_calibration: {}\n", read.status().ToString());
+      return 2;
+    }
+    user_constraints = std::move(read).value();
+  }
 
   // Start the sandbox before any thread exists (ExecutorPool forks the caller).
   egca::tracer::ExecutorOptions eo;
@@ -331,10 +349,20 @@ int main(int argc, char** argv) {
   std::map<std::string, std::map<std::string, int64_t>> by_kind, flagged_by_kind;
   std::map<std::string, int64_t> rejected_by_run;  // solved corpus: which run they come from
   std::vector<std::string> example_lines;
-  for (const Variant& v : Variants()) {
+  std::vector<Variant> variants = Variants();
+  if (!constraints_file.empty())
+    variants.push_back({"file " + std::filesystem::path(constraints_file).filename().string(), {},
+                        &user_constraints});
+  for (const Variant& v : variants) {
     std::map<std::string, std::vector<ConstraintSpec>> specs;
     size_t spec_total = 0;
     for (const Task& t : tasks) {
+      if (v.file) {
+        auto it = v.file->find(t.id);
+        if (it != v.file->end()) specs[t.id] = it->second;
+        spec_total += specs[t.id].size();
+        continue;
+      }
       auto s = egca::gates::ExtractConstraints(t.reference, v.policy, t.prompt);
       if (!s.ok()) {
         fmt::print(stderr, "constraints_calibration: {}: {}\n", t.id, s.status().ToString());
@@ -342,6 +370,13 @@ int main(int argc, char** argv) {
       }
       spec_total += s->size();
       specs[t.id] = std::move(s).value();
+    }
+    if (v.name == "default" && !write_extracted.empty()) {
+      egca::Status st = egca::gates::WriteConstraintsFile(write_extracted, specs);
+      if (!st.ok()) {
+        fmt::print(stderr, "constraints_calibration: {}\n", st.ToString());
+        return 1;
+      }
     }
     for (const std::string& set : sets) {
       int64_t correct = 0, rejected = 0, incorrect = 0, flagged = 0;
