@@ -461,7 +461,7 @@ TEST(BadRecords, EveryBadRecordReportedEveryGoodOneKept) {
   EXPECT_EQ(problems[2].origin, path + ":11");
 }
 
-TEST(BadRecords, ApsFolderWithBrokenFiles) {
+TEST(BadRecords, AppsFolderWithBrokenFiles) {
   testing::ScratchDir dir("egca_datasets_apps_bad");
   std::filesystem::create_directories(dir.path() / "0007");
   std::filesystem::create_directories(dir.path() / "0008");
