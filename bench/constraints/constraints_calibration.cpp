@@ -92,14 +92,21 @@ std::vector<Variant> Variants() {
   only("depth slack 0", [](ExtractionPolicy& p) { p.loop_depth_slack = 0; });
   only("depth slack 2", [](ExtractionPolicy& p) { p.loop_depth_slack = 2; });
   only("depth floor 2", [](ExtractionPolicy& p) { p.loop_depth_floor = 2; });
-  only("depth slack 2, floor 3", [](ExtractionPolicy& p) { p.loop_depth_slack = 2, p.loop_depth_floor = 3; });
-  only("statements x4+10", [](ExtractionPolicy& p) { p.statement_factor = 4, p.statement_slack = 10; });
-  only("statements x3+20", [](ExtractionPolicy& p) { p.statement_factor = 3, p.statement_slack = 20; });
+  only("depth slack 2, floor 3",
+       [](ExtractionPolicy& p) { p.loop_depth_slack = 2, p.loop_depth_floor = 3; });
+  only("statements x4+10",
+       [](ExtractionPolicy& p) { p.statement_factor = 4, p.statement_slack = 10; });
+  only("statements x3+20",
+       [](ExtractionPolicy& p) { p.statement_factor = 3, p.statement_slack = 20; });
   only("no statement budget", [](ExtractionPolicy& p) { p.statement_factor = 0; });
-  only("statements x1.5+5", [](ExtractionPolicy& p) { p.statement_factor = 1.5, p.statement_slack = 5; });
-  only("statements x2+5", [](ExtractionPolicy& p) { p.statement_factor = 2, p.statement_slack = 5; });
-  only("statements x2+10", [](ExtractionPolicy& p) { p.statement_factor = 2, p.statement_slack = 10; });
-  only("+forbid recursion if absent", [](ExtractionPolicy& p) { p.forbid_recursion_if_absent = true; });
+  only("statements x1.5+5",
+       [](ExtractionPolicy& p) { p.statement_factor = 1.5, p.statement_slack = 5; });
+  only("statements x2+5",
+       [](ExtractionPolicy& p) { p.statement_factor = 2, p.statement_slack = 5; });
+  only("statements x2+10",
+       [](ExtractionPolicy& p) { p.statement_factor = 2, p.statement_slack = 10; });
+  only("+forbid recursion if absent",
+       [](ExtractionPolicy& p) { p.forbid_recursion_if_absent = true; });
   only("+forbid sorting if absent", [](ExtractionPolicy& p) { p.forbid_sorting_if_absent = true; });
   only("+forbid while if absent", [](ExtractionPolicy& p) { p.forbid_while_if_absent = true; });
   only("+forbid heap/deque if absent", [](ExtractionPolicy& p) {
@@ -119,19 +126,23 @@ std::vector<Variant> Variants() {
   return v;
 }
 
-std::string Kind(const std::string& constraint) { return constraint.substr(0, constraint.find('(')); }
+std::string Kind(const std::string& constraint) {
+  return constraint.substr(0, constraint.find('('));
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Calibrate constraint extraction on graded CodeT samples (HumanEval)"};
   std::string data = EGCA_DATA_DIR;
-  std::string cache = (std::filesystem::temp_directory_path() / "egca_constraints_grades.jsonl").string();
+  std::string cache =
+      (std::filesystem::temp_directory_path() / "egca_constraints_grades.jsonl").string();
   int per_problem = 20, workers = 2, examples = 10;
   double timeout = 3;
   bool solved_corpus = false;
   app.add_option("--data", data, "shared data directory");
-  app.add_option("--per-problem", per_problem, "CodeT samples per problem (1-100)")->check(CLI::Range(1, 100));
+  app.add_option("--per-problem", per_problem, "CodeT samples per problem (1-100)")
+      ->check(CLI::Range(1, 100));
   app.add_option("--workers", workers, "sandbox workers")->check(CLI::Range(1, 16));
   app.add_option("--timeout", timeout, "per-program wall limit, seconds");
   app.add_option("--cache", cache, "grade cache (JSONL; reruns skip graded programs)");
@@ -258,7 +269,11 @@ int main(int argc, char** argv) {
       }
       uint64_t h = Fnv(p.source + "\x1f" + tasks[task_index[p.task]].test);
       grades[h] = r->all_passed();
-      cache_out << json{{"hash", h}, {"task", p.task}, {"origin", p.origin}, {"passed", r->all_passed()}}.dump()
+      cache_out << json{{"hash", h},
+                        {"task", p.task},
+                        {"origin", p.origin},
+                        {"passed", r->all_passed()}}
+                       .dump()
                 << "\n";
     }
     cache_out.flush();
@@ -289,10 +304,12 @@ int main(int argc, char** argv) {
         if (!text.ok()) continue;
         for (const json& r : JsonLines(*text)) {
           auto solved = r.find("is_solved");
-          bool ok = solved != r.end() && ((solved->is_boolean() && solved->get<bool>()) ||
-                                          (solved->is_string() && solved->get<std::string>() == "True"));
+          bool ok =
+              solved != r.end() && ((solved->is_boolean() && solved->get<bool>()) ||
+                                    (solved->is_string() && solved->get<std::string>() == "True"));
           auto tid = r.find("task_id");
-          if (!ok || tid == r.end() || !tid->is_string() || !task_index.count(tid->get<std::string>()))
+          if (!ok || tid == r.end() || !tid->is_string() ||
+              !task_index.count(tid->get<std::string>()))
             continue;
           std::optional<std::string> code;
           for (const char* k : {"source_codes", "implementations"}) {
@@ -300,11 +317,13 @@ int main(int argc, char** argv) {
             if (it != r.end() && it->is_array() && !it->empty() && it->back().is_string())
               code = it->back().get<std::string>();
           }
-          if (!code && r.contains("solution") && r["solution"].is_string()) code = r["solution"].get<std::string>();
+          if (!code && r.contains("solution") && r["solution"].is_string())
+            code = r["solution"].get<std::string>();
           if (!code) continue;
           const Task& t = tasks[task_index[tid->get<std::string>()]];
           if (code->find("def " + t.entry) == std::string::npos) *code = t.prompt + *code;
-          programs.push_back({t.id, "solved-corpus", f.substr(dir->size()), *code, true, std::nullopt});
+          programs.push_back(
+              {t.id, "solved-corpus", f.substr(dir->size()), *code, true, std::nullopt});
         }
       }
     }
@@ -328,7 +347,8 @@ int main(int argc, char** argv) {
   // ---- evaluate every policy variant ----
   std::set<std::string> sets = {"codet"};
   if (solved_corpus) sets.insert("solved-corpus");
-  fmt::print("constraints calibration: HumanEval references, {} CodeT samples/problem", per_problem);
+  fmt::print("constraints calibration: HumanEval references, {} CodeT samples/problem",
+             per_problem);
   fmt::print("{}\n\n", solved_corpus ? " + reported-solved MapCoder/LDB/Reflexion programs" : "");
   for (const std::string& set : sets) {
     int64_t correct = 0, incorrect = 0, unparsed = 0;
@@ -351,7 +371,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> example_lines;
   std::vector<Variant> variants = Variants();
   if (!constraints_file.empty())
-    variants.push_back({"file " + std::filesystem::path(constraints_file).filename().string(), {},
+    variants.push_back({"file " + std::filesystem::path(constraints_file).filename().string(),
+                        {},
                         &user_constraints});
   for (const Variant& v : variants) {
     std::map<std::string, std::vector<ConstraintSpec>> specs;
@@ -398,10 +419,12 @@ int main(int argc, char** argv) {
               for (const auto& viol : violations) header += "# " + viol.ToString() + "\n";
               std::ofstream(fmt::format("{}/{:05d}_{}.py", dump_dir, rejected,
                                         p.task.substr(p.task.find('/') + 1)))
-                  << "# " << p.origin << "\n" << header << p.source;
+                  << "# " << p.origin << "\n"
+                  << header << p.source;
             }
             if (static_cast<int>(example_lines.size()) < examples)
-              example_lines.push_back(fmt::format("  {} [{}]: {}", p.origin, set, violations.front().ToString()));
+              example_lines.push_back(
+                  fmt::format("  {} [{}]: {}", p.origin, set, violations.front().ToString()));
           }
         } else {
           ++incorrect;
@@ -418,13 +441,15 @@ int main(int argc, char** argv) {
     }
   }
   fmt::print("\ndefault policy, violations by constraint kind (a program may count twice)\n");
-  fmt::print("  {:<14} {:<20} {:>16} {:>18}\n", "set", "kind", "correct programs", "incorrect programs");
+  fmt::print("  {:<14} {:<20} {:>16} {:>18}\n", "set", "kind", "correct programs",
+             "incorrect programs");
   for (const std::string& set : sets) {
     std::set<std::string> kinds;
     for (const auto& [k, n] : by_kind[set]) kinds.insert(k);
     for (const auto& [k, n] : flagged_by_kind[set]) kinds.insert(k);
     for (const std::string& k : kinds)
-      fmt::print("  {:<14} {:<20} {:>16} {:>18}\n", set, k, by_kind[set][k], flagged_by_kind[set][k]);
+      fmt::print("  {:<14} {:<20} {:>16} {:>18}\n", set, k, by_kind[set][k],
+                 flagged_by_kind[set][k]);
   }
   if (!rejected_by_run.empty()) {
     std::vector<std::pair<int64_t, std::string>> runs;
@@ -436,10 +461,11 @@ int main(int argc, char** argv) {
   }
   if (!example_lines.empty()) fmt::print("\nexamples:\n");
   for (const std::string& l : example_lines) fmt::print("{}\n", l);
-  fmt::print("\nComputeFacts: {:.1f} us/program vs ProgramCfg::Build {:.1f} us/program ({} programs, "
-             "ratio {:.2f})\n",
-             1e6 * facts_seconds / std::max<int64_t>(1, parsed),
-             1e6 * cfg_seconds / std::max<int64_t>(1, parsed), parsed,
-             facts_seconds / std::max(1e-12, cfg_seconds));
+  fmt::print(
+      "\nComputeFacts: {:.1f} us/program vs ProgramCfg::Build {:.1f} us/program ({} programs, "
+      "ratio {:.2f})\n",
+      1e6 * facts_seconds / std::max<int64_t>(1, parsed),
+      1e6 * cfg_seconds / std::max<int64_t>(1, parsed), parsed,
+      facts_seconds / std::max(1e-12, cfg_seconds));
   return 0;
 }

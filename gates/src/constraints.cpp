@@ -28,13 +28,13 @@ struct KindInfo {
 
 const std::vector<KindInfo>& Kinds() {
   static const auto* kinds = new std::vector<KindInfo>{
-      {"requires_recursion", ValueType::kNone}, {"forbids_recursion", ValueType::kNone},
-      {"max_loop_depth", ValueType::kCount},    {"requires_loop", ValueType::kLoop},
-      {"forbids_loop", ValueType::kLoop},       {"requires_structure", ValueType::kStructure},
+      {"requires_recursion", ValueType::kNone},     {"forbids_recursion", ValueType::kNone},
+      {"max_loop_depth", ValueType::kCount},        {"requires_loop", ValueType::kLoop},
+      {"forbids_loop", ValueType::kLoop},           {"requires_structure", ValueType::kStructure},
       {"forbids_structure", ValueType::kStructure}, {"requires_sorting", ValueType::kNone},
-      {"forbids_sorting", ValueType::kNone},    {"requires_import", ValueType::kModule},
-      {"forbids_import", ValueType::kModule},   {"requires_call", ValueType::kCall},
-      {"forbids_call", ValueType::kCall},       {"max_statements", ValueType::kPositive},
+      {"forbids_sorting", ValueType::kNone},        {"requires_import", ValueType::kModule},
+      {"forbids_import", ValueType::kModule},       {"requires_call", ValueType::kCall},
+      {"forbids_call", ValueType::kCall},           {"max_statements", ValueType::kPositive},
   };
   return *kinds;
 }
@@ -111,8 +111,7 @@ std::optional<ConstraintViolation> CheckOne(const ConstraintSpec& spec, const Pr
       if (l.depth <= limit) continue;
       return Violated(spec,
                       fmt::format("{} nested {} deep (limit {}; deepest in the program {})",
-                                  LoopNoun(LoopKindName(l.kind)), l.depth, limit,
-                                  f.max_loop_depth),
+                                  LoopNoun(LoopKindName(l.kind)), l.depth, limit, f.max_loop_depth),
                       l.span);
     }
     return std::nullopt;
@@ -260,7 +259,8 @@ RecursionRequest FindRecursionRequest(std::string_view text) {
     bool word = false;
     for (std::string_view w : {"recursion", "recursive", "recursively"}) {
       size_t after = at + w.size();
-      if (lower.compare(at, w.size(), w) == 0 && (after >= lower.size() || !IsWordChar(lower[after])))
+      if (lower.compare(at, w.size(), w) == 0 &&
+          (after >= lower.size() || !IsWordChar(lower[after])))
         word = true;
     }
     if (!word) continue;
@@ -283,7 +283,8 @@ RecursionRequest FindRecursionRequest(std::string_view text) {
 }  // namespace
 
 std::string ConstraintSpec::ToString() const {
-  if (std::holds_alternative<int64_t>(value)) return fmt::format("{}({})", kind, std::get<int64_t>(value));
+  if (std::holds_alternative<int64_t>(value))
+    return fmt::format("{}({})", kind, std::get<int64_t>(value));
   if (std::holds_alternative<std::string>(value))
     return fmt::format("{}({})", kind, std::get<std::string>(value));
   return kind;
@@ -412,9 +413,8 @@ StatusOr<std::vector<ConstraintSpec>> ExtractConstraints(std::string_view refere
   };
 
   bool recursive = !f.recursive_calls.empty();
-  RecursionRequest request = policy.follow_recursion_request
-                                 ? FindRecursionRequest(problem_text)
-                                 : RecursionRequest::kNone;
+  RecursionRequest request = policy.follow_recursion_request ? FindRecursionRequest(problem_text)
+                                                             : RecursionRequest::kNone;
   if (request == RecursionRequest::kAsked)
     add("requires_recursion", {}, "the problem asks for recursion");
   else if (request == RecursionRequest::kForbidden)
@@ -423,7 +423,8 @@ StatusOr<std::vector<ConstraintSpec>> ExtractConstraints(std::string_view refere
     add("forbids_recursion", {}, "the reference is not recursive");
   if (policy.loop_depth_slack >= 0) {
     int64_t bound = f.max_loop_depth + policy.loop_depth_slack;
-    std::string note = fmt::format("reference depth {} + slack {}", f.max_loop_depth, policy.loop_depth_slack);
+    std::string note =
+        fmt::format("reference depth {} + slack {}", f.max_loop_depth, policy.loop_depth_slack);
     if (bound < policy.loop_depth_floor) {
       bound = policy.loop_depth_floor;
       note = fmt::format("floor {} (reference depth {})", bound, f.max_loop_depth);
@@ -443,7 +444,8 @@ StatusOr<std::vector<ConstraintSpec>> ExtractConstraints(std::string_view refere
   for (DataStructure s : policy.forbid_structures_if_absent) {
     bool used = std::any_of(f.structures.begin(), f.structures.end(),
                             [&](const StructureUse& u) { return u.structure == s; });
-    if (!used) add("forbids_structure", std::string(DataStructureName(s)), "the reference uses none");
+    if (!used)
+      add("forbids_structure", std::string(DataStructureName(s)), "the reference uses none");
   }
   if (policy.forbid_while_if_absent &&
       std::none_of(f.loops.begin(), f.loops.end(),

@@ -28,7 +28,8 @@ const std::map<std::string, std::vector<std::string>>& StarExports() {
        {"heappush", "heappop", "heapify", "heapreplace", "heappushpop", "nlargest", "nsmallest",
         "merge"}},
       {"collections", {"deque", "Counter", "defaultdict", "OrderedDict"}},
-      {"bisect", {"bisect", "bisect_left", "bisect_right", "insort", "insort_left", "insort_right"}},
+      {"bisect",
+       {"bisect", "bisect_left", "bisect_right", "insort", "insort_left", "insort_right"}},
       {"queue", {"PriorityQueue"}},
   };
   return *table;
@@ -141,8 +142,7 @@ class FactsBuilder {
               facts->loops.push_back({LoopKind::kWhile, st.span, b + st.loop_depth + 1, s});
               break;
             case cfg::StmtKind::kComprehensionFor:
-              facts->loops.push_back(
-                  {LoopKind::kComprehension, st.span, b + st.loop_depth + 1, s});
+              facts->loops.push_back({LoopKind::kComprehension, st.span, b + st.loop_depth + 1, s});
               break;
             default:
               break;
@@ -166,7 +166,8 @@ class FactsBuilder {
               [](const SourceSpan& a, const SourceSpan& b) { return a.begin_byte < b.begin_byte; });
     std::sort(import_statements_.begin(), import_statements_.end(),
               [](const SourceSpan& a, const SourceSpan& b) { return a.begin_byte < b.begin_byte; });
-    for (const LoopFact& l : facts->loops) facts->max_loop_depth = std::max(facts->max_loop_depth, l.depth);
+    for (const LoopFact& l : facts->loops)
+      facts->max_loop_depth = std::max(facts->max_loop_depth, l.depth);
   }
 
   // Main-stream tokens inside [begin, end).
@@ -342,8 +343,8 @@ class FactsBuilder {
         if (i > 0) {
           const Token& p = toks[i - 1];
           std::string_view pt = Text(p);
-          bool operand = (p.kind == TokenKind::kName &&
-                          (!IsPythonKeyword(pt) || pt == "None" || pt == "True" || pt == "False")) ||
+          bool operand = (p.kind == TokenKind::kName && (!IsPythonKeyword(pt) || pt == "None" ||
+                                                         pt == "True" || pt == "False")) ||
                          p.kind == TokenKind::kNumber || p.kind == TokenKind::kString ||
                          pt == ")" || pt == "]" || pt == "}";
           if (operand) continue;  // a subscript
@@ -480,23 +481,34 @@ std::string SpanText(const SourceSpan& s) { return s.ToString(); }
 
 const char* LoopKindName(LoopKind kind) {
   switch (kind) {
-    case LoopKind::kFor: return "for";
-    case LoopKind::kWhile: return "while";
-    case LoopKind::kComprehension: return "comprehension";
+    case LoopKind::kFor:
+      return "for";
+    case LoopKind::kWhile:
+      return "while";
+    case LoopKind::kComprehension:
+      return "comprehension";
   }
   return "?";
 }
 
 const char* DataStructureName(DataStructure s) {
   switch (s) {
-    case DataStructure::kList: return "list";
-    case DataStructure::kDict: return "dict";
-    case DataStructure::kSet: return "set";
-    case DataStructure::kHeap: return "heap";
-    case DataStructure::kDeque: return "deque";
-    case DataStructure::kCounter: return "Counter";
-    case DataStructure::kDefaultDict: return "defaultdict";
-    case DataStructure::kOrderedDict: return "OrderedDict";
+    case DataStructure::kList:
+      return "list";
+    case DataStructure::kDict:
+      return "dict";
+    case DataStructure::kSet:
+      return "set";
+    case DataStructure::kHeap:
+      return "heap";
+    case DataStructure::kDeque:
+      return "deque";
+    case DataStructure::kCounter:
+      return "Counter";
+    case DataStructure::kDefaultDict:
+      return "defaultdict";
+    case DataStructure::kOrderedDict:
+      return "OrderedDict";
   }
   return "?";
 }
@@ -530,7 +542,8 @@ std::string ProgramFacts::Dump() const {
   for (const RecursiveCall& r : recursive_calls)
     out += fmt::format("recursion {} -> {}{} {}\n", r.function, r.callee,
                        r.direct ? " (direct)" : "", SpanText(r.span));
-  for (const ImportFact& i : imports) out += fmt::format("import {} {}\n", i.module, SpanText(i.span));
+  for (const ImportFact& i : imports)
+    out += fmt::format("import {} {}\n", i.module, SpanText(i.span));
   for (const StructureUse& s : structures)
     out += fmt::format("structure {} {}\n", DataStructureName(s.structure), SpanText(s.span));
   for (const SortUse& s : sorts) out += fmt::format("sort {} {}\n", s.how, SpanText(s.span));
@@ -538,16 +551,14 @@ std::string ProgramFacts::Dump() const {
   return out;
 }
 
-ProgramFacts ComputeFacts(const cfg::ProgramCfg& program) {
-  return FactsBuilder(program).Build();
-}
+ProgramFacts ComputeFacts(const cfg::ProgramCfg& program) { return FactsBuilder(program).Build(); }
 
 StatusOr<ProgramFacts> ComputeFacts(std::string_view source) {
   EGCA_ASSIGN_OR_RETURN(cfg::ProgramCfg program, cfg::ProgramCfg::Build(source));
   if (!program.parsed()) {
     const cfg::SyntaxError& e = *program.syntax_error();
-    return InvalidArgument(fmt::format("program does not parse at {}: {}", e.span.ToString(),
-                                       e.message));
+    return InvalidArgument(
+        fmt::format("program does not parse at {}: {}", e.span.ToString(), e.message));
   }
   return ComputeFacts(program);
 }

@@ -15,7 +15,8 @@ namespace {
 using nlohmann::json;
 
 StatusOr<ConstraintSpec> ParseEntry(const json& entry) {
-  if (!entry.is_object()) return InvalidArgument("an entry must be an object {\"kind\", \"value\"}");
+  if (!entry.is_object())
+    return InvalidArgument("an entry must be an object {\"kind\", \"value\"}");
   ConstraintSpec spec;
   for (auto it = entry.begin(); it != entry.end(); ++it) {
     const std::string& key = it.key();
@@ -33,8 +34,8 @@ StatusOr<ConstraintSpec> ParseEntry(const json& entry) {
       } else if (v.is_string()) {
         spec.value = v.get<std::string>();
       } else {
-        return InvalidArgument(fmt::format("\"value\" must be an integer or a string, not {}",
-                                           v.dump()));
+        return InvalidArgument(
+            fmt::format("\"value\" must be an integer or a string, not {}", v.dump()));
       }
     } else if (key == "note") {
       if (!v.is_string()) return InvalidArgument("\"note\" must be a string");
@@ -57,8 +58,8 @@ Status ParseProblem(const std::string& where, const std::string& id, const json&
   for (size_t i = 0; i < list.size(); ++i) {
     auto spec = ParseEntry(list[i]);
     if (!spec.ok())
-      return InvalidArgument(fmt::format("{}: problem {}, entry {}: {}", where, id, i,
-                                         spec.status().message()));
+      return InvalidArgument(
+          fmt::format("{}: problem {}, entry {}: {}", where, id, i, spec.status().message()));
     specs.push_back(std::move(spec).value());
   }
   if (!out->emplace(id, std::move(specs)).second)
@@ -81,7 +82,8 @@ Status ParseRecord(const std::string& where, const json& record, ConstraintsByPr
   }
   for (auto it = record.begin(); it != record.end(); ++it)
     if (it.key() != "problem_id" && it.key() != "constraints")
-      return InvalidArgument(fmt::format("{}: problem {}: unknown field \"{}\"", where, key, it.key()));
+      return InvalidArgument(
+          fmt::format("{}: problem {}: unknown field \"{}\"", where, key, it.key()));
   return ParseProblem(where, key, record["constraints"], out);
 }
 
@@ -101,9 +103,10 @@ StatusOr<ConstraintsByProblem> ParseConstraints(std::string_view text, std::stri
       size_t first = text.find_first_not_of(" \t\r\n");  // the text parsed: not empty
       size_t last = text.find_last_not_of(" \t\r\n");
       bool one_line = text.substr(first, last - first + 1).find('\n') == std::string_view::npos;
-      size_t first_line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + first, '\n'));
-      EGCA_RETURN_IF_ERROR(ParseRecord(one_line ? fmt::format("{}:{}", where, first_line) : where,
-                                       whole, &out));
+      size_t first_line =
+          1 + static_cast<size_t>(std::count(text.begin(), text.begin() + first, '\n'));
+      EGCA_RETURN_IF_ERROR(
+          ParseRecord(one_line ? fmt::format("{}:{}", where, first_line) : where, whole, &out));
     } else if (whole.is_object()) {
       for (auto it = whole.begin(); it != whole.end(); ++it)
         EGCA_RETURN_IF_ERROR(ParseProblem(where, it.key(), it.value(), &out));
@@ -123,7 +126,7 @@ StatusOr<ConstraintsByProblem> ParseConstraints(std::string_view text, std::stri
   size_t first_end = first == std::string_view::npos ? text.size() : text.find('\n', first);
   if (first != std::string_view::npos &&
       json::parse(text.substr(first, first_end == std::string_view::npos ? std::string_view::npos
-                                                                          : first_end - first),
+                                                                         : first_end - first),
                   nullptr, false)
           .is_discarded()) {
     try {
@@ -137,7 +140,8 @@ StatusOr<ConstraintsByProblem> ParseConstraints(std::string_view text, std::stri
   size_t line_no = 0;
   for (size_t pos = 0; pos <= text.size();) {
     size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
@@ -188,7 +192,8 @@ Status WriteConstraintsFile(const std::string& path, const ConstraintsByProblem&
     for (size_t i = 0; i < specs.size(); ++i) {
       Status st = ValidateConstraintSpec(specs[i]);
       if (!st.ok())
-        return InvalidArgument(fmt::format("{}: problem {}, entry {}: {}", path, id, i, st.message()));
+        return InvalidArgument(
+            fmt::format("{}: problem {}, entry {}: {}", path, id, i, st.message()));
     }
   return WriteFileAtomic(path, FormatConstraints(constraints));
 }

@@ -23,11 +23,28 @@ bool IsStringPrefix(std::string_view s) {
   bool r = false, b = false, f = false, u = false;
   for (char c : s) {
     switch (c) {
-      case 'r': case 'R': if (r) return false; r = true; break;
-      case 'b': case 'B': if (b) return false; b = true; break;
-      case 'f': case 'F': if (f) return false; f = true; break;
-      case 'u': case 'U': if (u) return false; u = true; break;
-      default: return false;
+      case 'r':
+      case 'R':
+        if (r) return false;
+        r = true;
+        break;
+      case 'b':
+      case 'B':
+        if (b) return false;
+        b = true;
+        break;
+      case 'f':
+      case 'F':
+        if (f) return false;
+        f = true;
+        break;
+      case 'u':
+      case 'U':
+        if (u) return false;
+        u = true;
+        break;
+      default:
+        return false;
     }
   }
   if (u && s.size() > 1) return false;  // "u" combines with nothing
@@ -74,7 +91,8 @@ class Scanner {
           if (IsIdentChar(d) || d == '.') {
             ++j;
           } else if ((d == '+' || d == '-') && (src_[j - 1] == 'e' || src_[j - 1] == 'E') &&
-                     !(src_[i] == '0' && i + 1 < end && (src_[i + 1] == 'x' || src_[i + 1] == 'X'))) {
+                     !(src_[i] == '0' && i + 1 < end &&
+                       (src_[i + 1] == 'x' || src_[i + 1] == 'X'))) {
             ++j;  // exponent sign (not inside a hex literal)
           } else {
             break;
@@ -93,8 +111,8 @@ class Scanner {
   uint32_t OperatorLength(uint32_t i, uint32_t end) const {
     static constexpr std::array<std::string_view, 4> kThree = {"**=", "//=", ">>=", "<<="};
     static constexpr std::array<std::string_view, 18> kTwo = {
-        "**", "//", ">>", "<<", "<=", ">=", "==", "!=", ":=", "->",
-        "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="};
+        "**", "//", ">>", "<<", "<=", ">=", "==", "!=", ":=",
+        "->", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="};
     std::string_view rest = src_.substr(i, std::min<uint32_t>(3, end - i));
     for (std::string_view op : kThree)
       if (rest.substr(0, 3) == op) return 3;
@@ -241,11 +259,10 @@ std::vector<TokenStream> ScanPython(std::string_view source) {
 
 bool IsPythonKeyword(std::string_view name) {
   static constexpr std::array<std::string_view, 35> kKeywords = {
-      "False",  "None",   "True",    "and",      "as",       "assert", "async",
-      "await",  "break",  "class",   "continue", "def",      "del",    "elif",
-      "else",   "except", "finally", "for",      "from",     "global", "if",
-      "import", "in",     "is",      "lambda",   "nonlocal", "not",    "or",
-      "pass",   "raise",  "return",  "try",      "while",    "with",   "yield"};
+      "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+      "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+      "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+      "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
   return std::find(kKeywords.begin(), kKeywords.end(), name) != kKeywords.end();
 }
 

@@ -16,7 +16,8 @@ namespace {
 
 TEST(ConstraintFactsGolden, RealProgramsMatchReviewedDumps) {
   std::vector<fs::path> inputs;
-  for (const auto& e : fs::directory_iterator(fs::path(EGCA_SOURCE_DIR) / "tests/fixtures/constraints"))
+  for (const auto& e :
+       fs::directory_iterator(fs::path(EGCA_SOURCE_DIR) / "tests/fixtures/constraints"))
     if (e.path().extension() == ".py") inputs.push_back(e.path());
   std::sort(inputs.begin(), inputs.end());
   ASSERT_GE(inputs.size(), 4u);

@@ -2,10 +2,10 @@
 // canonical solutions.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -86,8 +86,10 @@ TEST(ConstraintFiles, ReadsJsonlRecords) {
 }
 
 TEST(ConstraintFiles, ErrorsNameTheFileProblemAndEntry) {
-  EXPECT_EQ(ErrorOf(R"({"HumanEval/3": [{"kind": "forbids_sorting"}, {"kind": "max_depth", "value": 1}]})"),
-            "c.json: problem HumanEval/3, entry 1: unknown kind 'max_depth'");
+  EXPECT_EQ(
+      ErrorOf(
+          R"({"HumanEval/3": [{"kind": "forbids_sorting"}, {"kind": "max_depth", "value": 1}]})"),
+      "c.json: problem HumanEval/3, entry 1: unknown kind 'max_depth'");
   EXPECT_EQ(ErrorOf(R"({"p": [{"kind": "max_loop_depth", "value": 1.5}]})"),
             "c.json: problem p, entry 0: \"value\" must be an integer or a string, not 1.5");
   EXPECT_EQ(ErrorOf(R"({"p": [{"kind": "max_loop_depth"}]})"),
@@ -99,11 +101,11 @@ TEST(ConstraintFiles, ErrorsNameTheFileProblemAndEntry) {
             "c.json: problem p: constraints must be an array");
   EXPECT_EQ(ErrorOf(R"({"p": ["forbids_sorting"]})"),
             "c.json: problem p, entry 0: an entry must be an object {\"kind\", \"value\"}");
-  EXPECT_EQ(ErrorOf("42"),
-            "c.json: expected a JSON object keyed by problem id, or JSONL records");
+  EXPECT_EQ(ErrorOf("42"), "c.json: expected a JSON object keyed by problem id, or JSONL records");
   // JSONL: the line number too; a problem given twice.
   auto twice = ParseConstraints(
-      "{\"problem_id\": \"a\", \"constraints\": []}\n{\"problem_id\": \"a\", \"constraints\": []}\n",
+      "{\"problem_id\": \"a\", \"constraints\": []}\n{\"problem_id\": \"a\", \"constraints\": "
+      "[]}\n",
       "c.jsonl");
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.status().message(), "c.jsonl:2: problem a given twice");
@@ -114,13 +116,17 @@ TEST(ConstraintFiles, ErrorsNameTheFileProblemAndEntry) {
   EXPECT_EQ(bad_line.status().message().rfind("c.jsonl:2: not valid JSON", 0), 0u)
       << bad_line.status().message();
   auto bad_entry = ParseConstraints(
-      "{\"problem_id\": \"a\", \"constraints\": [{\"kind\": \"forbids_loop\", \"value\": \"do\"}]}\n",
+      "{\"problem_id\": \"a\", \"constraints\": [{\"kind\": \"forbids_loop\", \"value\": "
+      "\"do\"}]}\n",
       "c.jsonl");
   ASSERT_FALSE(bad_entry.ok());
-  EXPECT_EQ(bad_entry.status().message().rfind("c.jsonl:1: problem a, entry 0: forbids_loop needs", 0), 0u)
+  EXPECT_EQ(
+      bad_entry.status().message().rfind("c.jsonl:1: problem a, entry 0: forbids_loop needs", 0),
+      0u)
       << bad_entry.status().message();
   // A broken pretty-printed object reports the document's line, not JSONL's.
-  std::string broken = ErrorOf("{\n  \"p\": [\n    {\"kind\": \"forbids_sorting\"}\n    {\"kind\": 1}\n  ]\n}\n");
+  std::string broken =
+      ErrorOf("{\n  \"p\": [\n    {\"kind\": \"forbids_sorting\"}\n    {\"kind\": 1}\n  ]\n}\n");
   EXPECT_EQ(broken.rfind("c.json:4: not valid JSON", 0), 0u) << broken;
   // A missing file names the path.
   auto missing = ReadConstraintsFile("/nonexistent/constraints.json");
@@ -182,14 +188,16 @@ TEST(ConstraintExtraction, HumanEvalCanonicalSolutions) {
   EXPECT_EQ(extract("HumanEval/0"),
             Concat({"max_loop_depth(3)", "max_statements(37)"}, DefaultBans()));
   // fib4: the prompt says "Do not use recursion."; one loop; 8 statements: 3 x 8 + 10 = 34.
-  EXPECT_EQ(extract("HumanEval/46"), Concat({"forbids_recursion", "max_loop_depth(2)",
-                                             "max_statements(34)"},
-                                            DefaultBans()));
+  EXPECT_EQ(
+      extract("HumanEval/46"),
+      Concat({"forbids_recursion", "max_loop_depth(2)", "max_statements(34)"}, DefaultBans()));
   // fib: the reference recurses, but nothing asks for it, so nothing about recursion; no
   // loops; 6 statements: 28.
-  EXPECT_EQ(extract("HumanEval/55"), Concat({"max_loop_depth(1)", "max_statements(28)"}, DefaultBans()));
+  EXPECT_EQ(extract("HumanEval/55"),
+            Concat({"max_loop_depth(1)", "max_statements(28)"}, DefaultBans()));
   // longest: a generator expression and a for loop, both depth 1; 8 statements: 34.
-  EXPECT_EQ(extract("HumanEval/12"), Concat({"max_loop_depth(2)", "max_statements(34)"}, DefaultBans()));
+  EXPECT_EQ(extract("HumanEval/12"),
+            Concat({"max_loop_depth(2)", "max_statements(34)"}, DefaultBans()));
 
   // Opt-in rules only fire when the reference lacks the property.
   ExtractionPolicy strict;
@@ -200,10 +208,10 @@ TEST(ConstraintExtraction, HumanEvalCanonicalSolutions) {
   strict.forbidden_imports = {"math"};
   strict.forbidden_calls = {"eval"};
   EXPECT_EQ(extract("HumanEval/0", strict),
-            (std::vector<std::string>{"forbids_recursion", "max_loop_depth(3)", "max_statements(37)",
-                                      "forbids_sorting", "forbids_structure(heap)",
-                                      "forbids_structure(list)", "forbids_loop(while)",
-                                      "forbids_import(math)", "forbids_call(eval)"}));
+            (std::vector<std::string>{
+                "forbids_recursion", "max_loop_depth(3)", "max_statements(37)", "forbids_sorting",
+                "forbids_structure(heap)", "forbids_structure(list)", "forbids_loop(while)",
+                "forbids_import(math)", "forbids_call(eval)"}));
   // fib recurses: no forbids_recursion; do_algebra (160) calls eval: not banned.
   auto fib = extract("HumanEval/55", strict);
   EXPECT_EQ(std::count(fib.begin(), fib.end(), "forbids_recursion"), 0);

@@ -96,7 +96,8 @@ TEST_F(ConstraintsRouterE2E, TeacherFileRoutesNestedLoopsToConstraint) {
   EXPECT_EQ(depth.span->begin.column, 8);
   EXPECT_EQ(r->constraint_violations[1].constraint, "requires_sorting");
   EXPECT_FALSE(r->constraint_violations[1].span.has_value());
-  EXPECT_EQ(r->reason.rfind("violates max_loop_depth(1): for loop nested 2 deep", 0), 0u) << r->reason;
+  EXPECT_EQ(r->reason.rfind("violates max_loop_depth(1): for loop nested 2 deep", 0), 0u)
+      << r->reason;
 }
 
 TEST_F(ConstraintsRouterE2E, ExtractedConstraintsKeepACorrectAlternativeCorrect) {

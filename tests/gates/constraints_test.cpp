@@ -103,16 +103,16 @@ TEST(ConstraintFacts, RecursionThroughMethodsNestedDefsAndLambdas) {
 
 TEST(ConstraintFacts, LoopDepthCountsComprehensionsAndRestartsInFunctions) {
   const std::string src =
-      "def f(grid):\n"                                       // 1
-      "    total = 0\n"                                      // 2
-      "    for row in grid:\n"                               // 3  depth 1
+      "def f(grid):\n"                                             // 1
+      "    total = 0\n"                                            // 2
+      "    for row in grid:\n"                                     // 3  depth 1
       "        total += sum([x * y for x in row for y in row])\n"  // 4  depth 2, 3
-      "        while total > 10:\n"                          // 5  depth 2
-      "            total -= 1\n"                             // 6
-      "        def g(v):\n"                                  // 7
-      "            for k in v:\n"                            // 8  depth 1 (new function)
-      "                pass\n"                               // 9
-      "    return [c for c in 'abc']\n";                     // 10 depth 1
+      "        while total > 10:\n"                                // 5  depth 2
+      "            total -= 1\n"                                   // 6
+      "        def g(v):\n"                                        // 7
+      "            for k in v:\n"                                  // 8  depth 1 (new function)
+      "                pass\n"                                     // 9
+      "    return [c for c in 'abc']\n";                           // 10 depth 1
   ProgramFacts f = Facts(src);
   ASSERT_EQ(f.loops.size(), 6u) << f.Dump();
   EXPECT_EQ(f.max_loop_depth, 3);
@@ -180,10 +180,10 @@ TEST(ConstraintFacts, DisplaysTellDictFromSetFromSubscript) {
   std::vector<std::string> got;
   for (const StructureUse& s : f.structures)
     got.push_back(std::string(DataStructureName(s.structure)) + " " + Cut(src, s.span));
-  EXPECT_EQ(got, (std::vector<std::string>{
-                     "dict {}", "set {1, 2}", "dict {k: v for k, v in a.items()}",
-                     "set {x for x in b}", "dict {**a}", "list [1]", "set {lambda x: x}",
-                     "list list(b)", "list [y for y in b]"}));
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"dict {}", "set {1, 2}", "dict {k: v for k, v in a.items()}",
+                                      "set {x for x in b}", "dict {**a}", "list [1]",
+                                      "set {lambda x: x}", "list list(b)", "list [y for y in b]"}));
 }
 
 TEST(ConstraintFacts, SortingAndCallsIgnoreStringsButSeeFStrings) {
@@ -231,14 +231,14 @@ TEST(ConstraintFacts, ProgramThatDoesNotParseIsAnErrorForTheSourceOverload) {
 // ---- checkers ------------------------------------------------------------------------
 
 const std::string kNested =
-    "import numpy as np\n"                    // 1
-    "def pairs(xs):\n"                        // 2
-    "    out = []\n"                          // 3
-    "    for i in range(len(xs)):\n"          // 4
-    "        for j in range(i):\n"            // 5
+    "import numpy as np\n"                     // 1
+    "def pairs(xs):\n"                         // 2
+    "    out = []\n"                           // 3
+    "    for i in range(len(xs)):\n"           // 4
+    "        for j in range(i):\n"             // 5
     "            out.append(xs[i] + xs[j])\n"  // 6
-    "    out.sort()\n"                        // 7
-    "    return out\n";                       // 8
+    "    out.sort()\n"                         // 7
+    "    return out\n";                        // 8
 
 TEST(ConstraintCheckers, MaxLoopDepthPointsAtTheFirstLoopTooDeep) {
   EXPECT_FALSE(Check(kNested, Spec("max_loop_depth", int64_t{2})));
@@ -311,8 +311,10 @@ TEST(ConstraintCheckers, SortingStructuresAndCalls) {
   // call; "compile" is the builtin, not re.compile; dotted names through imports.
   EXPECT_FALSE(Check(kNested, Spec("forbids_call", std::string("sort"))));
   EXPECT_TRUE(Check(kNested, Spec("forbids_call", std::string(".sort"))));
-  EXPECT_FALSE(Check("import re\nr = re.compile('a')\n", Spec("forbids_call", std::string("compile"))));
-  EXPECT_TRUE(Check("c = compile('1', '<s>', 'eval')\n", Spec("forbids_call", std::string("compile"))));
+  EXPECT_FALSE(
+      Check("import re\nr = re.compile('a')\n", Spec("forbids_call", std::string("compile"))));
+  EXPECT_TRUE(
+      Check("c = compile('1', '<s>', 'eval')\n", Spec("forbids_call", std::string("compile"))));
   EXPECT_TRUE(Check("from math import factorial as f\nf(3)\n",
                     Spec("forbids_call", std::string("math.factorial"))));
   EXPECT_FALSE(Check(kNested, Spec("forbids_call", std::string("numpy.sort"))));
@@ -374,7 +376,8 @@ u = (len(s) +\
 )PY";
   ProgramFacts f = Facts(src);
   std::vector<std::string> calls;
-  for (const CallFact& c : f.calls) calls.push_back(c.name + "@" + std::to_string(c.span.begin.line));
+  for (const CallFact& c : f.calls)
+    calls.push_back(c.name + "@" + std::to_string(c.span.begin.line));
   EXPECT_EQ(calls, (std::vector<std::string>{"len@2", "len@2", "len@3", "max@4", "sorted@5"}))
       << f.Dump();
   ASSERT_EQ(f.sorts.size(), 1u);
@@ -392,7 +395,8 @@ TEST(ConstraintCheckers, ThreadSafeAndDeterministic) {
   std::vector<std::string> programs = {kNested, "def f(n):\n    return f(n - 1) if n else 0\n",
                                        "import heapq\nh = []\nheapq.heappush(h, 1)\n",
                                        "x = sorted([3, 1, 2])\n"};
-  std::vector<ConstraintSpec> specs = {Spec("max_loop_depth", int64_t{1}), Spec("forbids_recursion"),
+  std::vector<ConstraintSpec> specs = {Spec("max_loop_depth", int64_t{1}),
+                                       Spec("forbids_recursion"),
                                        Spec("forbids_structure", std::string("heap")),
                                        Spec("forbids_sorting"), Spec("max_statements", int64_t{2})};
   auto set = MakeConstraintSet(specs);
@@ -448,7 +452,8 @@ TEST(ConstraintSpecs, ValidationNamesWhatIsWrong) {
 
 TEST(ConstraintSpecs, PromptSuffixDescribesEverySpec) {
   EXPECT_EQ(PromptSuffix({}), "");
-  EXPECT_EQ(PromptSuffix({Spec("max_loop_depth", int64_t{1}), Spec("forbids_import", std::string("numpy")),
+  EXPECT_EQ(PromptSuffix({Spec("max_loop_depth", int64_t{1}),
+                          Spec("forbids_import", std::string("numpy")),
                           Spec("forbids_loop", std::string("while"))}),
             "\nConstraints:\n- Nest loops (comprehensions included) at most 1 deep.\n"
             "- Do not import numpy.\n- Do not use while loops.\n");

@@ -73,9 +73,9 @@ std::optional<DataStructure> ParseDataStructure(std::string_view name);
 
 struct LoopFact {
   LoopKind kind = LoopKind::kFor;
-  SourceSpan span;     // "for i in xs:" / "while c:" header; a comprehension's "for" clause
-  int32_t depth = 1;   // 1 = outermost loop of its function (see ComputeFacts)
-  int32_t scope = 0;   // ProgramCfg::scopes() index the loop belongs to
+  SourceSpan span;    // "for i in xs:" / "while c:" header; a comprehension's "for" clause
+  int32_t depth = 1;  // 1 = outermost loop of its function (see ComputeFacts)
+  int32_t scope = 0;  // ProgramCfg::scopes() index the loop belongs to
 };
 
 struct CallFact {
@@ -185,7 +185,8 @@ std::string PromptSuffix(const std::vector<ConstraintSpec>& specs);
 // ---------------------------------------------------------------------------------------
 // Checkers
 
-using ConstraintSet = std::vector<std::shared_ptr<const ConstraintChecker>>;  // Problem::constraints
+using ConstraintSet =
+    std::vector<std::shared_ptr<const ConstraintChecker>>;  // Problem::constraints
 
 // The checker of a valid spec (kInvalidArgument otherwise). Checkers are immutable and
 // thread-safe; Violation() computes the program's facts (memoized per thread for the last
@@ -212,10 +213,9 @@ struct ExtractionPolicy {
   double statement_factor = 3.0;
   int32_t statement_slack = 10;
   // forbids_import(m) for each of these the reference does not import (prefix match).
-  std::vector<std::string> forbidden_imports = {"numpy", "scipy",      "pandas",  "sympy",
-                                                "torch", "tensorflow", "sklearn", "networkx",
-                                                "subprocess", "multiprocessing", "threading",
-                                                "socket", "ctypes"};
+  std::vector<std::string> forbidden_imports = {
+      "numpy",    "scipy",      "pandas",          "sympy",     "torch",  "tensorflow", "sklearn",
+      "networkx", "subprocess", "multiprocessing", "threading", "socket", "ctypes"};
   // forbids_call(c) for each of these the reference does not call.
   std::vector<std::string> forbidden_calls = {"exec", "compile", "__import__"};
   // requires_recursion when the problem text asks for it ("recursion", "recursive",
