@@ -568,8 +568,9 @@ std::string ReportSvg(const Report& report) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
-      "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">{} ({} samples)</text>\n",
-      width, y, width, y, XmlEscape(report.options.title), s.samples);
+      "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">{}</text>\n"
+      "<text x=\"10\" y=\"44\">{} samples, {} problems</text>\n",
+      width, y, width, y, XmlEscape(Shorten(report.options.title, 110)), s.samples, s.problems);
   return svg + body + "</svg>\n";
 }
 
