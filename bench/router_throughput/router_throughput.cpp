@@ -47,7 +47,36 @@ struct PassStats {
   double grade = 0, reference = 0, candidate_trace = 0, prepare = 0, diff = 0, localize = 0;
   std::map<std::string, int> modes;
   size_t reference_traces = 0;
+  // Per sample: mode and the earliest / last divergence and error spans (agreement check).
+  std::vector<std::string> routes;
 };
+
+std::string RouteKey(const egca::gates::RouteResult& r) {
+  auto span = [](const std::optional<egca::SourceSpan>& s) {
+    return s ? s->ToString() : std::string("-");
+  };
+  return fmt::format("{} {} {} {}", egca::gates::FailureModeName(r.mode),
+                     span(r.earliest_divergence), span(r.last_divergence), span(r.error_span));
+}
+
+// Samples whose mode and spans agree between two passes; LOGIC samples whose earliest
+// divergence agrees.
+std::string Agreement(const PassStats& a, const PassStats& b) {
+  int same = 0, logic = 0, logic_same = 0;
+  for (size_t i = 0; i < a.routes.size() && i < b.routes.size(); ++i) {
+    same += a.routes[i] == b.routes[i];
+    if (a.routes[i].rfind("LOGIC ", 0) == 0) {
+      ++logic;
+      auto earliest = [](const std::string& k) {
+        size_t s1 = k.find(' '), s2 = k.find(' ', s1 + 1);
+        return k.substr(0, s2);
+      };
+      logic_same += earliest(a.routes[i]) == earliest(b.routes[i]);
+    }
+  }
+  return fmt::format("{}/{} routes identical (mode + spans), LOGIC earliest span {}/{}", same,
+                     a.routes.size(), logic_same, logic);
+}
 
 enum class Pass { kPlain, kBefore, kCold, kWarm };
 
@@ -61,6 +90,7 @@ PassStats RunPass(Pass pass, const std::vector<Sample>& samples,
     options.trim_reference_trace = false;
   }
   PassStats stats;
+  stats.routes.resize(samples.size());
   std::mutex mu;
   std::atomic<size_t> next{0};
   auto work = [&](egca::tracer::Executor* executor) {
@@ -81,6 +111,7 @@ PassStats RunPass(Pass pass, const std::vector<Sample>& samples,
         continue;
       }
       ++local.modes[egca::gates::FailureModeName(r->mode)];
+      stats.routes[i] = RouteKey(*r);  // one writer per index
       local.grade += r->grade_seconds;
       local.reference += r->reference_trace_seconds;
       local.candidate_trace += r->candidate_trace_seconds;
@@ -184,6 +215,8 @@ void Section(const std::string& title, const std::vector<Sample>& samples,
              before.wall / plain, cold.wall / plain, warm.wall / plain);
   fmt::print("cold pass: {} tests traced in grading, {} re-run untraced\n", cold.traced_tests,
              cold.retried);
+  fmt::print("before vs cold: {}\ncold vs warm: {}\n", Agreement(before, cold),
+             Agreement(cold, warm));
 }
 
 }  // namespace

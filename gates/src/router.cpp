@@ -139,11 +139,41 @@ std::shared_ptr<const tracer::proto::Trace> ReferenceCache::PeekTrace(uint64_t k
   return it == traces_.end() ? nullptr : it->second;
 }
 
+std::shared_ptr<const tracer::proto::Trace> ReferenceCache::FindOrClaimTrace(uint64_t key,
+                                                                            bool* claimed) {
+  std::unique_lock<std::mutex> lock(mu_);
+  *claimed = false;
+  for (;;) {
+    auto it = traces_.find(key);
+    if (it != traces_.end()) {
+      ++hits_;
+      return it->second;
+    }
+    if (claimed_.insert(key).second) {
+      *claimed = true;
+      return nullptr;
+    }
+    claim_released_.wait(lock);
+  }
+}
+
+void ReferenceCache::ReleaseTrace(uint64_t key) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    claimed_.erase(key);
+  }
+  claim_released_.notify_all();
+}
+
 void ReferenceCache::PutTrace(uint64_t key, std::shared_ptr<const tracer::proto::Trace> trace,
                               bool computed) {
-  std::lock_guard<std::mutex> lock(mu_);
-  traces_[key] = std::move(trace);
-  if (computed) ++misses_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    traces_[key] = std::move(trace);
+    if (computed) ++misses_;
+    claimed_.erase(key);
+  }
+  claim_released_.notify_all();
 }
 
 std::optional<bool> ReferenceCache::FindHeavy(uint64_t key) const {
@@ -241,14 +271,19 @@ uint64_t Router::ReferenceCap(uint64_t needed) const {
 StatusOr<std::shared_ptr<const tracer::proto::Trace>> Router::ReferenceTrace(
     const std::string& reference, const tracer::TestCase& test, uint64_t cap, double* seconds) {
   const uint64_t base = ReferenceTestKey(reference, test);
-  if (auto t = cache_->FindTrace(CapKey(base, cap))) return t;
+  bool claimed = false;
+  if (auto t = cache_->FindOrClaimTrace(CapKey(base, cap), &claimed)) return t;
   auto start = std::chrono::steady_clock::now();
   tracer::RunOptions run = options_.run;
   run.trace_mode = tracer::TraceMode::kNative;
   run.trace = options_.trace;
   run.trace.max_events = cap;
-  EGCA_ASSIGN_OR_RETURN(tracer::TestResult r, executor_->Run(reference, test, run));
-  std::shared_ptr<const tracer::proto::Trace> trace = r.trace;
+  StatusOr<tracer::TestResult> r = executor_->Run(reference, test, run);
+  if (!r.ok()) {
+    cache_->ReleaseTrace(CapKey(base, cap));
+    return r.status();
+  }
+  std::shared_ptr<const tracer::proto::Trace> trace = r->trace;
   if (!trace) trace = std::make_shared<tracer::proto::Trace>();
   cache_->PutTrace(CapKey(base, cap), trace);
   const uint64_t events = static_cast<uint64_t>(trace->events_size());

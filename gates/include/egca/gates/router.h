@@ -29,6 +29,7 @@
 // (the traced re-run is stopped by an alarm after `bounded_trace_seconds`).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "egca/cfg/cfg.h"
@@ -178,6 +180,11 @@ class ReferenceCache {
   std::shared_ptr<const tracer::proto::Trace> FindTrace(uint64_t key) const;
   // FindTrace without counting.
   std::shared_ptr<const tracer::proto::Trace> PeekTrace(uint64_t key) const;
+  // FindTrace, or else claims `key` for the caller to compute (*claimed = true; it must
+  // then PutTrace or ReleaseTrace it). While another thread holds the claim, waits for it:
+  // two routers never trace the same reference and test at once.
+  std::shared_ptr<const tracer::proto::Trace> FindOrClaimTrace(uint64_t key, bool* claimed);
+  void ReleaseTrace(uint64_t key);
   // `computed`: the trace was just run (counted in trace_misses), not an alias of one.
   void PutTrace(uint64_t key, std::shared_ptr<const tracer::proto::Trace> trace,
                 bool computed = true);
@@ -192,6 +199,8 @@ class ReferenceCache {
 
  private:
   mutable std::mutex mu_;
+  std::condition_variable claim_released_;
+  std::unordered_set<uint64_t> claimed_;
   std::unordered_map<uint64_t, std::shared_ptr<const tracer::proto::Trace>> traces_;
   std::unordered_map<uint64_t, std::shared_ptr<const diff::PreparedProgram>> programs_;
   std::unordered_map<uint64_t, bool> heavy_;
