@@ -191,5 +191,36 @@ TEST(TraceFastPaths, DeepRecursionFallsBackToTracingMode) {
   EXPECT_EQ(c.trace.events_size(), 7);
 }
 
+// The filter evaluates every call in its own C-level frame: the recursion limit must still
+// count each Python frame once (the depth reachable before RecursionError is unchanged).
+TEST(TraceFastPaths, RecursionLimitUnchanged) {
+  const std::string src =
+      "def depth(n):\n"
+      "    if n == 0:\n"
+      "        return 0\n"
+      "    return 1 + depth(n - 1)\n"
+      "def probe():\n"
+      "    lo, hi = 1, 5000\n"
+      "    while lo < hi:\n"
+      "        mid = (lo + hi + 1) // 2\n"
+      "        try:\n"
+      "            depth(mid)\n"
+      "            lo = mid\n"
+      "        except RecursionError:\n"
+      "            hi = mid - 1\n"
+      "    return lo\n"
+      "print(probe())\n";
+  TraceOptions filtered, unfiltered;
+  filtered.max_events = unfiltered.max_events = 2'000'000;
+  filtered.max_bytes = unfiltered.max_bytes = 1ull << 30;
+  unfiltered.frame_filter = false;
+  auto a = RunTraced(src, "", filtered);
+  auto b = RunTraced(src, "", unfiltered);
+  ASSERT_EQ(a.error, "");
+  EXPECT_FALSE(a.trace.truncated());
+  EXPECT_EQ(a.stdout_text, b.stdout_text);
+  EXPECT_GT(std::stoi(a.stdout_text), 900);  // default limit 1000, minus the callers
+}
+
 }  // namespace
 }  // namespace egca::tracer
