@@ -52,6 +52,7 @@ StoreContents Contents() {
   s.push_back(Rec("p1", 3, FailureMode::kConstraint, "B", "interview", 6));
   s.back().i_c = false;
   s.back().i_cmp = true;
+  s.back().passed = s.back().tests = 2;
   s.back().violations = {{"max_loop_depth(1)", "depth 2", std::nullopt},
                          {"forbids_sorting", "sorted()", std::nullopt}};
   s.push_back(Rec("p2", 4, FailureMode::kLogic, "B", "interview", 10));
@@ -153,6 +154,7 @@ TEST(Report, ConstraintsReferencesBadRecordsTiming) {
   const ReportSummary& s = r.summary;
   EXPECT_EQ(s.constraint_violated, 1);
   EXPECT_EQ(s.not_comparable, 1);
+  EXPECT_EQ(s.passing_constraint, 1);  // #3 passes its 2 tests
   // Equal counts: by name.
   ASSERT_EQ(s.top_constraints.size(), 2u);
   EXPECT_EQ(s.top_constraints[0].first, "forbids_sorting");

@@ -271,9 +271,10 @@ int Run(const RunArgs& a) {
   std::cerr << fmt::format(
       "{}: {} samples of {} problems ({} done before); wrote {} records ({} programs routed) in "
       "{:.1f} s with {} workers; {} stand-ins, {} without reference, {} failed references, {} "
-      "egca errors\n",
+      "egca errors; {} reference traces computed, {} reused\n",
       kTool, s.samples, s.problems, s.samples_done_before, s.samples_written, s.programs_routed,
-      s.wall_seconds, s.workers, s.stand_ins, s.no_reference, s.failed_references, s.errors);
+      s.wall_seconds, s.workers, s.stand_ins, s.no_reference, s.failed_references, s.errors,
+      s.reference_traces, s.reference_trace_hits);
   if (s.interrupted) {
     std::cerr << kTool << ": interrupted; run the same command again to resume\n";
     return kExitFailed;

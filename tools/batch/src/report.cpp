@@ -167,6 +167,9 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
     }
     if (!r->i_c) ++s.constraint_violated;
     if (r->i_cmp && !*r->i_cmp) ++s.not_comparable;
+    if (r->mode == FailureMode::kConstraint && r->tests > 0 && r->passed == r->tests) {
+      ++s.passing_constraint;
+    }
     for (const auto& v : r->violations) constraints[v.constraint]++;
     if (r->mode == FailureMode::kSyntax) {
       std::string type = r->error_message.substr(0, r->error_message.find(':'));
@@ -295,6 +298,7 @@ json SummaryObject(const Report& report) {
       {"constraints",
        {{"violated_samples", s.constraint_violated},
         {"not_comparable_samples", s.not_comparable},
+        {"passing_but_constraint_samples", s.passing_constraint},
         {"top_violated", PairsJson(s.top_constraints, "constraint")}}},
       {"syntax_errors", PairsJson(s.top_errors, "error")},
       {"logic_verdicts", PairsJson(s.logic_verdicts, "verdict")},
@@ -414,6 +418,9 @@ std::string ReportMarkdown(const Report& report) {
   md += fmt::format("\n## Constraints\n\n{} samples violate a constraint (I_C = 0); {} are not "
                     "comparable to the reference (I_cmp = 0).\n\n",
                     s.constraint_violated, s.not_comparable);
+  md += fmt::format("{} CONSTRAINT samples pass every test (R_hat = 1): the gates, not the "
+                    "tests, decide their mode.\n\n",
+                    s.passing_constraint);
   if (!s.top_constraints.empty()) {
     md += "| most violated constraint | samples |\n|---|---:|\n";
     for (const auto& [name, n] : s.top_constraints) md += fmt::format("| `{}` | {} |\n", MdEscape(name), n);

@@ -641,6 +641,8 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
     stats_.no_reference += p.resolution.reference == ReferenceKind::kNone;
     stats_.failed_references += p.resolution.reference_failed;
   }
+  stats_.reference_traces = static_cast<int64_t>(cache_->trace_misses());
+  stats_.reference_trace_hits = static_cast<int64_t>(cache_->trace_hits());
   stats_.wall_seconds = Since(start);
   progress_->Finish();
   SessionRecord session;

@@ -76,6 +76,7 @@ struct ReportSummary {
 
   int64_t constraint_violated = 0;  // samples with I_C = 0
   int64_t not_comparable = 0;       // samples with I_cmp = 0
+  int64_t passing_constraint = 0;   // CONSTRAINT samples that pass every test
   std::vector<std::pair<std::string, int64_t>> top_constraints;  // violations by name
   std::vector<std::pair<std::string, int64_t>> top_errors;       // SYNTAX by error type
   std::vector<std::pair<std::string, int64_t>> logic_verdicts;   // LOGIC by first failing verdict

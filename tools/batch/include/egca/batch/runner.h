@@ -80,6 +80,9 @@ struct RunStats {
   int64_t stand_ins = 0;           // problems routed against a stand-in
   int64_t no_reference = 0;        // problems routed without any reference
   int64_t failed_references = 0;   // problems whose given reference failed its tests
+  // Reference traces: computed (misses) and reused (hits) by this session's routers.
+  int64_t reference_traces = 0;
+  int64_t reference_trace_hits = 0;
   bool interrupted = false;
   double wall_seconds = 0;
   int32_t workers = 0;
