@@ -186,8 +186,10 @@ TEST_F(RouterGradingTrace, TracedTimeoutKeepsTheUntracedVerdict) {
   const std::string src = kHeavyToTrace;
   Problem p;
   p.reference = src;
-  p.tests = {tracer::TestCase::Call("f", "[600000]", "179400700000")};
+  p.tests = {tracer::TestCase::Call("f", "[1000000]", "499000500000")};
   RouterOptions o = Options(GradingTrace::kAlways);
+  o.run.limits.cpu_seconds = 1;  // untraced: ~0.3 s CPU; traced: 3M events, far beyond
+  o.run.limits.wall_seconds = 4;
   o.trace.max_events = 100000000;
   o.trace.max_bytes = 1ull << 40;
   o.grading_trace_min_seconds = 100;  // the traced run gets the test's full limit
@@ -205,11 +207,11 @@ TEST_F(RouterGradingTrace, AutoLearnsAHeavyTest) {
   const std::string src = kHeavyToTrace;
   Problem p;
   p.reference = src;
-  p.tests = {tracer::TestCase::Call("f", "[200000]", "19800900000")};
+  p.tests = {tracer::TestCase::Call("f", "[400000]", "79600800000")};
   RouterOptions o = Options(GradingTrace::kAuto);
   o.trace.max_events = 100000000;
   o.trace.max_bytes = 1ull << 40;
-  o.grading_trace_min_seconds = 0.5;  // traced: seconds; untraced: ~50 ms
+  o.grading_trace_min_seconds = 0.5;  // traced: ~1.2M events, seconds; untraced: ~0.1 s
   o.grading_trace_slowdown = 2;
   Router router(executor_, o);
   auto first = router.Route(src, p);
