@@ -33,7 +33,9 @@ namespace {
 using namespace egca::batch;
 using Clock = std::chrono::steady_clock;
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 }  // namespace
 
@@ -56,9 +58,9 @@ int main(int argc, char** argv) {
     std::cerr << "batch_throughput: " << problems.status().ToString() << "\n";
     return 2;
   }
-  auto samples = ConvertSamples(
-      data + "/samples/codet/HumanEval_codegen16B_temp0.8_topp0.95_num100.jsonl.gz",
-      SampleSource::kCodeT, problems.value(), {}, &sr);
+  auto samples =
+      ConvertSamples(data + "/samples/codet/HumanEval_codegen16B_temp0.8_topp0.95_num100.jsonl.gz",
+                     SampleSource::kCodeT, problems.value(), {}, &sr);
   if (!samples.ok()) {
     std::cerr << "batch_throughput: " << samples.status().ToString() << "\n";
     return 2;
@@ -134,12 +136,15 @@ int main(int argc, char** argv) {
   double base_rate = n / base;
   double load[3] = {0, 0, 0};
   getloadavg(load, 3);
-  fmt::print("{} samples of {} problems, per-test timeout {} s, load average {:.2f} {:.2f} {:.2f}\n",
-             n, problems->size(), timeout, load[0], load[1], load[2]);
-  fmt::print("executor start-up (fork server + warm interpreter): {:.2f} s; RunBatch pays it once "
-             "per worker inside its pass\n",
-             create_seconds);
-  fmt::print("{:<10} {:>9} {:>11} {:>9} {:>10}\n", "pass", "wall s", "samples/s", "ratio", "programs");
+  fmt::print(
+      "{} samples of {} problems, per-test timeout {} s, load average {:.2f} {:.2f} {:.2f}\n", n,
+      problems->size(), timeout, load[0], load[1], load[2]);
+  fmt::print(
+      "executor start-up (fork server + warm interpreter): {:.2f} s; RunBatch pays it once "
+      "per worker inside its pass\n",
+      create_seconds);
+  fmt::print("{:<10} {:>9} {:>11} {:>9} {:>10}\n", "pass", "wall s", "samples/s", "ratio",
+             "programs");
   auto row = [&](const std::string& name, double s, int64_t programs) {
     fmt::print("{:<10} {:>9.2f} {:>11.1f} {:>8.2f}x {:>10}\n", name, s, n / s, (n / s) / base_rate,
                programs < 0 ? std::string("-") : std::to_string(programs));

@@ -113,9 +113,9 @@ TEST(EgcaBatchCli, KillAndResumeGivesTheUninterruptedSummary) {
   std::mt19937 rng(20261122);
   int64_t threshold = std::uniform_int_distribution<int64_t>(3, 30)(rng);
   std::string killed = (dir.path() / "killed").string();
-  std::vector<std::string> args = {kTool,   "run",       "--problems", kProblems,  "--samples",
-                                   kSamples, "--store",  killed,       "--timeout", "1",
-                                   "--progress", "never", "--workers", "1"};
+  std::vector<std::string> args = {kTool,        "run",     "--problems", kProblems,   "--samples",
+                                   kSamples,     "--store", killed,       "--timeout", "1",
+                                   "--progress", "never",   "--workers",  "1"};
   pid_t pid = Spawn(args, (dir.path() / "killed.log").string());
   ASSERT_GT(pid, 0);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -202,14 +202,15 @@ TEST(EgcaBatchCli, BadRecordsReportedGoodOnesProcessed) {
   json sample = json::parse(good.substr(0, good.find('\n')));
   std::string samples_text = good;
   samples_text += "{\"problem_id\": \"HumanEval/0\", \"completion\": \"    return 1\n";  // 11
-  samples_text += "{\"problem_id\": \"HumanEval/0\", \"model\": \"m\"}\n";             // 12
-  samples_text += "{\"problem_id\": \"HumanEval/0\", \"completion\": \"    return \xff\xfe\"}\n";  // 13
+  samples_text += "{\"problem_id\": \"HumanEval/0\", \"model\": \"m\"}\n";               // 12
+  samples_text +=
+      "{\"problem_id\": \"HumanEval/0\", \"completion\": \"    return \xff\xfe\"}\n";  // 13
   json huge = sample;
   huge["completion"] = std::string(10 << 20, ' ') + "return 1\n";  // a 10 MB program
-  samples_text += huge.dump() + "\n";                                 // 14
+  samples_text += huge.dump() + "\n";                              // 14
   json orphan = sample;
   orphan["problem_id"] = "HumanEval/900";  // its problem has no tests
-  samples_text += orphan.dump() + "\n";  // 15
+  samples_text += orphan.dump() + "\n";    // 15
   std::string samples = dir.Write("samples.jsonl", samples_text);
 
   std::string store = (dir.path() / "s").string();
@@ -221,9 +222,9 @@ TEST(EgcaBatchCli, BadRecordsReportedGoodOnesProcessed) {
   EXPECT_EQ(s["problems"], 5);
   std::set<std::pair<std::string, int64_t>> bad;
   for (const auto& b : s["bad_records"]) bad.emplace(b["file"], b["line"]);
-  std::set<std::pair<std::string, int64_t>> want = {
-      {problems, 6}, {problems, 7}, {problems, 8}, {samples, 11},
-      {samples, 12}, {samples, 13}, {samples, 14}, {samples, 15}};
+  std::set<std::pair<std::string, int64_t>> want = {{problems, 6}, {problems, 7}, {problems, 8},
+                                                    {samples, 11}, {samples, 12}, {samples, 13},
+                                                    {samples, 14}, {samples, 15}};
   EXPECT_EQ(bad, want) << s["bad_records"].dump(1);
   // Reported on stderr too, with file:line.
   EXPECT_NE(r.out.find(samples + ":11"), std::string::npos) << r.out;

@@ -11,8 +11,9 @@
 namespace egca::batch {
 namespace {
 
-SampleRecord Rec(const std::string& problem, uint64_t key, FailureMode mode, const std::string& model,
-                 const std::string& difficulty, std::optional<int32_t> k) {
+SampleRecord Rec(const std::string& problem, uint64_t key, FailureMode mode,
+                 const std::string& model, const std::string& difficulty,
+                 std::optional<int32_t> k) {
   SampleRecord r;
   r.problem = problem;
   r.key = key;
@@ -95,7 +96,8 @@ StoreContents Contents() {
   none.problem = "p3";
   none.reference = ReferenceKind::kNone;
   c.problems = {given, stand_in, none};
-  c.bad = {{"s.jsonl", 9, "missing field \"completion\""}, {"s.jsonl", 2, "not JSON"},
+  c.bad = {{"s.jsonl", 9, "missing field \"completion\""},
+           {"s.jsonl", 2, "not JSON"},
            {"s.jsonl", 2, "not JSON"}};
   c.sessions = {{10.0, 6, 6, 2, 1.5, "", ""}, {5.0, 2, 2, 2, 2.5, "", "host"}};
   return c;

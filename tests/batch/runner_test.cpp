@@ -218,7 +218,8 @@ TEST(RunBatch, FailingReferenceIsReportedAndReplaced) {
   const ProblemResolution& p = contents->problems.at(0);
   EXPECT_TRUE(p.reference_failed);
   EXPECT_EQ(p.reference, ReferenceKind::kStandIn);
-  EXPECT_NE(p.reference_failure.find("reference 1: test 1"), std::string::npos) << p.reference_failure;
+  EXPECT_NE(p.reference_failure.find("reference 1: test 1"), std::string::npos)
+      << p.reference_failure;
 }
 
 TEST(RunBatch, NoPassingCandidateGradesWithoutReference) {
@@ -274,8 +275,8 @@ TEST(RunBatch, BadSamplesAreRecordedAndSkipped) {
   {
     auto store = ResultStore::Open(d, Config("bad"));
     ASSERT_TRUE(store.ok());
-    auto stats = RunBatch(s.problems, samples, {{"p.jsonl", 7, "not JSON"}}, store.value().get(),
-                          Options());
+    auto stats =
+        RunBatch(s.problems, samples, {{"p.jsonl", 7, "not JSON"}}, store.value().get(), Options());
     ASSERT_TRUE(stats.ok());
     EXPECT_EQ(stats->bad_records, 3);
     EXPECT_EQ(stats->samples_written, 2);

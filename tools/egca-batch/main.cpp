@@ -3,12 +3,12 @@
 // all cores, into a resumable, shardable result store, and reports mode fractions, K,
 // trigger rate, divergence positions and timing as JSON, Markdown and SVG.
 //
-//   egca-batch run --problems HumanEval.jsonl.gz --samples codet.jsonl.gz --samples-source codet \
-//       --store out/codet
+//   egca-batch run --problems HumanEval.jsonl.gz --samples codet.jsonl.gz
+//       --samples-source codet --store out/codet
 //   egca-batch run ... --shard 0/3 --store out/s0     (any machine / array task)
 //   egca-batch merge out/all out/s0 out/s1 out/s2
 //   egca-batch report out/codet                       (report.json / .md / .svg)
-//   egca-batch convert --source mapcoder --in final-results.tar.gz --problems apps.jsonl \
+//   egca-batch convert --source mapcoder --in final-results.tar.gz --problems apps.jsonl
 //       --dataset APPS --out samples.jsonl
 //
 // Exit status: 0 done; 1 egca itself failed on some programs (they stay pending; run again)
@@ -160,7 +160,8 @@ int Run(const RunArgs& a) {
   RunConfig config;
   RunnerOptions options;
   if (!ParseShard(a.shard, &options.shard_index, &options.shard_count)) {
-    return Fail(kExitUsage, fmt::format("--shard: expected i/N with 0 <= i < N, got \"{}\"", a.shard));
+    return Fail(kExitUsage,
+                fmt::format("--shard: expected i/N with 0 <= i < N, got \"{}\"", a.shard));
   }
   auto format = ParseDatasetFormat(a.format);
   if (!format.ok()) return Fail(kExitUsage, "--format: " + format.status().message());
@@ -254,7 +255,7 @@ int Run(const RunArgs& a) {
   options.router.divergence.random_seed = a.seed;
   options.limit = a.limit;
   options.max_program_bytes = a.max_program_bytes;
-  options.progress.terminal = a.progress == "always" ? ProgressOptions::Terminal::kAlways
+  options.progress.terminal = a.progress == "always"  ? ProgressOptions::Terminal::kAlways
                               : a.progress == "never" ? ProgressOptions::Terminal::kNever
                                                       : ProgressOptions::Terminal::kAuto;
   options.progress.enabled = a.progress != "off";
@@ -293,7 +294,8 @@ int main(int argc, char** argv) {
   RunArgs r;
   CLI::App* run = app.add_subcommand("run", "route every (problem, sample) pair into a store");
   run->add_option("--problems", r.problems, "problems file or APPS folder")->required();
-  run->add_option("--format", r.format, "problem format: " + fmt::format("{}", fmt::join(DatasetFormatNames(), ", ")));
+  run->add_option("--format", r.format,
+                  "problem format: " + fmt::format("{}", fmt::join(DatasetFormatNames(), ", ")));
   run->add_option("--mapcoder-call-tests", r.mapcoder_call_tests,
                   "MapCoder/TeamCoder APPS problems with starter code: stdio (as MapCoder graded "
                   "them) or call")
@@ -302,20 +304,25 @@ int main(int argc, char** argv) {
   run->add_option("--samples-source", r.samples_source,
                   "egca (sample JSONL), or a published file converted on the fly: " +
                       fmt::format("{}", fmt::join(SampleSourceNames(), ", ")));
-  run->add_option("--dataset", r.dataset, "converter: only run files under this folder (e.g. APPS)");
-  run->add_option("--run-filter", r.run_filter, "converter: only run files whose path contains this");
+  run->add_option("--dataset", r.dataset,
+                  "converter: only run files under this folder (e.g. APPS)");
+  run->add_option("--run-filter", r.run_filter,
+                  "converter: only run files whose path contains this");
   run->add_option("--model", r.model, "converter: model name for every sample");
-  run->add_flag("--all-attempts", r.all_attempts, "converter: every attempt, not only the final program");
+  run->add_flag("--all-attempts", r.all_attempts,
+                "converter: every attempt, not only the final program");
   run->add_flag("--raw-responses", r.raw_responses, "converter: raw responses (fences, prose)");
   run->add_option("--store", r.store, "result store directory (created, or resumed)")->required();
-  auto* cf = run->add_option("--constraints", r.constraints_file, "constraints file (JSON/JSONL by problem id)");
+  auto* cf = run->add_option("--constraints", r.constraints_file,
+                             "constraints file (JSON/JSONL by problem id)");
   run->add_flag("--extract-constraints", r.extract_constraints,
                 "extract constraints from each problem's reference")
       ->excludes(cf);
   run->add_option("--workers", r.workers, "parallel workers (default: all cores)")
       ->check(CLI::NonNegativeNumber);
   run->add_option("--shard", r.shard, "i/N: only problems with hash(id) mod N == i");
-  run->add_option("--timeout", r.timeout, "per-test wall/CPU limit, seconds")->check(CLI::PositiveNumber);
+  run->add_option("--timeout", r.timeout, "per-test wall/CPU limit, seconds")
+      ->check(CLI::PositiveNumber);
   run->add_option("--limit", r.limit, "route at most this many samples (after the shard filter)");
   run->add_option("--max-program-bytes", r.max_program_bytes, "larger programs are bad records");
   run->add_option("--seed", r.seed, "seed of the random-boundary target");
@@ -340,17 +347,21 @@ int main(int argc, char** argv) {
 
   std::string conv_in, conv_source, conv_problems, conv_format = "auto", conv_out;
   ConvertOptions conv;
-  CLI::App* convert = app.add_subcommand("convert", "convert a published sample file to sample JSONL");
-  convert->add_option("--source", conv_source, fmt::format("{}", fmt::join(SampleSourceNames(), ", ")))
+  CLI::App* convert =
+      app.add_subcommand("convert", "convert a published sample file to sample JSONL");
+  convert
+      ->add_option("--source", conv_source, fmt::format("{}", fmt::join(SampleSourceNames(), ", ")))
       ->required();
   convert->add_option("--in", conv_in, "published file (tarball, folder or JSONL)")->required();
-  convert->add_option("--problems", conv_problems, "the problems the samples belong to")->required();
+  convert->add_option("--problems", conv_problems, "the problems the samples belong to")
+      ->required();
   convert->add_option("--format", conv_format, "problem format");
   convert->add_option("--out", conv_out, "sample JSONL to write")->required();
   convert->add_option("--model", conv.model, "model name for every sample");
   convert->add_option("--dataset", conv.dataset, "only run files under this folder (e.g. APPS)");
   convert->add_option("--run-filter", conv.run_filter, "only run files whose path contains this");
-  convert->add_flag("--all-attempts", conv.all_attempts, "every attempt, not only the final program");
+  convert->add_flag("--all-attempts", conv.all_attempts,
+                    "every attempt, not only the final program");
   convert->add_flag("--raw-responses", conv.raw_responses, "raw responses (fences, prose)");
 
   if (auto code = egca::tools::ParseArgs(app, argc, argv, kTool)) return *code;
@@ -382,8 +393,9 @@ int main(int argc, char** argv) {
     PrintBad(sr, 50);
     egca::Status written = WriteSamplesJsonl(conv_out, samples.value());
     if (!written.ok()) return Fail(kExitUsage, written.ToString());
-    std::cerr << fmt::format("{}: {} source records, {} samples written to {}, {} unmatched, {} bad\n",
-                             kTool, sr.records, samples->size(), conv_out, sr.unmatched, sr.bad.size());
+    std::cerr << fmt::format(
+        "{}: {} source records, {} samples written to {}, {} unmatched, {} bad\n", kTool,
+        sr.records, samples->size(), conv_out, sr.unmatched, sr.bad.size());
     return kExitOk;
   }
   return kExitUsage;

@@ -91,13 +91,14 @@ std::string Progress::LineLocked(double elapsed) const {
   double rate = elapsed > 0 ? static_cast<double>(done_session_) / elapsed : 0;
   double eta = rate > 0 ? static_cast<double>(total_ - done) / rate : -1;
   using credit::FailureMode;
-  return fmt::format("{}/{} ({:.1f}%)  {:.1f} samples/s  ETA {}  SYNTAX {} CONSTRAINT {} LOGIC {} "
-                     "CORRECT {}",
-                     done, total_, pct, rate, done >= total_ ? "0s" : FormatDuration(eta),
-                     modes_[static_cast<size_t>(FailureMode::kSyntax)],
-                     modes_[static_cast<size_t>(FailureMode::kConstraint)],
-                     modes_[static_cast<size_t>(FailureMode::kLogic)],
-                     modes_[static_cast<size_t>(FailureMode::kCorrect)]);
+  return fmt::format(
+      "{}/{} ({:.1f}%)  {:.1f} samples/s  ETA {}  SYNTAX {} CONSTRAINT {} LOGIC {} "
+      "CORRECT {}",
+      done, total_, pct, rate, done >= total_ ? "0s" : FormatDuration(eta),
+      modes_[static_cast<size_t>(FailureMode::kSyntax)],
+      modes_[static_cast<size_t>(FailureMode::kConstraint)],
+      modes_[static_cast<size_t>(FailureMode::kLogic)],
+      modes_[static_cast<size_t>(FailureMode::kCorrect)]);
 }
 
 void Progress::PrintLocked(bool force, const std::string* stage) {

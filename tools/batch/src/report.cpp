@@ -114,12 +114,14 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
   // Canonical order; one record per key.
   std::vector<const SampleRecord*> records;
   for (const auto& r : contents.samples) records.push_back(&r);
-  std::stable_sort(records.begin(), records.end(), [](const SampleRecord* a, const SampleRecord* b) {
-    return std::tie(a->problem, a->key, a->dup) < std::tie(b->problem, b->key, b->dup);
-  });
+  std::stable_sort(
+      records.begin(), records.end(), [](const SampleRecord* a, const SampleRecord* b) {
+        return std::tie(a->problem, a->key, a->dup) < std::tie(b->problem, b->key, b->dup);
+      });
   records.erase(std::unique(records.begin(), records.end(),
                             [](const SampleRecord* a, const SampleRecord* b) {
-                              return a->problem == b->problem && a->key == b->key && a->dup == b->dup;
+                              return a->problem == b->problem && a->key == b->key &&
+                                     a->dup == b->dup;
                             }),
                 records.end());
 
@@ -222,7 +224,8 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
         ++s.references_none;
         break;
     }
-    if (p->reference_failed) s.failed_references.push_back({id, p->reference_failure, p->reference});
+    if (p->reference_failed)
+      s.failed_references.push_back({id, p->reference_failure, p->reference});
   }
   s.bad = contents.bad;
   std::sort(s.bad.begin(), s.bad.end(), [](const BadRecord& a, const BadRecord& b) {
@@ -242,9 +245,12 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
     t.load_average = session.load_average;
     t.host = session.host;
   }
-  if (t.wall_seconds > 0) t.samples_per_second = static_cast<double>(t.samples_routed) / t.wall_seconds;
-  if (t.programs_routed > 0) t.grade_mean_ms = 1000 * t.grade_seconds / static_cast<double>(t.programs_routed);
-  if (localized_programs > 0) t.localize_mean_ms = 1000 * t.localize_seconds / static_cast<double>(localized_programs);
+  if (t.wall_seconds > 0)
+    t.samples_per_second = static_cast<double>(t.samples_routed) / t.wall_seconds;
+  if (t.programs_routed > 0)
+    t.grade_mean_ms = 1000 * t.grade_seconds / static_cast<double>(t.programs_routed);
+  if (localized_programs > 0)
+    t.localize_mean_ms = 1000 * t.localize_seconds / static_cast<double>(localized_programs);
   return report;
 }
 
@@ -272,7 +278,8 @@ json SummaryObject(const Report& report) {
                       {"fallback", ReferenceKindName(f.fallback)}});
   }
   json bad = json::array();
-  for (const auto& b : s.bad) bad.push_back({{"file", b.file}, {"line", b.line}, {"message", b.message}});
+  for (const auto& b : s.bad)
+    bad.push_back({{"file", b.file}, {"line", b.line}, {"message", b.message}});
   return {
       {"samples", s.samples},
       {"problems", s.problems},
@@ -366,9 +373,10 @@ std::string ReportMarkdown(const Report& report) {
   }
   auto table = [&](const char* title, const char* column,
                    const std::map<std::string, ModeCounts>& rows, bool model) {
-    md += fmt::format("\n### {}\n\n| {} | samples | SYNTAX | CONSTRAINT | LOGIC | CORRECT |\n"
-                      "|---|---:|---:|---:|---:|---:|\n",
-                      title, column);
+    md += fmt::format(
+        "\n### {}\n\n| {} | samples | SYNTAX | CONSTRAINT | LOGIC | CORRECT |\n"
+        "|---|---:|---:|---:|---:|---:|\n",
+        title, column);
     for (const auto& [name, counts] : rows) {
       md += fmt::format("| {} | {}", MdEscape(model ? ModelName(name) : DifficultyName(name)),
                         counts.total());
@@ -398,9 +406,10 @@ std::string ReportMarkdown(const Report& report) {
     md += "\n| earliest divergence kind | samples |\n|---|---:|\n";
     for (const auto& [name, n] : s.divergence_kinds) md += fmt::format("| {} | {} |\n", name, n);
   }
-  md += "\n### Where the earliest divergence falls\n\nRelative position of the span's first "
-        "line within the generated code (0 = first generated line, 1 = after the last).\n\n"
-        "| position | samples | share |\n|---|---:|---|\n";
+  md +=
+      "\n### Where the earliest divergence falls\n\nRelative position of the span's first "
+      "line within the generated code (0 = first generated line, 1 = after the last).\n\n"
+      "| position | samples | share |\n|---|---:|---|\n";
   int64_t binned = 0;
   for (int64_t n : s.position_bins) binned += n;
   int nb = static_cast<int>(s.position_bins.size());
@@ -411,23 +420,28 @@ std::string ReportMarkdown(const Report& report) {
                       static_cast<double>(b + 1) / nb, n,
                       std::string(static_cast<size_t>(std::lround(f * 40)), '#'), Pct(f));
   }
-  md += fmt::format("\nMean position {:.3f}; {} localized spans start in the prompt (not "
-                    "binned).\n",
-                    s.position_mean, s.position_in_prompt);
+  md += fmt::format(
+      "\nMean position {:.3f}; {} localized spans start in the prompt (not "
+      "binned).\n",
+      s.position_mean, s.position_in_prompt);
 
-  md += fmt::format("\n## Constraints\n\n{} samples violate a constraint (I_C = 0); {} are not "
-                    "comparable to the reference (I_cmp = 0).\n\n",
-                    s.constraint_violated, s.not_comparable);
-  md += fmt::format("{} CONSTRAINT samples pass every test (R_hat = 1): the gates, not the "
-                    "tests, decide their mode.\n\n",
-                    s.passing_constraint);
+  md += fmt::format(
+      "\n## Constraints\n\n{} samples violate a constraint (I_C = 0); {} are not "
+      "comparable to the reference (I_cmp = 0).\n\n",
+      s.constraint_violated, s.not_comparable);
+  md += fmt::format(
+      "{} CONSTRAINT samples pass every test (R_hat = 1): the gates, not the "
+      "tests, decide their mode.\n\n",
+      s.passing_constraint);
   if (!s.top_constraints.empty()) {
     md += "| most violated constraint | samples |\n|---|---:|\n";
-    for (const auto& [name, n] : s.top_constraints) md += fmt::format("| `{}` | {} |\n", MdEscape(name), n);
+    for (const auto& [name, n] : s.top_constraints)
+      md += fmt::format("| `{}` | {} |\n", MdEscape(name), n);
   }
   if (!s.top_errors.empty()) {
     md += "\n## SYNTAX samples by error\n\n| error | samples |\n|---|---:|\n";
-    for (const auto& [name, n] : s.top_errors) md += fmt::format("| {} | {} |\n", MdEscape(name), n);
+    for (const auto& [name, n] : s.top_errors)
+      md += fmt::format("| {} | {} |\n", MdEscape(name), n);
   }
   if (!s.logic_verdicts.empty()) {
     md += "\n## LOGIC samples by first failing verdict\n\n| verdict | samples |\n|---|---:|\n";
@@ -441,15 +455,16 @@ std::string ReportMarkdown(const Report& report) {
       s.references_given, s.samples - s.samples_vs_stand_in - s.samples_no_reference,
       s.references_stand_in, s.samples_vs_stand_in, s.references_none, s.samples_no_reference);
   if (!s.failed_references.empty()) {
-    md += fmt::format("\n{} given references fail their own tests:\n\n", s.failed_references.size());
+    md +=
+        fmt::format("\n{} given references fail their own tests:\n\n", s.failed_references.size());
     size_t shown = 0;
     for (const auto& f : s.failed_references) {
       if (++shown > 30) {
         md += fmt::format("- ... and {} more (report.json)\n", s.failed_references.size() - 30);
         break;
       }
-      md += fmt::format("- {}: {} (routed against: {})\n", f.problem, MdEscape(Shorten(f.failure, 160)),
-                        ReferenceKindName(f.fallback));
+      md += fmt::format("- {}: {} (routed against: {})\n", f.problem,
+                        MdEscape(Shorten(f.failure, 160)), ReferenceKindName(f.fallback));
     }
   }
 
@@ -468,16 +483,17 @@ std::string ReportMarkdown(const Report& report) {
   }
 
   md += "\n## Timing\n\n| measure | value |\n|---|---:|\n";
-  md += fmt::format("| wall time ({} session{}) | {:.1f} s |\n", t.sessions, t.sessions == 1 ? "" : "s",
-                    t.wall_seconds);
+  md += fmt::format("| wall time ({} session{}) | {:.1f} s |\n", t.sessions,
+                    t.sessions == 1 ? "" : "s", t.wall_seconds);
   md += fmt::format("| samples routed / programs routed | {} / {} |\n", t.samples_routed,
                     t.programs_routed);
   md += fmt::format("| samples/s | {:.1f} |\n", t.samples_per_second);
   md += fmt::format("| grading (untraced runs), total / per program | {:.1f} s / {:.1f} ms |\n",
                     t.grade_seconds, t.grade_mean_ms);
-  md += fmt::format("| localization (traced runs + alignment), total / per localized program | "
-                    "{:.1f} s / {:.1f} ms |\n",
-                    t.localize_seconds, t.localize_mean_ms);
+  md += fmt::format(
+      "| localization (traced runs + alignment), total / per localized program | "
+      "{:.1f} s / {:.1f} ms |\n",
+      t.localize_seconds, t.localize_mean_ms);
   md += fmt::format("| workers | {} |\n| load average (1 min, end of run) | {:.2f} |\n", t.workers,
                     t.load_average);
   return md;
@@ -508,13 +524,15 @@ std::string ReportSvg(const Report& report) {
   // Legend.
   for (size_t i = 0; i < kModes.size(); ++i) {
     int x = label_w + static_cast<int>(i) * 140;
-    body += fmt::format("<rect x=\"{}\" y=\"32\" width=\"14\" height=\"14\" fill=\"{}\"/>"
-                        "<text x=\"{}\" y=\"44\">{}</text>\n",
-                        x, kModeColors[i], x + 20, credit::FailureModeName(kModes[i]));
+    body += fmt::format(
+        "<rect x=\"{}\" y=\"32\" width=\"14\" height=\"14\" fill=\"{}\"/>"
+        "<text x=\"{}\" y=\"44\">{}</text>\n",
+        x, kModeColors[i], x + 20, credit::FailureModeName(kModes[i]));
   }
   for (const auto& [title, rows] : groups) {
     y += 8;
-    body += fmt::format("<text x=\"10\" y=\"{}\" font-weight=\"bold\">{}</text>\n", y + 14, XmlEscape(title));
+    body += fmt::format("<text x=\"10\" y=\"{}\" font-weight=\"bold\">{}</text>\n", y + 14,
+                        XmlEscape(title));
     y += 22;
     for (const Row& row : rows) {
       body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", label_w - 8,
@@ -523,13 +541,15 @@ std::string ReportSvg(const Report& report) {
       for (size_t i = 0; i < kModes.size(); ++i) {
         double w = bar_w * row.counts.fraction(kModes[i]);
         if (w <= 0) continue;
-        body += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\">"
-                            "<title>{} {} ({})</title></rect>\n",
-                            x, y, w, row_h - 4, kModeColors[i], credit::FailureModeName(kModes[i]),
-                            row.counts.count(kModes[i]), Pct(row.counts.fraction(kModes[i])));
+        body += fmt::format(
+            "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\">"
+            "<title>{} {} ({})</title></rect>\n",
+            x, y, w, row_h - 4, kModeColors[i], credit::FailureModeName(kModes[i]),
+            row.counts.count(kModes[i]), Pct(row.counts.fraction(kModes[i])));
         if (w >= 40) {
-          body += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" fill=\"#fff\">{:.0f}%</text>\n",
-                              x + w / 2, y + 14, 100 * row.counts.fraction(kModes[i]));
+          body += fmt::format(
+              "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" fill=\"#fff\">{:.0f}%</text>\n",
+              x + w / 2, y + 14, 100 * row.counts.fraction(kModes[i]));
         }
         x += w;
       }
@@ -557,10 +577,11 @@ std::string ReportSvg(const Report& report) {
     int64_t n = s.position_bins[static_cast<size_t>(b)];
     double h = hist_h * static_cast<double>(n) / static_cast<double>(top);
     double x = hist_x + b * bw;
-    body += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
-                        "fill=\"#1f77b4\"><title>[{:.1f}, {:.1f}): {}</title></rect>\n",
-                        x + 1, y + hist_h - h, bw - 2, h, static_cast<double>(b) / nb,
-                        static_cast<double>(b + 1) / nb, n);
+    body += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+        "fill=\"#1f77b4\"><title>[{:.1f}, {:.1f}): {}</title></rect>\n",
+        x + 1, y + hist_h - h, bw - 2, h, static_cast<double>(b) / nb,
+        static_cast<double>(b + 1) / nb, n);
     body += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
                         x + bw / 2, y + hist_h - h - 4, n);
   }

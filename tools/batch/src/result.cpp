@@ -59,8 +59,8 @@ std::optional<ReferenceKind> ParseReferenceKind(std::string_view name) {
 namespace {
 
 json SpanJson(const SourceSpan& s) {
-  return json::array({s.begin_byte, s.end_byte, s.begin.line, s.begin.column, s.end.line,
-                      s.end.column});
+  return json::array(
+      {s.begin_byte, s.end_byte, s.begin.line, s.begin.column, s.end.line, s.end.column});
 }
 
 json OptSpanJson(const std::optional<SourceSpan>& s) { return s ? SpanJson(*s) : json(nullptr); }

@@ -32,7 +32,7 @@ double Since(Clock::time_point t) {
 
 // One sample of the run, matched to its problem.
 struct Item {
-  size_t sample = 0;   // index into the samples
+  size_t sample = 0;  // index into the samples
   uint64_t key = 0;
   int32_t dup = 0;
   bool done = false;  // already in the store
@@ -103,7 +103,8 @@ LocatedSpan Locate(const SourceSpan& span, const SampleProgram& program,
   int64_t e = program.ToCompletionByte(span.end_byte);
   if (b >= 0 && e >= b && static_cast<size_t>(e) <= completion.size()) {
     out.in_completion = true;
-    out.completion = completion_lines.SpanFromBytes(static_cast<uint32_t>(b), static_cast<uint32_t>(e));
+    out.completion =
+        completion_lines.SpanFromBytes(static_cast<uint32_t>(b), static_cast<uint32_t>(e));
   }
   return out;
 }
@@ -168,7 +169,8 @@ std::optional<int32_t> CountBoundaries(std::string_view source) {
   if (!built.ok() || !built.value().parsed()) return std::nullopt;
   cfg::ProgramBoundaries b = cfg::ProgramBoundaries::Compute(built.value());
   int32_t k = 0;
-  for (size_t s = 0; s < b.scope_count(); ++s) k += static_cast<int32_t>(b.scope(static_cast<int32_t>(s)).size());
+  for (size_t s = 0; s < b.scope_count(); ++s)
+    k += static_cast<int32_t>(b.scope(static_cast<int32_t>(s)).size());
   return k;
 }
 
@@ -183,7 +185,8 @@ SampleRecord MakeRecord(const Sample& sample, const ProblemRecord& problem,
   out.origin = sample.origin;
   out.mode = r.mode;
   out.reason = r.reason;
-  if (r.first_failing_test >= 0 && static_cast<size_t>(r.first_failing_test) < r.grading.tests.size()) {
+  if (r.first_failing_test >= 0 &&
+      static_cast<size_t>(r.first_failing_test) < r.grading.tests.size()) {
     // "RUNTIME_ERROR (AssertionError)": a failing assert of the test code is a wrong answer
     // the executor reports as an exception of the test; the type tells the two apart.
     const sandbox::Verdict& v = r.grading.tests[r.first_failing_test].verdict;
@@ -194,7 +197,8 @@ SampleRecord MakeRecord(const Sample& sample, const ProblemRecord& problem,
   out.tests = r.grading.total;
   out.r_hat = r.pass_fraction;
   out.i_c = r.constraints_satisfied;
-  for (const auto& v : r.constraint_violations) out.violations.push_back({v.constraint, v.message, v.span});
+  for (const auto& v : r.constraint_violations)
+    out.violations.push_back({v.constraint, v.message, v.span});
   if (r.comparability && reference != ReferenceKind::kNone) {
     out.i_cmp = r.comparability->comparable;
     out.similarity = r.comparability->score;
@@ -223,8 +227,10 @@ SampleRecord MakeRecord(const Sample& sample, const ProblemRecord& problem,
   if (r.earliest_divergence) {
     out.earliest = Locate(*r.earliest_divergence, program, sample.completion, completion_lines);
   }
-  if (r.last_divergence) out.last = Locate(*r.last_divergence, program, sample.completion, completion_lines);
-  if (r.random_boundary) out.random = Locate(*r.random_boundary, program, sample.completion, completion_lines);
+  if (r.last_divergence)
+    out.last = Locate(*r.last_divergence, program, sample.completion, completion_lines);
+  if (r.random_boundary)
+    out.random = Locate(*r.random_boundary, program, sample.completion, completion_lines);
   if (out.localized && out.earliest) {
     int64_t first_byte = program.from_body ? -program.offset : 0;
     first_byte = std::clamp<int64_t>(first_byte, 0, static_cast<int64_t>(program.code.size()));
@@ -306,7 +312,7 @@ void Runner::Plan(std::vector<BadRecord>* bad) {
     auto found = by_id.find(sample.problem_id);
     if (found == by_id.end()) {
       bad->push_back(BadAt(sample.origin,
-                      fmt::format("sample for unknown problem \"{}\"", sample.problem_id)));
+                           fmt::format("sample for unknown problem \"{}\"", sample.problem_id)));
       continue;
     }
     const ProblemRecord& problem = problems_[found->second];
@@ -320,15 +326,15 @@ void Runner::Plan(std::vector<BadRecord>* bad) {
       t.key = key;
       t.program = ProgramOf(sample, problem);
       if (long bad_at = FindInvalidUtf8(t.program.code); bad_at >= 0) {
-        bad->push_back(BadAt(sample.origin,
-                        fmt::format("program is not valid UTF-8 (byte {})", bad_at)));
+        bad->push_back(
+            BadAt(sample.origin, fmt::format("program is not valid UTF-8 (byte {})", bad_at)));
         task_of.erase(it);
         continue;
       }
       if (t.program.code.size() > options_.max_program_bytes) {
-        bad->push_back(BadAt(sample.origin,
-                        fmt::format("program of {} bytes exceeds --max-program-bytes {}",
-                                    t.program.code.size(), options_.max_program_bytes)));
+        bad->push_back(
+            BadAt(sample.origin, fmt::format("program of {} bytes exceeds --max-program-bytes {}",
+                                             t.program.code.size(), options_.max_program_bytes)));
         task_of.erase(it);
         continue;
       }
@@ -452,9 +458,9 @@ Status Runner::SetUpRouting(WorkProblem& p) {
     case ReferenceKind::kGiven:
       if (res.reference_index < 0 ||
           static_cast<size_t>(res.reference_index) >= problem.references.size()) {
-        return FailedPrecondition(fmt::format(
-            "problem {}: the store names reference {} but the data set has {}", problem.id,
-            res.reference_index + 1, problem.references.size()));
+        return FailedPrecondition(
+            fmt::format("problem {}: the store names reference {} but the data set has {}",
+                        problem.id, res.reference_index + 1, problem.references.size()));
       }
       p.routing.reference = problem.references[res.reference_index];
       break;
@@ -485,7 +491,8 @@ Status Runner::SetUpRouting(WorkProblem& p) {
       break;
     case ConstraintSource::kExtract: {
       if (res.reference == ReferenceKind::kNone) break;
-      auto specs = gates::ExtractConstraints(p.routing.reference, options_.extraction, problem.prompt);
+      auto specs =
+          gates::ExtractConstraints(p.routing.reference, options_.extraction, problem.prompt);
       if (!specs.ok()) return specs.status().WithContext("problem " + problem.id);
       EGCA_ASSIGN_OR_RETURN(p.routing.constraints, gates::MakeConstraintSet(specs.value()));
       break;
@@ -520,8 +527,8 @@ Status Runner::RouteTask(Task& t, int worker) {
     if (item.done) continue;
     SampleRecord rec = MakeRecord(samples_[item.sample], problem, t.program, routed.value(), kind);
     rec.dup = item.dup;
-    rec.stand_in = kind == ReferenceKind::kStandIn && item.key == p.resolution.stand_in_key &&
-                   item.dup == 0;
+    rec.stand_in =
+        kind == ReferenceKind::kStandIn && item.key == p.resolution.stand_in_key && item.dup == 0;
     if (!first) {
       rec.grade_seconds = rec.localize_seconds = 0;
       rec.shared_result = true;
@@ -567,7 +574,8 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
   Plan(&bad);
   EGCA_RETURN_IF_ERROR(StoreBad(bad));
 
-  progress_ = std::make_unique<Progress>(stats_.samples, stats_.samples_done_before, options_.progress);
+  progress_ =
+      std::make_unique<Progress>(stats_.samples, stats_.samples_done_before, options_.progress);
   for (const auto& r : store_->existing().samples) progress_->Seed(r.mode, 1);
   std::vector<size_t> pending;
   for (size_t i = 0; i < work_.tasks.size(); ++i) {
@@ -580,8 +588,9 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
     if (needed[p] && !work_.problems[p].resolved) to_resolve.push_back(p);
   }
 
-  int workers = options_.workers > 0 ? options_.workers
-                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int workers = options_.workers > 0
+                    ? options_.workers
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   workers = static_cast<int>(std::min<size_t>(workers, std::max<size_t>(1, pending.size())));
   stats_.workers = workers;
   if (!pending.empty()) {

@@ -267,7 +267,8 @@ StatusOr<std::unique_ptr<ResultStore>> ResultStore::Open(const std::string& dir,
                                                          const RunConfig& config) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return InvalidArgument(fmt::format("{}: cannot create store directory: {}", dir, ec.message()));
+  if (ec)
+    return InvalidArgument(fmt::format("{}: cannot create store directory: {}", dir, ec.message()));
   std::unique_ptr<ResultStore> store(new ResultStore());
   store->dir_ = dir;
   std::string lock_path = dir + "/" + kLockFile;
@@ -305,7 +306,8 @@ StatusOr<std::unique_ptr<ResultStore>> ResultStore::Open(const std::string& dir,
 
 Status ResultStore::Write(const std::string& dir, const StoreContents& contents) {
   if (std::filesystem::exists(ResultsPath(dir))) {
-    return FailedPrecondition(fmt::format("{}: already holds a store; merge into a new directory", dir));
+    return FailedPrecondition(
+        fmt::format("{}: already holds a store; merge into a new directory", dir));
   }
   EGCA_ASSIGN_OR_RETURN(auto store, Open(dir, contents.config));
   for (const auto& p : contents.problems) EGCA_RETURN_IF_ERROR(store->AppendProblem(p));
@@ -345,7 +347,9 @@ Status ResultStore::AppendProblem(const ProblemResolution& resolution) {
   return AppendLines(FrameLine(ProblemResolutionJson(resolution)), 1);
 }
 
-Status ResultStore::AppendBad(const BadRecord& bad) { return AppendLines(FrameLine(BadJson(bad)), 1); }
+Status ResultStore::AppendBad(const BadRecord& bad) {
+  return AppendLines(FrameLine(BadJson(bad)), 1);
+}
 
 Status ResultStore::AppendSession(const SessionRecord& session) {
   return AppendLines(FrameLine(SessionJson(session)), 1);
@@ -386,8 +390,8 @@ Status MergeStores(const std::vector<std::string>& inputs, const std::string& ou
       if (!same.ok()) return same.WithContext(fmt::format("merge: {} vs {}", inputs[0], inputs[i]));
       if (c.config.shard_count != shard_count) {
         return FailedPrecondition(fmt::format("merge: {} is shard {}/{} but {} has {} shards",
-                                              inputs[i], c.config.shard_index,
-                                              c.config.shard_count, inputs[0], shard_count));
+                                              inputs[i], c.config.shard_index, c.config.shard_count,
+                                              inputs[0], shard_count));
       }
     }
     auto [it, fresh] = shards.emplace(c.config.shard_index, inputs[i]);

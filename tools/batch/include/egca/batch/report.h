@@ -67,8 +67,8 @@ struct ReportSummary {
   double k_executed_mean = 0;  // localized samples: executed boundaries on the failing test
 
   int64_t localized = 0;
-  double trigger_rate = 0;        // localized / samples
-  double trigger_rate_logic = 0;  // localized / LOGIC samples
+  double trigger_rate = 0;                                        // localized / samples
+  double trigger_rate_logic = 0;                                  // localized / LOGIC samples
   std::vector<std::pair<std::string, int64_t>> divergence_kinds;  // localized, by kind
   std::vector<int64_t> position_bins;
   int64_t position_in_prompt = 0;  // localized, but the span starts in the prompt

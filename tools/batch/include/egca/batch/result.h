@@ -90,8 +90,8 @@ struct SampleRecord {
   std::string verdict;
   int32_t passed = 0;
   int32_t tests = 0;
-  double r_hat = 0;          // passed / tests
-  bool i_c = true;           // every constraint satisfied
+  double r_hat = 0;  // passed / tests
+  bool i_c = true;   // every constraint satisfied
   std::vector<ViolationRecord> violations;
   std::optional<bool> i_cmp;         // absent: SYNTAX, or no reference to compare with
   std::optional<double> similarity;  // structural similarity behind I_cmp
@@ -104,7 +104,7 @@ struct SampleRecord {
   std::optional<int32_t> k_executed;
   std::optional<int32_t> k_star;
 
-  bool localized = false;  // LOGIC with an earliest divergence (the trigger)
+  bool localized = false;       // LOGIC with an earliest divergence (the trigger)
   std::string divergence_kind;  // "value", "control", ... (localized only)
   std::optional<LocatedSpan> earliest;
   std::optional<LocatedSpan> last;

@@ -61,7 +61,7 @@ struct RunnerOptions {
   gates::ExtractionPolicy extraction;
   int32_t shard_index = 0;
   int32_t shard_count = 1;
-  int64_t limit = -1;                   // samples (after the shard filter); -1: all
+  int64_t limit = -1;                    // samples (after the shard filter); -1: all
   uint64_t max_program_bytes = 1 << 20;  // larger programs are bad records
   ProgressOptions progress;
   // Set from a signal handler: workers finish the program in hand, the store is flushed and
@@ -70,16 +70,16 @@ struct RunnerOptions {
 };
 
 struct RunStats {
-  int64_t problems = 0;            // problems in the shard that have samples
-  int64_t samples = 0;             // samples in this run (shard, limit)
+  int64_t problems = 0;             // problems in the shard that have samples
+  int64_t samples = 0;              // samples in this run (shard, limit)
   int64_t samples_done_before = 0;  // already in the store
-  int64_t samples_written = 0;     // records written by this session
-  int64_t programs_routed = 0;     // distinct programs routed by this session
-  int64_t bad_records = 0;         // bad records of this run (loaders' and the runner's)
-  int64_t errors = 0;              // egca failures (programs left pending)
-  int64_t stand_ins = 0;           // problems routed against a stand-in
-  int64_t no_reference = 0;        // problems routed without any reference
-  int64_t failed_references = 0;   // problems whose given reference failed its tests
+  int64_t samples_written = 0;      // records written by this session
+  int64_t programs_routed = 0;      // distinct programs routed by this session
+  int64_t bad_records = 0;          // bad records of this run (loaders' and the runner's)
+  int64_t errors = 0;               // egca failures (programs left pending)
+  int64_t stand_ins = 0;            // problems routed against a stand-in
+  int64_t no_reference = 0;         // problems routed without any reference
+  int64_t failed_references = 0;    // problems whose given reference failed its tests
   // Reference traces: computed (misses) and reused (hits) by this session's routers.
   int64_t reference_traces = 0;
   int64_t reference_trace_hits = 0;

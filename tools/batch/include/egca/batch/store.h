@@ -70,7 +70,7 @@ Status CompareConfigs(const RunConfig& stored, const RunConfig& wanted, ConfigMa
 // One finished run session (timing; never part of result equality).
 struct SessionRecord {
   double wall_seconds = 0;
-  int64_t samples_routed = 0;  // records written in this session
+  int64_t samples_routed = 0;   // records written in this session
   int64_t programs_routed = 0;  // distinct programs routed (duplicates are copied)
   int32_t workers = 0;
   double load_average = 0;  // 1-minute load average at the end of the session
@@ -85,9 +85,9 @@ struct StoreContents {
   std::vector<SampleRecord> samples;
   std::vector<BadRecord> bad;
   std::vector<SessionRecord> sessions;
-  int64_t torn_lines = 0;    // a torn last line (ignored)
+  int64_t torn_lines = 0;     // a torn last line (ignored)
   int64_t corrupt_lines = 0;  // lines in the middle failing their check (ignored)
-  uint64_t valid_bytes = 0;  // bytes up to the end of the last whole record
+  uint64_t valid_bytes = 0;   // bytes up to the end of the last whole record
 };
 
 // Reads DIR/results.jsonl without modifying it. Errors: no store there, no valid header.
