@@ -87,6 +87,35 @@ TEST(EgcaBatchCli, UsageErrorsAreOneLineExit2) {
         "/nonexistent.jsonl");
   check(kTool + " report " + (dir.path() / "nothing").string(), "no egca-batch store");
   check(RunArgs(store, "--bogus"), "--bogus");
+  check(RunArgs(store, "--field tests=x"), "--field");
+  check(RunArgs(store, "--grading-trace sometimes"), "--grading-trace");
+}
+
+// APPS+ with renamed fields (its file's keys are not published): mapped by --field.
+TEST(EgcaBatchCli, AppsPlusFieldsMappedByOption) {
+  ScratchDir dir("batch_cli_apps_plus");
+  std::string samples = (dir.path() / "samples.jsonl").string();
+  ASSERT_TRUE(egca::WriteFileAtomic(
+                  samples, "{\"problem_id\": \"apps_plus/p0001\", \"completion\": \"print(1)\\n\"}\n")
+                  .ok());
+  std::string base = kTool + " run --problems " + kFixtures +
+                     "data/apps_plus_renamed.jsonl --format apps_plus --samples " + samples +
+                     " --timeout 2 --progress never --store ";
+  std::string mapping =
+      " --field id=id --field description=prompt --field solution=canonical_solution"
+      " --field inputs=test_case.inputs --field outputs=test_case.outputs --field difficulty=level";
+  std::string store = (dir.path() / "s").string();
+  auto r = RunCommand(base + store + mapping + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("5 problems (0 bad records)"), std::string::npos) << r.out;
+  json summary = Summary(store);
+  EXPECT_EQ(summary["samples"], 1) << summary.dump();
+
+  // Without the mapping every record is bad and named by line; the run still ends cleanly.
+  std::string unmapped = (dir.path() / "u").string();
+  auto u = RunCommand(base + unmapped + " 2>&1");
+  EXPECT_NE(u.out.find("apps_plus_renamed.jsonl:1:"), std::string::npos) << u.out;
+  EXPECT_NE(u.out.find("0 problems (5 bad records)"), std::string::npos) << u.out;
 }
 
 TEST(EgcaBatchCli, RefusesToResumeWithAnotherConfig) {

@@ -147,6 +147,10 @@ struct RunArgs {
   std::string problems, format = "auto", samples, samples_source = "egca", store;
   std::string constraints_file, shard = "0/1", progress = "auto", title;
   std::string dataset, run_filter, model, mapcoder_call_tests = "stdio";
+  std::vector<std::string> fields;  // APPS+ field mapping, "key=name"
+  std::string id_prefix, grading_trace = "auto";
+  int64_t max_problems = -1;
+  bool mbpp_challenge_tests = false;
   bool extract_constraints = false, runtime_error_is_logic = false, no_comparability = false;
   bool all_attempts = false, raw_responses = false;
   int workers = 0;
@@ -169,6 +173,18 @@ int Run(const RunArgs& a) {
   dataset_options.format = format.value();
   dataset_options.mapcoder_call_tests =
       a.mapcoder_call_tests == "call" ? MapCoderCallTests::kCall : MapCoderCallTests::kStdio;
+  for (const std::string& f : a.fields) {
+    egca::Status st = SetAppsPlusField(&dataset_options.apps_plus, f);
+    if (!st.ok()) return Fail(kExitUsage, "--field: " + st.message());
+  }
+  dataset_options.id_prefix = a.id_prefix;
+  dataset_options.mbpp_challenge_tests = a.mbpp_challenge_tests;
+  dataset_options.limit = a.max_problems;
+  egca::gates::GradingTrace grading_trace;
+  if (!egca::gates::ParseGradingTrace(a.grading_trace, &grading_trace)) {
+    return Fail(kExitUsage, fmt::format("--grading-trace: expected never, always or auto, got \"{}\"",
+                                        a.grading_trace));
+  }
   LoadReport problem_report;
   auto problems = LoadProblems(a.problems, dataset_options, &problem_report);
   if (!problems.ok()) return Fail(kExitUsage, problems.status().ToString());
@@ -204,6 +220,11 @@ int Run(const RunArgs& a) {
   config.problems_digest = pd.value();
   config.problems_format = a.format;
   if (a.mapcoder_call_tests != "stdio") config.problems_format += "+mapcoder_call_tests=call";
+  // Options that change which problems and tests there are: part of the problems' identity.
+  for (const std::string& f : a.fields) config.problems_format += "+field:" + f;
+  if (!a.id_prefix.empty()) config.problems_format += "+id_prefix=" + a.id_prefix;
+  if (a.mbpp_challenge_tests) config.problems_format += "+mbpp_challenge_tests";
+  if (a.max_problems >= 0) config.problems_format += fmt::format("+max_problems={}", a.max_problems);
   // The converter options change which samples there are: part of the samples' identity.
   config.samples_digest = a.samples_source == "egca"
                               ? sd.value()
@@ -251,6 +272,7 @@ int Run(const RunArgs& a) {
   options.router.run.limits.wall_seconds = a.timeout;
   options.router.run.limits.cpu_seconds = a.timeout;
   options.router.runtime_error_is_logic = a.runtime_error_is_logic;
+  options.router.grading_trace = grading_trace;  // cost only: routes do not depend on it
   options.router.check_comparability = !a.no_comparability;
   options.router.divergence.random_seed = a.seed;
   options.limit = a.limit;
@@ -300,6 +322,17 @@ int main(int argc, char** argv) {
                   "MapCoder/TeamCoder APPS problems with starter code: stdio (as MapCoder graded "
                   "them) or call")
       ->check(CLI::IsMember({"stdio", "call"}));
+  run->add_option("--field", r.fields,
+                  "APPS+ field mapping key=name (keys: id, description, solution, fn_name, inputs, "
+                  "outputs, starter_code, difficulty; name may be a dotted path); repeatable");
+  run->add_option("--id-prefix", r.id_prefix,
+                  "replaces the mbpp/, apps/, apps_plus/ prefix of problem ids");
+  run->add_flag("--mbpp-challenge-tests", r.mbpp_challenge_tests,
+                "MBPP: add challenge_test_list to the tests");
+  run->add_option("--max-problems", r.max_problems, "load at most this many problems");
+  run->add_option("--grading-trace", r.grading_trace,
+                  "trace tests while grading: auto (default), always, never (cheaper on "
+                  "timeout-heavy sets)");
   run->add_option("--samples", r.samples, "samples file")->required();
   run->add_option("--samples-source", r.samples_source,
                   "egca (sample JSONL), or a published file converted on the fly: " +
