@@ -347,6 +347,9 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
       run.trace_mode = tracer::TraceMode::kNative;
       run.trace = options_.trace;
       run.trace_failures_only = true;
+      run.retrace_failures = options_.grading_retrace;
+      // A run-time error is SYNTAX (eq. 5) unless runtime_error_is_logic: no trace needed.
+      run.retrace_exceptions = options_.runtime_error_is_logic;
       // The traced run's time budget: a multiple of the reference's traced time when a
       // complete reference trace is cached, else grading_trace_min_seconds. Past it the
       // untraced run below decides (a loop costs the budget, not a second full limit).

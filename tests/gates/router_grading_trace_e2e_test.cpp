@@ -167,8 +167,12 @@ TEST_F(RouterGradingTrace, QuixBugsInlineEqualsReRun) {
     const std::string cand = rec["buggy_program"];
     auto a = Router(executor_, Options(GradingTrace::kNever)).Route(cand, p);
     auto b = Router(executor_, Options(GradingTrace::kAlways)).Route(cand, p);
-    ASSERT_TRUE(a.ok() && b.ok()) << rec["name"];
+    RouterOptions in_run = Options(GradingTrace::kAlways);
+    in_run.grading_retrace = false;
+    auto c = Router(executor_, in_run).Route(cand, p);
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok()) << rec["name"];
     ExpectSameRoute(*a, *b, rec["name"]);
+    ExpectSameRoute(*a, *c, rec["name"]);
     if (b->mode == FailureMode::kLogic) {
       EXPECT_TRUE(a->earliest_divergence.has_value()) << rec["name"];
       from_grading += b->trace_from_grading;
@@ -193,12 +197,59 @@ TEST_F(RouterGradingTrace, TracedTimeoutKeepsTheUntracedVerdict) {
   o.trace.max_events = 100000000;
   o.trace.max_bytes = 1ull << 40;
   o.grading_trace_min_seconds = 100;  // the traced run gets the test's full limit
+  o.grading_retrace = false;           // the graded run itself is traced
   auto r = Router(executor_, o).Route(src, p);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->grading_traced_tests, 1);
   EXPECT_EQ(r->grading_retried_tests, 1);
   EXPECT_EQ(r->grading.tests[0].verdict.kind, sandbox::VerdictKind::kOk) << DumpRoute(*r);
   EXPECT_EQ(r->mode, FailureMode::kCorrect);
+}
+
+// Retrace (the default): the graded run is untraced and a passing test is never run
+// traced, so a test that is heavy to trace costs nothing extra and needs no retry.
+TEST_F(RouterGradingTrace, RetracePassingHeavyTestIsNotTraced) {
+  const std::string src = kHeavyToTrace;
+  Problem p;
+  p.reference = src;
+  p.tests = {tracer::TestCase::Call("f", "[1000000]", "499000500000")};
+  RouterOptions o = Options(GradingTrace::kAlways);
+  o.run.limits.cpu_seconds = 1;
+  o.run.limits.wall_seconds = 4;
+  o.trace.max_events = 100000000;
+  o.trace.max_bytes = 1ull << 40;
+  o.grading_trace_min_seconds = 100;
+  auto r = Router(executor_, o).Route(src, p);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->grading_traced_tests, 1);
+  EXPECT_EQ(r->grading_retried_tests, 0);
+  EXPECT_EQ(r->grading.tests[0].verdict.kind, sandbox::VerdictKind::kOk) << DumpRoute(*r);
+  EXPECT_EQ(r->mode, FailureMode::kCorrect);
+}
+
+// The executor with retrace_failures: the verdict is the untraced run's, a passing run
+// ships no trace, a failing one ships the trace of its traced second run.
+TEST_F(RouterGradingTrace, ExecutorRetracesOnlyFailures) {
+  tracer::RunOptions run;
+  run.trace_mode = tracer::TraceMode::kNative;
+  run.retrace_failures = true;
+  const char* f = "longest_increasing_subsequence";
+  auto pass = executor_->Run(Lis("lis_buggy.py"),
+                             tracer::TestCase::Call(f, "[[10, 9, 2, 5, 3, 7, 101, 18]]", "4"), run);
+  auto fail = executor_->Run(Lis("lis_buggy.py"), tracer::TestCase::Call(f, "[[1, 3, 3, 5]]", "3"),
+                             run);
+  ASSERT_TRUE(pass.ok() && fail.ok());
+  EXPECT_TRUE(pass->verdict.passed());
+  EXPECT_EQ(pass->trace, nullptr);
+  EXPECT_EQ(fail->verdict.kind, sandbox::VerdictKind::kWrongAnswer);
+  ASSERT_NE(fail->trace, nullptr);
+  tracer::RunOptions inline_run = run;
+  inline_run.retrace_failures = false;
+  auto direct = executor_->Run(Lis("lis_buggy.py"),
+                               tracer::TestCase::Call(f, "[[1, 3, 3, 5]]", "3"), inline_run);
+  ASSERT_TRUE(direct.ok() && direct->trace != nullptr);
+  EXPECT_EQ(fail->trace->events_size(), direct->trace->events_size());
+  EXPECT_GT(fail->trace->events_size(), 0);
 }
 
 // kAuto: the traced run blows its default budget (grading_trace_min_seconds) where the
@@ -213,6 +264,7 @@ TEST_F(RouterGradingTrace, AutoLearnsAHeavyTest) {
   o.trace.max_bytes = 1ull << 40;
   o.grading_trace_min_seconds = 0.5;  // traced: ~1.2M events, seconds; untraced: ~0.1 s
   o.grading_trace_slowdown = 2;
+  o.grading_retrace = false;  // the graded run itself is traced
   Router router(executor_, o);
   auto first = router.Route(src, p);
   ASSERT_TRUE(first.ok());

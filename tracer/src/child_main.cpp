@@ -59,6 +59,8 @@ PyRef BuildRequestDict(const proto::ExecRequest& r) {
             SetString(d, "entry_point", r.entry_point()) &&
             SetItem(d, "apps_import_header", PyBool_FromLong(r.apps_import_header())) &&
             SetString(d, "trace_mode", ModeName(r.trace_mode())) &&
+            SetItem(d, "retrace_failures", PyBool_FromLong(r.retrace_failures())) &&
+            SetItem(d, "retrace_exceptions", PyBool_FromLong(r.retrace_exceptions())) &&
             SetItem(d, "float_rel_tolerance", PyFloat_FromDouble(r.float_rel_tolerance())) &&
             SetItem(d, "float_abs_tolerance", PyFloat_FromDouble(r.float_abs_tolerance())) &&
             SetItem(d, "max_report_bytes", PyLong_FromUnsignedLong(r.max_report_bytes())) &&
@@ -186,7 +188,12 @@ proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request) {
   }
   // A passing run's trace is not wanted when trace_failures_only: leave it in the
   // recorder (the child exits) instead of copying and serializing it.
-  const bool drop_trace = request.trace_failures_only() && result.outcome() == proto::EXEC_OK;
+  bool drop_trace = request.trace_failures_only() && result.outcome() == proto::EXEC_OK;
+  // retrace_failures: only a failing run that was run again traced has a trace.
+  if (request.retrace_failures() && (!record || !PyDict_Check(record.get()) ||
+                                     GetInt(record.get(), "retraced") == 0)) {
+    drop_trace = true;
+  }
   if (native && !drop_trace) {
     TakeTrace(result.mutable_trace());
   }

@@ -77,6 +77,8 @@ proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
   if (options.trace_mode == TraceMode::kNative) {
     TraceOptionsToProto(options.trace, r.mutable_trace_options());
     r.set_trace_failures_only(options.trace_failures_only);
+    r.set_retrace_failures(options.retrace_failures);
+    r.set_retrace_exceptions(options.retrace_exceptions);
   }
   r.set_float_rel_tolerance(options.float_rel_tolerance);
   r.set_float_abs_tolerance(options.float_abs_tolerance);

@@ -580,6 +580,43 @@ def run_test(request):
     except _TestError as exc:
         return {"outcome": "test_error", "message": _bounded(_str(exc), limit)}
 
+    mode = request.get("trace_mode", "none")
+    # retrace_failures: the graded run is untraced; only a failing one is run again, traced,
+    # for its trace (the verdict stays the untraced run's).
+    retrace = mode == "native" and request.get("retrace_failures", False)
+    result, value, capture = _execute(code, request, kind, prepared,
+                                      _NoTrace() if retrace else tracer, limit)
+    if retrace:
+        judged = result
+        if judged is None:
+            judged = _judge(kind, prepared, value, capture.text(), rel, abs_, limit)
+        # An exception with a position in the candidate is the program's own; one without
+        # (a failing assert of the test code) is a wrong answer and always retraced.
+        outcome = judged.get("outcome")
+        own_exception = outcome == "runtime_error" and judged.get("line", 0) > 0
+        if outcome in ("wrong_answer", "exited") or (outcome == "runtime_error" and (
+                not own_exception or request.get("retrace_exceptions", True))):
+            _reset_process_state()
+            _execute(code, request, kind, prepared, tracer, limit)
+            judged["retraced"] = True
+        result = judged
+
+    stdout_text = capture.text()
+    if result is None:
+        result = _judge(kind, prepared, value, stdout_text, rel, abs_, limit)
+    result["stdout"] = bytes(capture.sink.data)
+    if "test_line" in result:
+        text = _source_line(request.get("test_code", ""), result["test_line"]).strip()
+        if text:
+            result["detail"] = "test line %d: %s" % (result["test_line"], _bounded(text, limit))
+    if _isinstance(tracer, _SettraceBaseline):
+        result["settrace_snapshots"] = _len(tracer.snapshots)
+    return result
+
+
+def _execute(code, request, kind, prepared, tracer, limit):
+    """One execution of the candidate on the test, in a fresh namespace with captured
+    stdin/stdout. Returns (result or None when it completed, returned value, capture)."""
     namespace = {"__name__": "__main__" if kind == "stdio" else "__candidate__",
                  "__builtins__": _builtins}
     stdin_bytes = request.get("stdin", b"") if kind == "stdio" else b""
@@ -621,18 +658,7 @@ def run_test(request):
             if _isinstance(exc, _RecursionError):
                 result["detail"] = "maximum recursion depth exceeded"
     _settrace(None)
-
-    stdout_text = capture.text()
-    if result is None:
-        result = _judge(kind, prepared, value, stdout_text, rel, abs_, limit)
-    result["stdout"] = bytes(capture.sink.data)
-    if "test_line" in result:
-        text = _source_line(request.get("test_code", ""), result["test_line"]).strip()
-        if text:
-            result["detail"] = "test line %d: %s" % (result["test_line"], _bounded(text, limit))
-    if _isinstance(tracer, _SettraceBaseline):
-        result["settrace_snapshots"] = _len(tracer.snapshots)
-    return result
+    return result, value, capture
 
 
 class _Prepared:

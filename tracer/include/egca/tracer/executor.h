@@ -64,6 +64,16 @@ struct RunOptions {
   // trace is dropped in the child (never serialized or shipped). For grading with tracing
   // on, where only a failing test's trace is wanted.
   bool trace_failures_only = false;
+  // kNative: run the test untraced; only if it fails with a wrong answer or an exception,
+  // run it again traced in the same child (no second fork). The verdict is always the
+  // untraced run's; TestResult::trace is the second run's (a passing test has none). The
+  // second run shares the child's limits: if it exceeds them the verdict is TIMEOUT etc.,
+  // so a caller that needs the untraced verdict must re-run such a test untraced.
+  bool retrace_failures = false;
+  // With retrace_failures: also retrace a test whose candidate code raised an exception
+  // (an exception located in the program; a failing assert of the test code is always
+  // retraced). The router turns this off when run-time errors are SYNTAX (no trace needed).
+  bool retrace_exceptions = true;
   // Float comparison of returned values and stdout tokens (numpy.allclose convention, as
   // APPS uses): |a - b| <= abs_tolerance + rel_tolerance * |b|.
   double float_rel_tolerance = 1e-5;
