@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/shared_executor.h"
 #include "egca/core/files.h"
 #include "egca/gates/constraints.h"
 #include "egca/gates/router.h"
@@ -49,27 +50,16 @@ std::string Fixture(const std::string& name) {
   return text.ok() ? *text : "";
 }
 
-class ConstraintsRouterE2E : public ::testing::Test {
+class ConstraintsRouterE2E : public egca::testing::SharedExecutorTest {
  protected:
-  static void SetUpTestSuite() {
-    auto created = tracer::Executor::Create({});
-    ASSERT_TRUE(created.ok()) << created.status().ToString();
-    executor_ = std::move(created).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete executor_;
-    executor_ = nullptr;
-  }
   static RouterOptions Options() {
     RouterOptions o;
     o.run.limits.wall_seconds = 5;
     o.run.limits.cpu_seconds = 5;
     return o;
   }
-  static tracer::Executor* executor_;
 };
 
-tracer::Executor* ConstraintsRouterE2E::executor_ = nullptr;
 
 TEST_F(ConstraintsRouterE2E, TeacherFileRoutesNestedLoopsToConstraint) {
   HumanEvalTask task = LoadTask("HumanEval/0");

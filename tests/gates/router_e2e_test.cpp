@@ -4,42 +4,25 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "common/lis_case.h"
+#include "common/shared_executor.h"
 #include "egca/gates/router.h"
 
 namespace egca::gates {
 namespace {
 
-std::string Read(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using egca::testing::LisProgram;
 
-std::string Lis(const std::string& name) {
-  std::string src = Read(std::filesystem::path(EGCA_SOURCE_DIR) / "tests/tracer/golden" / name);
-  return src.substr(0, src.find("\n\nresult = ")) + "\n";
-}
 
 std::string Cut(std::string_view source, const SourceSpan& s) {
   return std::string(source.substr(s.begin_byte, s.end_byte - s.begin_byte));
 }
 
-class RouterE2E : public ::testing::Test {
+class RouterE2E : public egca::testing::SharedExecutorTest {
  protected:
-  static void SetUpTestSuite() {
-    auto created = tracer::Executor::Create({});
-    ASSERT_TRUE(created.ok()) << created.status().ToString();
-    executor_ = std::move(created).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete executor_;
-    executor_ = nullptr;
-  }
   static RouterOptions Options() {
     RouterOptions o;
     o.run.limits.wall_seconds = 2;
@@ -48,21 +31,19 @@ class RouterE2E : public ::testing::Test {
   }
   static Problem LisProblem() {
     Problem p;
-    p.reference = Lis("lis_correct.py");
+    p.reference = LisProgram("lis_correct.py");
     const char* f = "longest_increasing_subsequence";
     p.tests = {tracer::TestCase::Call(f, "[[10, 9, 2, 5, 3, 7, 101, 18]]", "4"),
                tracer::TestCase::Call(f, "[[1, 3, 3, 5]]", "3"),
                tracer::TestCase::Call(f, "[[]]", "0")};
     return p;
   }
-  static tracer::Executor* executor_;
 };
 
-tracer::Executor* RouterE2E::executor_ = nullptr;
 
 TEST_F(RouterE2E, CaseStudyIsLogicWithTheComparisonSpan) {
   Router router(executor_, Options());
-  const std::string cand = Lis("lis_buggy.py");
+  const std::string cand = LisProgram("lis_buggy.py");
   auto r = router.Route(cand, LisProblem());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->mode, FailureMode::kLogic) << DumpRoute(*r);
@@ -81,7 +62,7 @@ TEST_F(RouterE2E, CaseStudyIsLogicWithTheComparisonSpan) {
 
 TEST_F(RouterE2E, CorrectProgram) {
   Router router(executor_, Options());
-  auto r = router.Route(Lis("lis_correct.py"), LisProblem());
+  auto r = router.Route(LisProgram("lis_correct.py"), LisProblem());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->mode, FailureMode::kCorrect) << DumpRoute(*r);
   EXPECT_EQ(r->reward, 1.0);
@@ -141,7 +122,7 @@ TEST_F(RouterE2E, ConstraintViolationZeroesTheReward) {
   Problem p = LisProblem();
   p.constraints.push_back(std::make_shared<NoNestedLoops>());
   Router router(executor_, Options());
-  auto r = router.Route(Lis("lis_correct.py"), p);
+  auto r = router.Route(LisProgram("lis_correct.py"), p);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->mode, FailureMode::kConstraint) << DumpRoute(*r);
   EXPECT_FALSE(r->constraints_satisfied);
@@ -178,7 +159,7 @@ TEST_F(RouterE2E, IncomparableStructureIsConstraint) {
 TEST_F(RouterE2E, ReferenceTraceIsComputedOncePerTest) {
   auto cache = std::make_shared<ReferenceCache>();
   Router router(executor_, Options(), cache);
-  std::string buggy = Lis("lis_buggy.py");
+  std::string buggy = LisProgram("lis_buggy.py");
   ASSERT_TRUE(router.Route(buggy, LisProblem()).ok());
   std::string other = buggy;  // the same bug with `dp` renamed: fails the same first test
   for (size_t at; (at = other.find("dp")) != std::string::npos;) other.replace(at, 2, "best");

@@ -6,27 +6,19 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "common/lis_case.h"
+#include "common/shared_executor.h"
 #include "egca/gates/router.h"
 #include "egca/tracer/trace.pb.h"
 
 namespace egca::gates {
 namespace {
 
-std::string Read(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using egca::testing::LisProgram;
 
-std::string Lis(const std::string& name) {
-  std::string src = Read(std::filesystem::path(EGCA_SOURCE_DIR) / "tests/tracer/golden" / name);
-  return src.substr(0, src.find("\n\nresult = ")) + "\n";
-}
 
 // Cheap to run, expensive to trace: a 1000-element list mutated (so rehashed) at every line.
 constexpr char kHeavyToTrace[] =
@@ -40,17 +32,8 @@ constexpr char kHeavyToTrace[] =
 
 std::string SpanText(const std::optional<SourceSpan>& s) { return s ? s->ToString() : "-"; }
 
-class RouterGradingTrace : public ::testing::Test {
+class RouterGradingTrace : public egca::testing::SharedExecutorTest {
  protected:
-  static void SetUpTestSuite() {
-    auto created = tracer::Executor::Create({});
-    ASSERT_TRUE(created.ok()) << created.status().ToString();
-    executor_ = std::move(created).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete executor_;
-    executor_ = nullptr;
-  }
   static RouterOptions Options(GradingTrace policy) {
     RouterOptions o;
     o.run.limits.wall_seconds = 2;
@@ -60,7 +43,7 @@ class RouterGradingTrace : public ::testing::Test {
   }
   static Problem LisProblem() {
     Problem p;
-    p.reference = Lis("lis_correct.py");
+    p.reference = LisProgram("lis_correct.py");
     const char* f = "longest_increasing_subsequence";
     p.tests = {tracer::TestCase::Call(f, "[[10, 9, 2, 5, 3, 7, 101, 18]]", "4"),
                tracer::TestCase::Call(f, "[[1, 3, 3, 5]]", "3"),
@@ -81,10 +64,8 @@ class RouterGradingTrace : public ::testing::Test {
     EXPECT_EQ(SpanText(a.error_span), SpanText(b.error_span)) << what;
     EXPECT_EQ(DumpRoute(a), DumpRoute(b)) << what;
   }
-  static tracer::Executor* executor_;
 };
 
-tracer::Executor* RouterGradingTrace::executor_ = nullptr;
 
 TEST(GradingTraceName, RoundTrips) {
   for (GradingTrace p : {GradingTrace::kNever, GradingTrace::kAlways, GradingTrace::kAuto}) {
@@ -114,7 +95,7 @@ TEST_F(RouterGradingTrace, ExecutorShipsOnlyAFailingTestsTrace) {
 }
 
 TEST_F(RouterGradingTrace, CaseStudyInlineEqualsReRun) {
-  const std::string cand = Lis("lis_buggy.py");
+  const std::string cand = LisProgram("lis_buggy.py");
   Router rerun(executor_, Options(GradingTrace::kNever));
   Router inline_traced(executor_, Options(GradingTrace::kAuto));
   auto a = rerun.Route(cand, LisProblem());
@@ -131,7 +112,7 @@ TEST_F(RouterGradingTrace, CaseStudyInlineEqualsReRun) {
 }
 
 TEST_F(RouterGradingTrace, TrimmedReferenceFindsTheSameDivergence) {
-  const std::string cand = Lis("lis_buggy.py");
+  const std::string cand = LisProgram("lis_buggy.py");
   RouterOptions full = Options(GradingTrace::kAuto);
   full.trim_reference_trace = false;
   RouterOptions trimmed = Options(GradingTrace::kAuto);
@@ -234,9 +215,9 @@ TEST_F(RouterGradingTrace, ExecutorRetracesOnlyFailures) {
   run.trace_mode = tracer::TraceMode::kNative;
   run.retrace_failures = true;
   const char* f = "longest_increasing_subsequence";
-  auto pass = executor_->Run(Lis("lis_buggy.py"),
+  auto pass = executor_->Run(LisProgram("lis_buggy.py"),
                              tracer::TestCase::Call(f, "[[10, 9, 2, 5, 3, 7, 101, 18]]", "4"), run);
-  auto fail = executor_->Run(Lis("lis_buggy.py"), tracer::TestCase::Call(f, "[[1, 3, 3, 5]]", "3"),
+  auto fail = executor_->Run(LisProgram("lis_buggy.py"), tracer::TestCase::Call(f, "[[1, 3, 3, 5]]", "3"),
                              run);
   ASSERT_TRUE(pass.ok() && fail.ok());
   EXPECT_TRUE(pass->verdict.passed());
@@ -245,7 +226,7 @@ TEST_F(RouterGradingTrace, ExecutorRetracesOnlyFailures) {
   ASSERT_NE(fail->trace, nullptr);
   tracer::RunOptions inline_run = run;
   inline_run.retrace_failures = false;
-  auto direct = executor_->Run(Lis("lis_buggy.py"),
+  auto direct = executor_->Run(LisProgram("lis_buggy.py"),
                                tracer::TestCase::Call(f, "[[1, 3, 3, 5]]", "3"), inline_run);
   ASSERT_TRUE(direct.ok() && direct->trace != nullptr);
   EXPECT_EQ(fail->trace->events_size(), direct->trace->events_size());
@@ -280,7 +261,7 @@ TEST_F(RouterGradingTrace, AutoLearnsAHeavyTest) {
 // A reference trace longer than grading_trace_max_events makes the test heavy for kAuto:
 // grading runs it untraced and the LOGIC sample is localized from a re-run.
 TEST_F(RouterGradingTrace, AutoGradesAHeavyTestUntraced) {
-  const std::string cand = Lis("lis_buggy.py");
+  const std::string cand = LisProgram("lis_buggy.py");
   RouterOptions o = Options(GradingTrace::kAuto);
   o.grading_trace_max_events = 8;
   Router router(executor_, o);
