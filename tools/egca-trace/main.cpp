@@ -26,6 +26,7 @@
 
 #include "egca/tools/cli.h"
 #include "egca/core/files.h"
+#include "egca/core/text.h"
 #include "egca/gates/router.h"
 #include "egca/tracer/test_args.h"
 #include "egca/tracer/trace.pb.h"
@@ -331,39 +332,17 @@ json RouteJson(const RouteResult& r, const std::vector<egca::tracer::TestCase>& 
 }
 
 // ---------------------------------------------------------------- HTML output
-std::string Escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // Source as numbered lines with `span` wrapped in <mark>.
 std::string SourceHtml(const std::string& source, const std::optional<SourceSpan>& span) {
   std::string marked;
   if (span && span->end_byte <= source.size() && !span->empty()) {
-    marked = Escape(std::string_view(source).substr(0, span->begin_byte)) + "\x01" +
-             Escape(std::string_view(source).substr(span->begin_byte,
+    marked = egca::XmlEscape(std::string_view(source).substr(0, span->begin_byte)) + "\x01" +
+             egca::XmlEscape(std::string_view(source).substr(span->begin_byte,
                                                     span->end_byte - span->begin_byte)) +
-             "\x02" + Escape(std::string_view(source).substr(span->end_byte));
+             "\x02" + egca::XmlEscape(std::string_view(source).substr(span->end_byte));
   } else {
-    marked = Escape(source);
+    marked = egca::XmlEscape(source);
   }
   std::string out;
   int line = 1;
@@ -413,7 +392,7 @@ std::string Html(const RouteResult& r, const std::vector<egca::tracer::TestCase>
        "tr.div td{background:#ffd6d6;font-weight:bold}.mode{font-size:1.4em;font-weight:bold}"
        ".pass{color:#080}.fail{color:#c00}</style></head><body>";
   h += fmt::format("<div class=mode>{}</div><p>{}</p>", egca::gates::FailureModeName(r.mode),
-                   Escape(r.reason));
+                   egca::XmlEscape(r.reason));
   h += fmt::format("<p>R_hat {:.4f} ({}/{}), I_C {}, R {:.4f}", r.pass_fraction, r.grading.passed,
                    r.grading.total, r.constraints_satisfied ? 1 : 0, r.reward);
   if (r.comparability)
@@ -423,25 +402,25 @@ std::string Html(const RouteResult& r, const std::vector<egca::tracer::TestCase>
   for (size_t i = 0; i < r.grading.tests.size(); ++i) {
     const auto& v = r.grading.tests[i].verdict;
     h += fmt::format("<tr><td>{}</td><td class={}>{}</td><td>{}</td></tr>",
-                     Escape(OneLine(tests[i].name, 80)), v.passed() ? "pass" : "fail",
-                     egca::sandbox::VerdictName(v.kind), Escape(OneLine(VerdictDetail(v), 160)));
+                     egca::XmlEscape(OneLine(tests[i].name, 80)), v.passed() ? "pass" : "fail",
+                     egca::sandbox::VerdictName(v.kind), egca::XmlEscape(OneLine(VerdictDetail(v), 160)));
   }
   h += "</table>";
   if (r.divergence && r.divergence->earliest) {
     const Divergence& d = *r.divergence->earliest;
     h += fmt::format("<h3>Earliest divergence ({}) in {} at line {}</h3><p>{}</p>",
-                     egca::diff::DivergenceKindName(d.kind), Escape(d.function), d.line,
-                     Escape(d.detail));
+                     egca::diff::DivergenceKindName(d.kind), egca::XmlEscape(d.function), d.line,
+                     egca::XmlEscape(d.detail));
     std::string ctx;
     for (const auto& [n, v] : d.context) ctx += fmt::format(" {}={}", n, v);
-    if (!ctx.empty()) h += "<p><code>" + Escape(ctx) + "</code></p>";
+    if (!ctx.empty()) h += "<p><code>" + egca::XmlEscape(ctx) + "</code></p>";
   } else if (!r.localization_note.empty()) {
-    h += "<p>" + Escape(r.localization_note) + "</p>";
+    h += "<p>" + egca::XmlEscape(r.localization_note) + "</p>";
   }
   h += fmt::format(
       "<div class=cols><div><h4>candidate: {}</h4><pre>{}</pre></div>"
       "<div><h4>reference: {}</h4><pre>{}</pre></div></div>",
-      Escape(cand_path), SourceHtml(cand, cand_span), Escape(ref_path), SourceHtml(ref, ref_span));
+      egca::XmlEscape(cand_path), SourceHtml(cand, cand_span), egca::XmlEscape(ref_path), SourceHtml(ref, ref_span));
   if (r.divergence) {
     const DivergenceReport& d = *r.divergence;
     h += "<h3>Aligned steps</h3><table><tr><th>#</th><th>candidate line</th><th>candidate "
@@ -455,8 +434,8 @@ std::string Html(const RouteResult& r, const std::vector<egca::tracer::TestCase>
         if (idx < 0) return std::string("<td>-</td><td></td>");
         const Step& s = steps[idx];
         return fmt::format("<td>{}: {}</td><td>{}</td>", s.first_line,
-                           Escape(OneLine(LineText(src, s.first_line), 50)),
-                           Escape(Changes(s, 80)));
+                           egca::XmlEscape(OneLine(LineText(src, s.first_line), 50)),
+                           egca::XmlEscape(Changes(s, 80)));
       };
       h += fmt::format("<tr{}><td>{}</td>{}{}</tr>", p.diverges ? " class=div" : "", k,
                        cell(p.candidate, d.alignment.candidate_steps, cand),

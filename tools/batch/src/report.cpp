@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "egca/core/files.h"
+#include "egca/core/text.h"
 
 namespace egca::batch {
 
@@ -54,29 +55,6 @@ json PairsJson(const std::vector<std::pair<std::string, int64_t>>& v, const char
 }
 
 std::string Pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
-
-std::string XmlEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string MdEscape(std::string_view s) {
   std::string out;
