@@ -28,6 +28,14 @@ namespace egca::tracer {
 namespace hook {
 namespace {
 
+// _egca_trace.TraceStopped: a BaseException (so `except Exception` in the program does not
+// swallow it), created once per process.
+PyObject* TraceStoppedType() {
+  static PyObject* type = PyErr_NewException("_egca_trace.TraceStopped", PyExc_BaseException,
+                                             nullptr);  // lives as long as the process
+  return type;
+}
+
 // Saves and restores the thread's exception state around one event (EXCEPTION events
 // arrive with the exception fetched; nothing we do may leave a new one set).
 class ErrorState {
@@ -406,6 +414,18 @@ class Recorder {
 
   bool active() const { return active_; }
 
+  // stop_run() as called through the module (the harness's time budget): nothing more is
+  // recorded and the program is stopped at its next user line (see StopEvent).
+  void StopRun() {
+    if (!active_) return;
+    if (recording_) {
+      recording_ = false;
+      trace_->set_truncated(true);
+      trace_->set_truncation(proto::TIME_BUDGET);
+    }
+    stopping_ = installed_;
+  }
+
  private:
   static int TraceFunction(PyObject* obj, PyFrameObject* frame, int what, PyObject* arg) {
     auto* self = static_cast<Recorder*>(PyCapsule_GetPointer(obj, "egca.trace"));
@@ -413,6 +433,7 @@ class Recorder {
       PyErr_Clear();
       return 0;
     }
+    if (self->stopping_) return self->StopEvent(frame, what);
     try {
       self->OnEvent(frame, what, arg);
     } catch (const std::exception&) {
@@ -420,6 +441,20 @@ class Recorder {
       self->Truncate(proto::MAX_BYTES);
     }
     return 0;  // never raise into the user's program
+  }
+
+  // After a cap with stop_at_limit (or stop_run()): a user frame's CALL/LINE raises
+  // TraceStopped, again at every later user line, so a program that catches it is stopped
+  // at its next line all the same. Other frames run on untraced.
+  int StopEvent(PyFrameObject* frame, int what) {
+    if (what != PyTrace_CALL && what != PyTrace_LINE) return 0;
+    if (!Lookup(BorrowedCode(frame))->is_user) {
+      DisableLineEvents(frame);
+      return 0;
+    }
+    PyErr_SetString(TraceStoppedType(),
+                    "egca: tracing stopped (trace cap or time budget), the run is cut short");
+    return -1;
   }
 
   // The frame filter's predicate (python_compat.h): frames of user code run in tracing
@@ -1097,6 +1132,10 @@ class Recorder {
     recording_ = false;
     trace_->set_truncated(true);
     trace_->set_truncation(why);
+    if (options_.stop_at_limit && installed_) {
+      stopping_ = true;  // keep the trace function: it stops the program (StopEvent)
+      return;
+    }
     // Nothing more will be recorded: uninstall so the rest of the run runs at full speed.
     if (installed_) {
       if (CurrentTraceObject() != marker_) trace_->set_tracer_displaced(true);
@@ -1123,6 +1162,7 @@ class Recorder {
     o->set_max_render_depth(options_.max_render_depth);
     o->set_max_hash_depth(options_.max_hash_depth);
     o->set_hash_budget(options_.hash_budget);
+    o->set_stop_at_limit(options_.stop_at_limit);
     o->set_max_hash_string_bytes(options_.max_hash_string_bytes);
   }
 
@@ -1170,6 +1210,7 @@ class Recorder {
     next_frame_id_ = 0;
     event_bytes_ = 0;
     recording_ = true;
+    stopping_ = false;
     google::protobuf::ArenaOptions arena_options;
     arena_options.start_block_size = 16 << 10;
     arena_options.max_block_size = 1 << 20;
@@ -1195,6 +1236,7 @@ class Recorder {
   bool active_ = false;      // between start() and stop()
   bool installed_ = false;   // our trace function is (believed to be) installed
   bool recording_ = true;    // false once a cap was hit
+  bool stopping_ = false;    // stop_at_limit / stop_run(): user lines raise TraceStopped
   bool run_clear_ = false;   // ClearRun() ran and nothing was recorded since
   PyObject* filename_ = nullptr;  // Owned.
   PyObject* marker_ = nullptr;    // Owned. The trace object handed to PyEval_SetTrace.
@@ -1247,6 +1289,11 @@ PyObject* ModuleStop(PyObject*, PyObject*) {
   Py_RETURN_NONE;
 }
 
+PyObject* ModuleStopRun(PyObject*, PyObject*) {
+  TheRecorder().StopRun();
+  Py_RETURN_NONE;
+}
+
 PyObject* ModuleIsActive(PyObject*, PyObject*) {
   return PyBool_FromLong(TheRecorder().active());
 }
@@ -1256,6 +1303,8 @@ PyMethodDef kMethods[] = {
      "start(filename): trace frames whose code was compiled with this filename."},
     {"stop", ModuleStop, METH_NOARGS, "stop(): stop tracing (idempotent)."},
     {"is_active", ModuleIsActive, METH_NOARGS, "is_active(): between start() and stop()."},
+    {"stop_run", ModuleStopRun, METH_NOARGS,
+     "stop_run(): record nothing more and stop the traced program at its next line."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -1279,5 +1328,11 @@ bool TakeSerializedTrace(std::string* out) { return hook::TheRecorder().TakeSeri
 }  // namespace egca::tracer
 
 extern "C" PyObject* PyInit__egca_trace(void) {
-  return PyModule_Create(&egca::tracer::hook::kModule);
+  PyObject* module = PyModule_Create(&egca::tracer::hook::kModule);
+  if (module == nullptr) return nullptr;
+  if (PyModule_AddObjectRef(module, "TraceStopped", egca::tracer::hook::TraceStoppedType()) < 0) {
+    Py_DECREF(module);
+    return nullptr;
+  }
+  return module;
 }

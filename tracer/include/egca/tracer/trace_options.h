@@ -18,6 +18,12 @@ struct TraceOptions {
   // the rest of the run costs nothing (events after the cap are not counted).
   uint64_t max_events = 200000;      // events recorded
   uint64_t max_bytes = 64ull << 20;  // serialized size of the recorded events, bytes
+  // On: when a cap is hit the program is stopped instead of running on untraced: every
+  // later event of a user frame raises _egca_trace.TraceStopped (a BaseException, raised
+  // again at the next user line if the program catches it). For runs whose verdict comes
+  // from elsewhere (a retrace, the bounded trace of a timed-out test) and only the trace
+  // prefix is wanted. The same stop serves a time budget (_egca_trace.stop_run()).
+  bool stop_at_limit = false;
 
   // --- How. Run only the user's frames in CPython's tracing mode (a PEP 523 frame filter,
   // tracer/src/python_compat.h); the stdlib, the harness and the tests run at full speed.
