@@ -97,6 +97,91 @@ TEST_F(TraceExecutorE2E, LongLoopIsCappedAndRunsOnUntraced) {
   EXPECT_EQ(r.trace->events_size(), 1000);
 }
 
+// stop_at_limit: at the cap the program is stopped, not run on. It catches the stop, but
+// every handler's line raises it again, so it cannot keep running; the trace is the prefix.
+TEST_F(TraceExecutorE2E, StopAtLimitStopsAProgramThatCatchesTheStop) {
+  TraceOptions trace;
+  trace.max_events = 200;
+  trace.stop_at_limit = true;
+  TestResult r = Run("def f():\n"
+                     "    n = 0\n"
+                     "    while True:\n"
+                     "        try:\n"
+                     "            while True:\n"
+                     "                try:\n"
+                     "                    n += 1\n"
+                     "                except BaseException:\n"
+                     "                    n -= 1\n"
+                     "        except BaseException:\n"
+                     "            n -= 1\n",
+                     TestCase::Call("f", "[]", "0"), trace);
+  ASSERT_NE(r.trace, nullptr) << r.stderr_data;
+  EXPECT_EQ(r.verdict.kind, sandbox::VerdictKind::kRuntimeError) << r.verdict.message;
+  EXPECT_EQ(r.verdict.error_type, "TraceStopped");
+  EXPECT_TRUE(r.trace->truncated());
+  EXPECT_EQ(r.trace->truncation(), proto::MAX_EVENTS);
+  EXPECT_EQ(r.trace->events_size(), 200);
+  EXPECT_TRUE(r.trace->options().stop_at_limit());
+}
+
+// retrace_seconds: a failing test whose traced second run would take far longer than the
+// budget is stopped at the budget; the verdict is the untraced run's, the trace a prefix.
+TEST_F(TraceExecutorE2E, RetraceTimeBudgetStopsTheTracedRun) {
+  // ~0.1 s untraced; traced (a 1000-element list rehashed at every line, no event cap)
+  // far beyond the 10 s limit.
+  const std::string src =
+      "def f(n):\n"
+      "    xs = list(range(1000))\n"
+      "    s = 0\n"
+      "    for i in range(n):\n"
+      "        s += xs[i % 1000]\n"
+      "        xs[i % 1000] = i\n"
+      "    return s\n";
+  RunOptions options;
+  options.limits.wall_seconds = 10;
+  options.limits.cpu_seconds = 10;
+  options.trace_mode = TraceMode::kNative;
+  options.trace.enabled = true;
+  options.trace.max_events = 100000000;
+  options.trace.max_bytes = 1ull << 40;
+  options.retrace_failures = true;
+  options.retrace_seconds = 0.2;
+  StatusOr<TestResult> r = executor_->Run(src, TestCase::Call("f", "[1000000]", "0"), options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->verdict.kind, sandbox::VerdictKind::kWrongAnswer) << r->verdict.message;
+  ASSERT_NE(r->trace, nullptr) << r->stderr_data;
+  EXPECT_TRUE(r->trace->truncated());
+  EXPECT_EQ(r->trace->truncation(), proto::TIME_BUDGET);
+  EXPECT_GT(r->trace->events_size(), 0);
+  EXPECT_LT(r->trace->events_size(), 3000000);
+}
+
+// A retrace stopped by the test's limits (no budget of its own, no event cap, slow to
+// trace) keeps the untraced run's verdict: the child committed it before retracing.
+TEST_F(TraceExecutorE2E, RetraceCutByALimitKeepsTheVerdict) {
+  const std::string src =
+      "def f(n):\n"
+      "    xs = list(range(1000))\n"
+      "    s = 0\n"
+      "    for i in range(n):\n"
+      "        s += xs[i % 1000]\n"
+      "        xs[i % 1000] = i\n"
+      "    return s\n";
+  RunOptions options;
+  options.limits.wall_seconds = 3;
+  options.limits.cpu_seconds = 1;  // untraced ~0.1 s; traced to the end far more
+  options.trace_mode = TraceMode::kNative;
+  options.trace.enabled = true;
+  options.trace.max_events = 100000000;
+  options.trace.max_bytes = 1ull << 40;
+  options.retrace_failures = true;
+  StatusOr<TestResult> r = executor_->Run(src, TestCase::Call("f", "[1000000]", "0"), options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->verdict.kind, sandbox::VerdictKind::kWrongAnswer) << r->verdict.detail;
+  EXPECT_EQ(r->trace, nullptr);
+  EXPECT_NE(r->termination, sandbox::Termination::kExited);  // it was stopped while retracing
+}
+
 TEST_F(TraceExecutorE2E, SettraceGamesAreReported) {
   TestResult r = Run("import sys\ndef f():\n    sys.settrace(None)\n    return 1\n",
                      TestCase::Call("f", "[]", "1"));

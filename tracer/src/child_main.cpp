@@ -6,6 +6,7 @@
 #include <string>
 
 #include "python_runtime.h"
+#include "result_channel.h"
 #include "trace_recorder.h"
 
 namespace egca::tracer {
@@ -61,6 +62,7 @@ PyRef BuildRequestDict(const proto::ExecRequest& r) {
             SetString(d, "trace_mode", ModeName(r.trace_mode())) &&
             SetItem(d, "retrace_failures", PyBool_FromLong(r.retrace_failures())) &&
             SetItem(d, "retrace_exceptions", PyBool_FromLong(r.retrace_exceptions())) &&
+            SetItem(d, "retrace_seconds", PyFloat_FromDouble(r.retrace_seconds())) &&
             SetItem(d, "float_rel_tolerance", PyFloat_FromDouble(r.float_rel_tolerance())) &&
             SetItem(d, "float_abs_tolerance", PyFloat_FromDouble(r.float_abs_tolerance())) &&
             SetItem(d, "max_report_bytes", PyLong_FromUnsignedLong(r.max_report_bytes())) &&
@@ -140,6 +142,7 @@ TraceOptions TraceOptionsFromProto(const proto::TraceOptionsUsed& p) {
   o.max_render_depth = p.max_render_depth();
   o.max_hash_depth = p.max_hash_depth();
   o.hash_budget = p.hash_budget();
+  o.stop_at_limit = p.stop_at_limit();
   o.max_hash_string_bytes = p.max_hash_string_bytes();
   return o;
 }
@@ -164,7 +167,8 @@ void FlushStream(const char* name) {
 
 }  // namespace
 
-proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request) {
+proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request,
+                                      const std::function<void(const proto::ExecResult&)>& on_verdict) {
   proto::ExecResult result;
   result.set_record_key(request.record_key());
   PyObject* run_test = HarnessRunTest();
@@ -189,10 +193,18 @@ proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request) {
   // A passing run's trace is not wanted when trace_failures_only: leave it in the
   // recorder (the child exits) instead of copying and serializing it.
   bool drop_trace = request.trace_failures_only() && result.outcome() == proto::EXEC_OK;
-  // retrace_failures: only a failing run that was run again traced has a trace.
-  if (request.retrace_failures() && (!record || !PyDict_Check(record.get()) ||
-                                     GetInt(record.get(), "retraced") == 0)) {
+  if (request.retrace_failures()) {
+    // Only a failing run, run again traced, has a trace. Its verdict is committed first.
+    const bool pending = record && PyDict_Check(record.get()) &&
+                         GetInt(record.get(), "retrace_pending") != 0;
     drop_trace = true;
+    if (pending) {
+      result.set_retrace_follows(true);
+      if (on_verdict) on_verdict(result);
+      PyRef done = PyRef::Steal(PyObject_CallNoArgs(HarnessRetrace()));
+      if (!done) PyErr_Clear();  // the trace says how far it got
+      drop_trace = false;
+    }
   }
   if (native && !drop_trace) {
     TakeTrace(result.mutable_trace());
@@ -276,12 +288,33 @@ int ExecutorChildMain(std::string_view payload, int result_fd) {
   PyOS_AfterFork_Child();
   proto::ExecRequest request;
   if (!request.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) return 71;
-  proto::ExecResult result = RunRequestInProcess(request);
+  bool channel_ok = true;
+  auto write_frame = [&](const proto::ExecResult& record) {
+    std::string bytes, frame;
+    if (!record.SerializeToString(&bytes)) {
+      channel_ok = false;
+      return;
+    }
+    AppendResultFrame(bytes, &frame);
+    channel_ok = WriteAll(result_fd, frame) && channel_ok;
+  };
+  // With a retrace the verdict goes out before the traced run, the trace after it.
+  proto::ExecResult result = RunRequestInProcess(request, [&](const proto::ExecResult& verdict) {
+    FlushStream("stderr");
+    FlushStream("stdout");
+    write_frame(verdict);
+  });
   FlushStream("stderr");
   FlushStream("stdout");
-  std::string bytes;
-  if (!result.SerializeToString(&bytes)) return 72;
-  return WriteAll(result_fd, bytes) ? 0 : 73;
+  if (result.retrace_follows()) {
+    proto::ExecResult tail;
+    tail.set_record_key(result.record_key());
+    tail.mutable_trace()->Swap(result.mutable_trace());
+    write_frame(tail);
+  } else {
+    write_frame(result);
+  }
+  return channel_ok ? 0 : 73;
 }
 
 }  // namespace egca::tracer

@@ -3,6 +3,7 @@
 // test binary and call RunRequestInProcess without a fork server).
 #pragma once
 
+#include <functional>
 #include <string_view>
 
 #include "egca/core/status.h"
@@ -13,7 +14,12 @@ namespace egca::tracer {
 // Runs one test in this process's interpreter and returns the completion record.
 // Requires InitializeInterpreter() and the GIL. The candidate runs in this process: use
 // only with trusted programs outside the sandbox.
-proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request);
+// With retrace_failures and a failing test, `on_verdict` (if set) gets the untraced run's
+// record (retrace_follows set) before the traced second run starts; the returned record is
+// that one plus the trace.
+proto::ExecResult RunRequestInProcess(
+    const proto::ExecRequest& request,
+    const std::function<void(const proto::ExecResult&)>& on_verdict = nullptr);
 
 // Runs trusted sample tests of every kind `rounds` times through the child's whole path
 // (request decoding, harness, record encoding) in this process. Called in the fork server
@@ -25,7 +31,7 @@ Status ExerciseChildPath(int rounds);
 // sandbox::ChildMain for the executor's fork server: re-initializes the interpreter's
 // per-process state after fork, parses `payload` (a serialized ExecRequest, see
 // executor.cpp for the framing), runs it and writes the record (with the request's
-// record_key) to `result_fd`. Returns the child's exit code (0 after a written record).
+// record_key) to `result_fd` as result_channel.h frames. Returns the child's exit code (0 after a written record).
 int ExecutorChildMain(std::string_view payload, int result_fd);
 
 }  // namespace egca::tracer

@@ -12,6 +12,7 @@
 #include "egca/tracer/exec.pb.h"
 #include "egca/tracer/trace.pb.h"
 #include "python_runtime.h"
+#include "result_channel.h"
 #include "result_mapping.h"
 
 namespace egca::tracer {
@@ -55,6 +56,7 @@ void TraceOptionsToProto(const TraceOptions& o, proto::TraceOptionsUsed* p) {
   p->set_max_render_depth(o.max_render_depth);
   p->set_max_hash_depth(o.max_hash_depth);
   p->set_hash_budget(o.hash_budget);
+  p->set_stop_at_limit(o.stop_at_limit);
   p->set_max_hash_string_bytes(o.max_hash_string_bytes);
 }
 
@@ -79,6 +81,7 @@ proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
     r.set_trace_failures_only(options.trace_failures_only);
     r.set_retrace_failures(options.retrace_failures);
     r.set_retrace_exceptions(options.retrace_exceptions);
+    r.set_retrace_seconds(options.retrace_seconds);
   }
   r.set_float_rel_tolerance(options.float_rel_tolerance);
   r.set_float_abs_tolerance(options.float_abs_tolerance);
@@ -131,8 +134,7 @@ class Executor::Impl {
     EGCA_ASSIGN_OR_RETURN(sandbox::ChildOutcome outcome, server_->Run(request));
 
     auto record = std::make_shared<proto::ExecResult>();
-    const bool has_record = !outcome.result.empty() && !outcome.result_truncated &&
-                            record->ParseFromString(outcome.result) && record->record_key() == key;
+    const bool has_record = ParseResultChannel(outcome.result, key, record.get());
     StatusOr<sandbox::Verdict> verdict =
         MapVerdict(outcome, has_record ? record.get() : nullptr, options.limits);
     if (!verdict.ok()) {

@@ -17,6 +17,7 @@ import json as _json
 import math as _math
 import os as _os
 import random as _random
+import _signal
 import sys as _sys
 
 CANDIDATE_FILENAME = "<candidate>"
@@ -491,6 +492,34 @@ class _NoTrace:
         pass
 
 
+class _RetraceBudget:
+    """Wall-time budget of a retrace: when it runs out the native tracer stops recording
+    and stops the program at its next line (_egca_trace.stop_run())."""
+
+    def __init__(self, tracer, seconds):
+        self.module = tracer.module if _isinstance(tracer, _NativeTrace) else None
+        self.seconds = seconds
+        self.armed = False
+        self.previous = None
+
+    def _expired(self, signum, frame):
+        self.module.stop_run()
+
+    def __enter__(self):
+        if self.module is not None and self.seconds > 0:
+            self.previous = _signal.signal(_signal.SIGALRM, self._expired)
+            self.armed = True
+            _signal.setitimer(_signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, *exc):
+        if self.armed:
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
+            _signal.signal(_signal.SIGALRM,
+                           _signal.SIG_DFL if self.previous is None else self.previous)
+        return False
+
+
 def _make_tracer(mode):
     if mode == "native":
         import _egca_trace  # registered with PyImport_AppendInittab by the executor
@@ -525,6 +554,10 @@ def warm_up():
     _os.environ.clear()
     _os.environ.update(FIXED_ENVIRON)
     codecs.lookup("utf-8")
+    try:
+        import _egca_trace  # noqa: F401  (children that trace find it in sys.modules)
+    except ImportError:
+        pass
 
 
 def freeze():
@@ -581,8 +614,8 @@ def run_test(request):
         return {"outcome": "test_error", "message": _bounded(_str(exc), limit)}
 
     mode = request.get("trace_mode", "none")
-    # retrace_failures: the graded run is untraced; only a failing one is run again, traced,
-    # for its trace (the verdict stays the untraced run's).
+    # retrace_failures: the graded run is untraced; a failing one is run again, traced, by
+    # retrace() after the caller has committed this run's record (the verdict).
     retrace = mode == "native" and request.get("retrace_failures", False)
     result, value, capture = _execute(code, request, kind, prepared,
                                       _NoTrace() if retrace else tracer, limit)
@@ -596,9 +629,8 @@ def run_test(request):
         own_exception = outcome == "runtime_error" and judged.get("line", 0) > 0
         if outcome in ("wrong_answer", "exited") or (outcome == "runtime_error" and (
                 not own_exception or request.get("retrace_exceptions", True))):
-            _reset_process_state()
-            _execute(code, request, kind, prepared, tracer, limit)
-            judged["retraced"] = True
+            _pending_retrace[:] = [code, request, kind, prepared, tracer, limit]
+            judged["retrace_pending"] = True
         result = judged
 
     stdout_text = capture.text()
@@ -612,6 +644,22 @@ def run_test(request):
     if _isinstance(tracer, _SettraceBaseline):
         result["settrace_snapshots"] = _len(tracer.snapshots)
     return result
+
+
+_pending_retrace = []
+
+
+def retrace():
+    """The traced second run run_test() left pending (retrace_failures), under the
+    request's time budget. Its result is not judged: only its trace is wanted."""
+    if not _pending_retrace:
+        return False
+    code, request, kind, prepared, tracer, limit = _pending_retrace
+    del _pending_retrace[:]
+    _reset_process_state()
+    with _RetraceBudget(tracer, request.get("retrace_seconds", 0.0)):
+        _execute(code, request, kind, prepared, tracer, limit)
+    return True
 
 
 def _execute(code, request, kind, prepared, tracer, limit):

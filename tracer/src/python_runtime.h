@@ -75,6 +75,8 @@ Status WarmUpForForking(const std::function<Status()>& exercise = {});
 
 // harness.run_test (borrowed; valid after InitializeInterpreter succeeded).
 PyObject* HarnessRunTest();
+// harness.retrace (borrowed): the traced second run run_test left pending.
+PyObject* HarnessRetrace();
 
 // "TypeError: message" for the pending Python exception, which is cleared. Requires the GIL.
 std::string FetchPythonError();
