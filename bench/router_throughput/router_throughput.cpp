@@ -19,6 +19,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -49,6 +51,10 @@ struct PassStats {
   size_t reference_traces = 0;
   // Per sample: mode and the earliest / last divergence and error spans (agreement check).
   std::vector<std::string> routes;
+  // Per sample: router seconds (grading + localization) and the candidate trace's events.
+  std::vector<double> seconds;
+  std::vector<int> events;
+  std::vector<std::string> breakdown;
 };
 
 std::string RouteKey(const egca::gates::RouteResult& r) {
@@ -91,6 +97,9 @@ PassStats RunPass(Pass pass, const std::vector<Sample>& samples,
   }
   PassStats stats;
   stats.routes.resize(samples.size());
+  stats.seconds.resize(samples.size());
+  stats.events.resize(samples.size());
+  stats.breakdown.resize(samples.size());
   std::mutex mu;
   std::atomic<size_t> next{0};
   auto work = [&](egca::tracer::Executor* executor) {
@@ -99,7 +108,10 @@ PassStats RunPass(Pass pass, const std::vector<Sample>& samples,
     for (size_t i = next++; i < samples.size(); i = next++) {
       const Sample& s = samples[i];
       if (pass == Pass::kPlain) {
+        auto t0 = std::chrono::steady_clock::now();
         auto r = executor->RunAll(s.candidate, s.problem->tests, options.run);
+        stats.seconds[i] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         ++local.routed;
         local.errors += !r.ok();
         continue;
@@ -112,6 +124,13 @@ PassStats RunPass(Pass pass, const std::vector<Sample>& samples,
       }
       ++local.modes[egca::gates::FailureModeName(r->mode)];
       stats.routes[i] = RouteKey(*r);  // one writer per index
+      stats.seconds[i] = r->grade_seconds + r->localize_seconds + r->prepare_seconds;
+      stats.events[i] = r->candidate_trace ? r->candidate_trace->events_size() : 0;
+      stats.breakdown[i] = fmt::format(
+          "grade {:.2f} prepare {:.2f} rerun {:.2f} ref {:.2f} diff {:.2f} ref_events {}",
+          1000 * r->grade_seconds, 1000 * r->prepare_seconds, 1000 * r->candidate_trace_seconds,
+          1000 * r->reference_trace_seconds, 1000 * r->diff_seconds,
+          r->reference_trace ? r->reference_trace->events_size() : 0);
       local.grade += r->grade_seconds;
       local.reference += r->reference_trace_seconds;
       local.candidate_trace += r->candidate_trace_seconds;
@@ -174,9 +193,37 @@ std::string LoadAverage() {
   return s.substr(0, third);
 }
 
+// The `top` samples the warm pass spent most on, with their mode and trace length.
+void PrintCostliest(const PassStats& warm, const PassStats& plain, size_t top) {
+  std::vector<size_t> order(warm.seconds.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return warm.seconds[a] > warm.seconds[b]; });
+  double total = 0;
+  for (double s : warm.seconds) total += s;
+  fmt::print("warm pass, costliest samples (of {:.3f} s routed):\n", total);
+  std::map<std::string, std::array<double, 3>> by_mode;  // count, router s, plain s
+  for (size_t i = 0; i < warm.seconds.size(); ++i) {
+    auto& m = by_mode[warm.routes[i].substr(0, warm.routes[i].find(' '))];
+    m[0] += 1;
+    m[1] += warm.seconds[i];
+    m[2] += plain.seconds[i];
+  }
+  for (const auto& [mode, m] : by_mode) {
+    fmt::print("  {:<10} {:>4} samples: router {:.3f} s, plain {:.3f} s\n", mode, m[0], m[1],
+               m[2]);
+  }
+  for (size_t k = 0; k < top && k < order.size(); ++k) {
+    size_t i = order[k];
+    fmt::print("  #{:<4} {:>8.2f} ms (plain {:>8.2f} ms) {:>7} events  {}\n", i,
+               1000 * warm.seconds[i], 1000 * plain.seconds[i], warm.events[i],
+               warm.routes[i].substr(0, warm.routes[i].find(' ')) + "  " + warm.breakdown[i]);
+  }
+}
+
 void Section(const std::string& title, const std::vector<Sample>& samples,
              const std::vector<egca::tracer::Executor*>& executors,
-             const egca::gates::RouterOptions& options) {
+             const egca::gates::RouterOptions& options, size_t costliest) {
   fmt::print("\n## {}: {} samples, {} worker(s), load {}\n", title, samples.size(),
              executors.size(), LoadAverage());
   fmt::print("{:<7} {:>8} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9} {:>6}  {}\n",
@@ -217,6 +264,7 @@ void Section(const std::string& title, const std::vector<Sample>& samples,
              cold.retried);
   fmt::print("before vs cold: {}\ncold vs warm: {}\n", Agreement(before, cold),
              Agreement(cold, warm));
+  if (costliest > 0) PrintCostliest(warm, plain2, costliest);
 }
 
 }  // namespace
@@ -230,6 +278,8 @@ int main(int argc, char** argv) {
   app.add_option("--workers", workers, "worker threads of the parallel sections (>= 1)");
   app.add_option("--timeout", timeout, "per-test wall/CPU limit, seconds");
   app.add_flag("--no-quixbugs", no_quixbugs, "skip the QuixBugs section");
+  size_t costliest = 0;
+  app.add_option("--costliest", costliest, "list the N samples the warm pass spent most on");
   CLI11_PARSE(app, argc, argv);
   if (workers < 1) {
     std::cerr << "router_throughput: --workers must be >= 1\n";
@@ -315,10 +365,10 @@ int main(int argc, char** argv) {
 
   fmt::print("# router_throughput: per-test limit {} s, {} HumanEval samples per problem\n",
              timeout, humaneval_samples);
-  Section(fmt::format("HumanEval CodeT x{}", humaneval_samples), humaneval, one, options);
+  Section(fmt::format("HumanEval CodeT x{}", humaneval_samples), humaneval, one, options, costliest);
   if (workers > 1) {
-    Section(fmt::format("HumanEval CodeT x{}", humaneval_samples), humaneval, all, options);
+    Section(fmt::format("HumanEval CodeT x{}", humaneval_samples), humaneval, all, options, costliest);
   }
-  if (!quixbugs.empty()) Section("QuixBugs", quixbugs, one, options);
+  if (!quixbugs.empty()) Section("QuixBugs", quixbugs, one, options, costliest);
   return 0;
 }

@@ -75,9 +75,15 @@ struct StepStream {
 
 constexpr size_t kMaxHistory = 64;
 
-StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
+// Steps of the trace's first `max_events` events (0: all); a prefix counts as truncated.
+StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
+                      uint64_t max_events = 0) {
   StepStream out;
-  out.truncated = trace.truncated();
+  int64_t event_count = trace.events_size();
+  if (max_events > 0 && static_cast<uint64_t>(event_count) > max_events) {
+    event_count = static_cast<int64_t>(max_events);
+  }
+  out.truncated = trace.truncated() || event_count < trace.events_size();
   const cfg::ProgramCfg& pcfg = program.cfg();
   std::vector<int32_t> code_scope(trace.code_size(), -1);
   for (int c = 0; c < trace.code_size(); ++c) {
@@ -120,7 +126,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
   // caller's statement (the call site), not on the callee.
   std::vector<SourceSpan> span_at_depth;
   std::vector<uint32_t> frame_at_depth;
-  for (int64_t e = 0; e < trace.events_size(); ++e) {
+  for (int64_t e = 0; e < event_count; ++e) {
     const tp::Event& ev = trace.events(static_cast<int>(e));
     const bool fresh = frames.find(ev.frame()) == frames.end();
     FrameState& f = frames[ev.frame()];
@@ -235,7 +241,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace) {
   }
   for (auto& [id, f] : frames) {
     if (f.open_step >= 0) out.steps[f.open_step].incomplete = true;
-    close(f, trace.events_size());
+    close(f, event_count);
   }
   return out;
 }
@@ -741,7 +747,8 @@ DivergenceReport FindDivergence(const PreparedProgram& candidate,
                                 const DivergenceOptions& options) {
   DivergenceReport report;
   Aligner aligner(candidate, reference, BuildSteps(candidate, candidate_trace),
-                  BuildSteps(reference, reference_trace), options, &report);
+                  BuildSteps(reference, reference_trace, options.max_reference_events), options,
+                  &report);
   aligner.Run();
   aligner.Finish();
   return report;

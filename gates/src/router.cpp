@@ -260,6 +260,11 @@ StatusOr<std::shared_ptr<const diff::PreparedProgram>> Router::PreparedReference
   return built.value();
 }
 
+uint64_t Router::RetraceCap(uint64_t reference_events) const {
+  const uint64_t full = options_.trace.max_events;
+  return std::min(full, std::max<uint64_t>(4 * reference_events + 1024, 4096));
+}
+
 uint64_t Router::ReferenceCap(uint64_t needed) const {
   const uint64_t full = options_.trace.max_events;
   if (!options_.trim_reference_trace) return full;
@@ -338,10 +343,13 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
     std::optional<tracer::TestResult> result;
     const uint64_t key = ReferenceTestKey(problem.reference, test);
     const std::optional<bool> heavy = cache_->FindHeavy(key);
+    // Retracing in the child costs a passing test nothing, so kAuto retraces every test;
+    // tracing the graded run itself skips tests known to be heavy.
     const bool traced_here =
         want_trace && !failed &&
         (options_.grading_trace == GradingTrace::kAlways ||
-         (options_.grading_trace == GradingTrace::kAuto && heavy != std::optional<bool>(true)));
+         (options_.grading_trace == GradingTrace::kAuto &&
+          (options_.grading_retrace || heavy != std::optional<bool>(true))));
     if (traced_here) {
       tracer::RunOptions run = options_.run;
       run.trace_mode = tracer::TraceMode::kNative;
@@ -355,19 +363,36 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
       // untraced run below decides (a loop costs the budget, not a second full limit).
       double budget = options_.grading_trace_min_seconds;
       auto reference = cache_->PeekTrace(CapKey(key, ReferenceCap(0)));
-      if (reference && !reference->truncated() && reference->events_size() > 0) {
+      const bool reference_complete =
+          reference && !reference->truncated() && reference->events_size() > 0;
+      if (reference_complete) {
         budget = std::max(budget, options_.grading_trace_slowdown * reference->traced_seconds());
       }
-      // CPU time is the budget (load on the host stretches wall time, not CPU time); wall
-      // time gets room for the host's load.
-      run.limits.cpu_seconds = std::min(run.limits.cpu_seconds, budget);
-      run.limits.wall_seconds = std::min(run.limits.wall_seconds, 3 * budget + 0.1);
-      const bool shortened = run.limits.wall_seconds < options_.run.limits.wall_seconds ||
-                             run.limits.cpu_seconds < options_.run.limits.cpu_seconds;
+      bool shortened = false;
+      if (options_.grading_retrace) {
+        // The graded run is untraced and keeps the test's limits; the retrace gets the
+        // budget (wall time, at most half the limit) and an event cap, and stops the
+        // program at either: only its trace is used. A candidate diverges from the
+        // reference long before it has run 4x the reference's events.
+        run.retrace_seconds = std::min(budget, run.limits.wall_seconds / 2);
+        run.trace.stop_at_limit = true;
+        if (reference_complete) {
+          run.trace.max_events = RetraceCap(static_cast<uint64_t>(reference->events_size()));
+        }
+      } else {
+        // CPU time is the budget (load on the host stretches wall time, not CPU time); wall
+        // time gets room for the host's load.
+        run.limits.cpu_seconds = std::min(run.limits.cpu_seconds, budget);
+        run.limits.wall_seconds = std::min(run.limits.wall_seconds, 3 * budget + 0.1);
+        shortened = run.limits.wall_seconds < options_.run.limits.wall_seconds ||
+                    run.limits.cpu_seconds < options_.run.limits.cpu_seconds;
+      }
       ++out->grading_traced_tests;
       StatusOr<tracer::TestResult> traced = executor_->Run(candidate, test, run);
       if (!traced.ok()) return traced.status().WithContext(fmt::format("test {}", i + 1));
-      if (TracingMayChangeVerdict(traced->verdict)) {
+      // A retrace cannot change the verdict: the child commits the untraced run's record
+      // before it starts (tracer::proto::ExecResult::retrace_follows).
+      if (!options_.grading_retrace && TracingMayChangeVerdict(traced->verdict)) {
         ++out->grading_retried_tests;  // the untraced run below decides
         StatusOr<tracer::TestResult> plain = executor_->Run(candidate, test, options_.run);
         if (!plain.ok()) return plain.status().WithContext(fmt::format("test {}", i + 1));
@@ -413,6 +438,37 @@ Status Router::Localize(std::string_view candidate, const Problem& problem,
                           result);
 }
 
+StatusOr<std::shared_ptr<const tracer::proto::Trace>> Router::TraceCandidate(
+    std::string_view candidate, const tracer::TestCase& test, bool timed_out, uint64_t cap,
+    RouteResult* result) {
+  tracer::RunOptions run = options_.run;
+  run.trace_mode = tracer::TraceMode::kNative;
+  run.trace = options_.trace;
+  run.trace.max_events = cap;
+  // Only the trace is used (the verdict is grading's): stop the program at the cap.
+  run.trace.stop_at_limit = true;
+  tracer::TestCase traced = test;
+  if (timed_out) {
+    auto bounded = WithAlarm(test, options_.bounded_trace_seconds);
+    if (!bounded) {
+      result->localization_note = "timed out on a stdin test: no bounded trace";
+      return std::shared_ptr<const tracer::proto::Trace>();
+    }
+    traced = *bounded;
+    // Room for the alarm to fire and the trace to come back.
+    run.limits.wall_seconds = std::max(run.limits.wall_seconds, options_.bounded_trace_seconds + 2);
+    run.limits.cpu_seconds = std::max(run.limits.cpu_seconds, options_.bounded_trace_seconds + 2);
+  }
+  auto trace_start = std::chrono::steady_clock::now();
+  EGCA_ASSIGN_OR_RETURN(tracer::TestResult cr, executor_->Run(candidate, traced, run));
+  result->candidate_trace_seconds += Seconds(trace_start);
+  if (!cr.trace) {
+    result->localization_note = fmt::format("the candidate's traced run returned no trace ({})",
+                                            sandbox::VerdictName(cr.verdict.kind));
+  }
+  return std::shared_ptr<const tracer::proto::Trace>(cr.trace);
+}
+
 Status Router::LocalizePrepared(std::string_view candidate, const diff::PreparedProgram& prepared,
                                 const Problem& problem, const tracer::TestCase& test,
                                 bool candidate_timed_out,
@@ -421,61 +477,79 @@ Status Router::LocalizePrepared(std::string_view candidate, const diff::Prepared
   auto start = std::chrono::steady_clock::now();
   EGCA_ASSIGN_OR_RETURN(auto ref, PreparedReference(problem.reference));
   result->trace_from_grading = candidate_trace != nullptr;
+  const uint64_t full = options_.trace.max_events;
+  // The most of the candidate's trace localization will ask for.
+  const uint64_t candidate_full =
+      candidate_timed_out ? std::min(full, options_.bounded_trace_events) : full;
   if (!candidate_trace) {
-    tracer::RunOptions run = options_.run;
-    run.trace_mode = tracer::TraceMode::kNative;
-    run.trace = options_.trace;
-    tracer::TestCase traced = test;
-    if (candidate_timed_out) {
-      auto bounded = WithAlarm(test, options_.bounded_trace_seconds);
-      if (!bounded) {
-        result->localization_note = "timed out on a stdin test: no bounded trace";
-        return Status::Ok();
-      }
-      traced = *bounded;
-      // Room for the alarm to fire and the trace to come back; fewer events (the bounded
-      // prefix is what gets aligned).
-      run.limits.wall_seconds =
-          std::max(run.limits.wall_seconds, options_.bounded_trace_seconds + 2);
-      run.limits.cpu_seconds = std::max(run.limits.cpu_seconds, options_.bounded_trace_seconds + 2);
-      run.trace.max_events =
-          std::min<uint64_t>(run.trace.max_events, options_.bounded_trace_events);
+    // A candidate diverges within a few times the reference's events (RetraceCap): with
+    // the reference's complete trace at hand, trace no more of the candidate than that.
+    uint64_t cap = candidate_full;
+    EGCA_ASSIGN_OR_RETURN(auto known,
+                          ReferenceTrace(problem.reference, test, ReferenceCap(0),
+                                         &result->reference_trace_seconds));
+    if (!known->truncated() && known->events_size() > 0) {
+      cap = std::min(cap, RetraceCap(static_cast<uint64_t>(known->events_size())));
     }
-    auto trace_start = std::chrono::steady_clock::now();
-    EGCA_ASSIGN_OR_RETURN(tracer::TestResult cr, executor_->Run(candidate, traced, run));
-    result->candidate_trace_seconds = Seconds(trace_start);
-    if (!cr.trace) {
-      result->localization_note = fmt::format("the candidate's traced run returned no trace ({})",
-                                              sandbox::VerdictName(cr.verdict.kind));
+    EGCA_ASSIGN_OR_RETURN(candidate_trace,
+                          TraceCandidate(candidate, test, candidate_timed_out, cap, result));
+    if (!candidate_trace) {
       result->localize_seconds = Seconds(start);
       return Status::Ok();
     }
-    candidate_trace = cr.trace;
   }
-  result->candidate_trace = candidate_trace;
 
   // The reference only as far as the candidate got (about twice its events), then more of
   // it while the prefix shows no divergence: the candidate may do in one step what the
-  // reference does in many.
-  const uint64_t full = options_.trace.max_events;
-  uint64_t cap = ReferenceCap(2 * static_cast<uint64_t>(candidate_trace->events_size()) + 1024);
+  // reference does in many. The reference's trace is cached per cap level; the aligned
+  // prefix of it grows 4x at a time within a level before the next level is traced.
   diff::DivergenceReport report;
+  bool candidate_widened = false;
   for (;;) {
-    EGCA_ASSIGN_OR_RETURN(result->reference_trace,
-                          ReferenceTrace(problem.reference, test, cap,
-                                         &result->reference_trace_seconds));
-    auto diff_start = std::chrono::steady_clock::now();
-    report = diff::FindDivergence(prepared, *candidate_trace, *ref, *result->reference_trace,
-                                  options_.divergence);
-    result->diff_seconds += Seconds(diff_start);
-    const bool capped_here = cap < full && result->reference_trace->truncated();
-    if (report.earliest || !capped_here) break;
-    cap = ReferenceCap(cap + 1);
+    result->candidate_trace = candidate_trace;
+    uint64_t prefix = 2 * static_cast<uint64_t>(candidate_trace->events_size()) + 1024;
+    uint64_t cap = ReferenceCap(prefix);
+    for (;;) {
+      EGCA_ASSIGN_OR_RETURN(result->reference_trace,
+                            ReferenceTrace(problem.reference, test, cap,
+                                           &result->reference_trace_seconds));
+      const uint64_t ref_events = static_cast<uint64_t>(result->reference_trace->events_size());
+      diff::DivergenceOptions divergence = options_.divergence;
+      if (options_.trim_reference_trace && prefix < ref_events) {
+        divergence.max_reference_events = prefix;
+      }
+      auto diff_start = std::chrono::steady_clock::now();
+      report = diff::FindDivergence(prepared, *candidate_trace, *ref, *result->reference_trace,
+                                    divergence);
+      result->diff_seconds += Seconds(diff_start);
+      if (report.earliest) break;
+      if (divergence.max_reference_events > 0) {
+        prefix *= 4;  // more of the trace at hand
+        continue;
+      }
+      const bool capped_here = cap < full && result->reference_trace->truncated();
+      if (!capped_here) break;
+      cap = ReferenceCap(cap + 1);
+    }
+    // No divergence within a capped candidate trace (the retrace's cap or time budget):
+    // trace the candidate once more, as far as localization allows.
+    const tracer::proto::Trace& ct = *candidate_trace;
+    const bool candidate_capped =
+        ct.truncated() && (ct.truncation() == tracer::proto::TIME_BUDGET ||
+                           (ct.truncation() == tracer::proto::MAX_EVENTS &&
+                            ct.options().max_events() < candidate_full));
+    if (report.earliest || !candidate_capped || candidate_widened) break;
+    candidate_widened = true;
+    EGCA_ASSIGN_OR_RETURN(auto wider, TraceCandidate(candidate, test, candidate_timed_out,
+                                                     candidate_full, result));
+    if (!wider) break;
+    candidate_trace = std::move(wider);
+    result->trace_from_grading = false;
   }
   if (report.earliest) {
     result->earliest_divergence = report.earliest->span;
     result->last_divergence = report.last->span;
-  } else {
+  } else if (result->localization_note.empty()) {
     result->localization_note = report.note;
   }
   result->random_boundary = report.random_boundary;

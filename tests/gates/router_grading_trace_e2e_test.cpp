@@ -258,12 +258,14 @@ TEST_F(RouterGradingTrace, AutoLearnsAHeavyTest) {
   EXPECT_EQ(second->grading_traced_tests, 0);
 }
 
-// A reference trace longer than grading_trace_max_events makes the test heavy for kAuto:
-// grading runs it untraced and the LOGIC sample is localized from a re-run.
+// Tracing the graded run itself (grading_retrace off): a reference trace longer than
+// grading_trace_max_events makes the test heavy for kAuto, grading runs it untraced and the
+// LOGIC sample is localized from a re-run.
 TEST_F(RouterGradingTrace, AutoGradesAHeavyTestUntraced) {
   const std::string cand = LisProgram("lis_buggy.py");
   RouterOptions o = Options(GradingTrace::kAuto);
   o.grading_trace_max_events = 8;
+  o.grading_retrace = false;
   Router router(executor_, o);
   ASSERT_TRUE(router.PrepareReference(LisProblem()).ok());
   auto r = router.Route(cand, LisProblem());
@@ -273,6 +275,23 @@ TEST_F(RouterGradingTrace, AutoGradesAHeavyTestUntraced) {
   auto rerun = Router(executor_, Options(GradingTrace::kNever)).Route(cand, LisProblem());
   ASSERT_TRUE(rerun.ok());
   EXPECT_EQ(SpanText(r->earliest_divergence), SpanText(rerun->earliest_divergence));
+}
+
+// Retracing in the child (the default) costs a passing test nothing, so kAuto retraces a
+// heavy test too, with the retrace's event cap from the reference's trace.
+TEST_F(RouterGradingTrace, RetraceCoversAHeavyTest) {
+  const std::string cand = LisProgram("lis_buggy.py");
+  RouterOptions o = Options(GradingTrace::kAuto);
+  o.grading_trace_max_events = 8;
+  Router router(executor_, o);
+  ASSERT_TRUE(router.PrepareReference(LisProblem()).ok());
+  auto r = router.Route(cand, LisProblem());
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(r->grading_traced_tests, 0);
+  EXPECT_TRUE(r->trace_from_grading);
+  auto rerun = Router(executor_, Options(GradingTrace::kNever)).Route(cand, LisProblem());
+  ASSERT_TRUE(rerun.ok());
+  ExpectSameRoute(*r, *rerun, "retraced heavy test");
 }
 
 // A CONSTRAINT sample (not comparable) is never traced: it cannot be LOGIC.

@@ -72,6 +72,10 @@ struct DivergenceOptions {
   // Seed of the random executed boundary (the ablation target); the program's source is
   // mixed in, so different candidates get different draws from one seed.
   uint64_t random_seed = 0;
+  // Align against only the first this-many events of the reference's trace (0: all), as
+  // if it were truncated there. The router widens it while the prefix shows no divergence:
+  // a candidate that failed its first assertion is not aligned against a whole check.
+  uint64_t max_reference_events = 0;
 
   DivergenceOptions& set_resync_window(int32_t v) {
     resync_window = v;

@@ -249,6 +249,15 @@ class Router {
   // grading_trace_max_events x 4^k >= needed, at most trace.max_events (always that one
   // when trim_reference_trace is off).
   uint64_t ReferenceCap(uint64_t needed) const;
+  // The event cap of a candidate's trace when the reference's complete trace of the test
+  // has `reference_events` events: 4x that + 1024, at least 4096, at most trace.max_events.
+  uint64_t RetraceCap(uint64_t reference_events) const;
+  // Runs the candidate traced on `test` (bounded by an alarm when it timed out) with an
+  // event cap of `cap`, stopping it at the cap. Null with result->localization_note set
+  // when no trace came back.
+  StatusOr<std::shared_ptr<const tracer::proto::Trace>> TraceCandidate(
+      std::string_view candidate, const tracer::TestCase& test, bool timed_out, uint64_t cap,
+      RouteResult* result);
   // The reference's trace of `test` with an event cap of `cap` (a complete trace cached
   // at a lower cap serves too). Adds the time of a cache miss to *seconds.
   StatusOr<std::shared_ptr<const tracer::proto::Trace>> ReferenceTrace(
