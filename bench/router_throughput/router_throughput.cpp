@@ -2,20 +2,23 @@
 // grading of the same samples, in the same run:
 //
 //   router_throughput [--humaneval-samples K] [--workers N] [--timeout S] [--no-quixbugs]
+//                     [--repeats R] [--costliest N]
 //
 // Samples: the first K CodeT (CodeGen-16B) samples of every HumanEval problem against the
 // canonical solution (one test: check), and the 40 QuixBugs buggy programs against their
 // fixes (the asserts as tests). Passes, each over all samples, with W = 1 and W = N worker
 // threads (one Executor each, created before any thread; one ReferenceCache shared):
-//   plain   Executor::RunAll, untraced (the baseline)
+//   plain   Executor::RunAll, untraced (the baseline), before and after every routed pass
 //   before  the router as it was: grading untraced, the failing test re-run traced, full
 //           reference traces (grading_trace = never, trim_reference_trace = off)
 //   cold    the router's defaults, empty ReferenceCache
 //   warm    the same again with the cache the cold pass filled (reference traces from a
-//           previous epoch, as in multi-epoch training)
-//   plain   again (the baseline is the mean of both plain passes: load drifts)
-// Per pass: wall seconds, samples/s, ratio to plain, modes, and per-stage sums (grading,
-// reference traces, candidate re-runs, alignment) with milliseconds per LOGIC sample.
+//           previous epoch, as in multi-epoch training); R times
+// A routed pass's ratio is against the mean of the plain passes on either side of it (the
+// load of a shared machine drifts). Per pass: wall seconds, samples/s, ratio, modes, and
+// per-stage sums (grading, reference traces, candidate re-runs, alignment) with
+// milliseconds per LOGIC sample. --costliest N lists where the first warm pass spent most,
+// per mode and per sample, against the plain pass after it.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -47,6 +50,8 @@ struct PassStats {
   double wall = 0;
   int routed = 0, errors = 0, logic = 0, from_grading = 0, traced_tests = 0, retried = 0;
   double grade = 0, reference = 0, candidate_trace = 0, prepare = 0, diff = 0, localize = 0;
+  // Route time outside grading and localization: parsing, constraints, comparability.
+  double static_checks = 0;
   std::map<std::string, int> modes;
   size_t reference_traces = 0;
   // Per sample: mode and the earliest / last divergence and error spans (agreement check).
@@ -80,8 +85,15 @@ std::string Agreement(const PassStats& a, const PassStats& b) {
       logic_same += earliest(a.routes[i]) == earliest(b.routes[i]);
     }
   }
-  return fmt::format("{}/{} routes identical (mode + spans), LOGIC earliest span {}/{}", same,
-                     a.routes.size(), logic_same, logic);
+  std::string out = fmt::format("{}/{} routes identical (mode + spans), LOGIC earliest span {}/{}",
+                                same, a.routes.size(), logic_same, logic);
+  int shown = 0;
+  for (size_t i = 0; i < a.routes.size() && i < b.routes.size() && shown < 5; ++i) {
+    if (a.routes[i] == b.routes[i]) continue;
+    out += fmt::format("\n  #{}: {}  vs  {}", i, a.routes[i], b.routes[i]);
+    ++shown;
+  }
+  return out;
 }
 
 enum class Pass { kPlain, kBefore, kCold, kWarm };
@@ -116,7 +128,10 @@ PassStats RunPass(Pass pass, const std::vector<Sample>& samples,
         local.errors += !r.ok();
         continue;
       }
+      auto t0 = std::chrono::steady_clock::now();
       auto r = router.Route(s.candidate, *s.problem);
+      const double routed_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ++local.routed;
       if (!r.ok()) {
         ++local.errors;
@@ -124,7 +139,8 @@ PassStats RunPass(Pass pass, const std::vector<Sample>& samples,
       }
       ++local.modes[egca::gates::FailureModeName(r->mode)];
       stats.routes[i] = RouteKey(*r);  // one writer per index
-      stats.seconds[i] = r->grade_seconds + r->localize_seconds + r->prepare_seconds;
+      stats.seconds[i] = routed_seconds;
+      local.static_checks += routed_seconds - r->grade_seconds - r->localize_seconds;
       stats.events[i] = r->candidate_trace ? r->candidate_trace->events_size() : 0;
       stats.breakdown[i] = fmt::format(
           "grade {:.2f} prepare {:.2f} rerun {:.2f} ref {:.2f} diff {:.2f} ref_events {}",
@@ -156,6 +172,7 @@ PassStats RunPass(Pass pass, const std::vector<Sample>& samples,
     stats.candidate_trace += local.candidate_trace;
     stats.prepare += local.prepare;
     stats.diff += local.diff;
+    stats.static_checks += local.static_checks;
     stats.localize += local.localize;
     for (const auto& [m, c] : local.modes) stats.modes[m] += c;
   };
@@ -223,48 +240,73 @@ void PrintCostliest(const PassStats& warm, const PassStats& plain, size_t top) {
 
 void Section(const std::string& title, const std::vector<Sample>& samples,
              const std::vector<egca::tracer::Executor*>& executors,
-             const egca::gates::RouterOptions& options, size_t costliest) {
+             const egca::gates::RouterOptions& options, size_t costliest, int repeats) {
   fmt::print("\n## {}: {} samples, {} worker(s), load {}\n", title, samples.size(),
              executors.size(), LoadAverage());
-  fmt::print("{:<7} {:>8} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9} {:>6}  {}\n",
-             "pass", "wall_s", "samples/s", "ratio", "grade_s", "ref_s", "rerun_s", "diff_s",
+  fmt::print("{:<7} {:>8} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9} {:>6}  {}\n",
+             "pass", "wall_s", "samples/s", "ratio", "grade_s", "static_s", "ref_s", "rerun_s", "diff_s",
              "ms/LOGIC", "inline", "ref_trcs", "errors", "modes");
-  PassStats plain1 = RunPass(Pass::kPlain, samples, executors, options, nullptr);
-  PassStats before =
-      RunPass(Pass::kBefore, samples, executors, options,
-              std::make_shared<egca::gates::ReferenceCache>());
+  // Every routed pass is compared with the plain passes just before and after it (the
+  // load of a shared machine drifts over a section); `repeats` warm passes.
+  std::vector<std::pair<Pass, PassStats>> passes;
+  auto plain_pass = [&] {
+    passes.emplace_back(Pass::kPlain, RunPass(Pass::kPlain, samples, executors, options, nullptr));
+  };
+  plain_pass();
+  passes.emplace_back(Pass::kBefore, RunPass(Pass::kBefore, samples, executors, options,
+                                             std::make_shared<egca::gates::ReferenceCache>()));
+  plain_pass();
   auto cache = std::make_shared<egca::gates::ReferenceCache>();
-  PassStats cold = RunPass(Pass::kCold, samples, executors, options, cache);
-  PassStats warm = RunPass(Pass::kWarm, samples, executors, options, cache);
-  PassStats plain2 = RunPass(Pass::kPlain, samples, executors, options, nullptr);
-  double plain = (plain1.wall + plain2.wall) / 2;
-  auto row = [&](Pass p, const PassStats& s) {
+  passes.emplace_back(Pass::kCold, RunPass(Pass::kCold, samples, executors, options, cache));
+  plain_pass();
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    passes.emplace_back(Pass::kWarm, RunPass(Pass::kWarm, samples, executors, options, cache));
+    plain_pass();
+  }
+  std::map<Pass, std::vector<double>> ratios;
+  for (size_t i = 0; i < passes.size(); ++i) {
+    const auto& [p, s] = passes[i];
+    double plain = s.wall;
+    if (p != Pass::kPlain) {
+      plain = (passes[i - 1].second.wall + passes[i + 1].second.wall) / 2;
+      ratios[p].push_back(s.wall / plain);
+    }
     std::string modes;
     for (const auto& [m, c] : s.modes) modes += fmt::format(" {}={}", m, c);
     bool routed = p != Pass::kPlain;
-    fmt::print("{:<7} {:>8.3f} {:>9.1f} {:>6.3f}x {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9} {:>6} {}\n",
+    fmt::print("{:<7} {:>8.3f} {:>9.1f} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9} {:>6} {}\n",
                PassName(p), s.wall, s.wall > 0 ? s.routed / s.wall : 0.0,
-               plain > 0 ? s.wall / plain : 0.0,
+               routed ? fmt::format("{:.3f}x", s.wall / plain) : "-",
                routed ? fmt::format("{:.3f}", s.grade) : "-",
+               routed ? fmt::format("{:.3f}", s.static_checks) : "-",
                routed ? fmt::format("{:.3f}", s.reference) : "-",
                routed ? fmt::format("{:.3f}", s.candidate_trace) : "-",
                routed ? fmt::format("{:.3f}", s.diff) : "-",
                routed && s.logic ? fmt::format("{:.1f}", 1000 * s.localize / s.logic) : "-",
                routed ? fmt::format("{}/{}", s.from_grading, s.logic) : "-",
                routed ? std::to_string(s.reference_traces) : "-", s.errors, modes);
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
   };
-  row(Pass::kPlain, plain1);
-  row(Pass::kBefore, before);
-  row(Pass::kCold, cold);
-  row(Pass::kWarm, warm);
-  row(Pass::kPlain, plain2);
-  fmt::print("ratio vs plain (mean of both plain passes): before {:.3f}x, cold {:.3f}x, warm {:.3f}x\n",
-             before.wall / plain, cold.wall / plain, warm.wall / plain);
+  fmt::print("ratio vs the neighbouring plain passes: before {:.3f}x, cold {:.3f}x, warm {:.3f}x",
+             mean(ratios[Pass::kBefore]), mean(ratios[Pass::kCold]), mean(ratios[Pass::kWarm]));
+  if (ratios[Pass::kWarm].size() > 1) {
+    auto [lo, hi] = std::minmax_element(ratios[Pass::kWarm].begin(), ratios[Pass::kWarm].end());
+    fmt::print(" (warm {:.3f}-{:.3f} over {} passes)", *lo, *hi, ratios[Pass::kWarm].size());
+  }
+  fmt::print("\n");
+  const PassStats& before = passes[1].second;
+  const PassStats& cold = passes[3].second;
+  const PassStats& warm = passes[5].second;
+  const PassStats& plain_after_warm = passes[6].second;
   fmt::print("cold pass: {} tests traced in grading, {} re-run untraced\n", cold.traced_tests,
              cold.retried);
   fmt::print("before vs cold: {}\ncold vs warm: {}\n", Agreement(before, cold),
              Agreement(cold, warm));
-  if (costliest > 0) PrintCostliest(warm, plain2, costliest);
+  if (costliest > 0) PrintCostliest(warm, plain_after_warm, costliest);
 }
 
 }  // namespace
@@ -279,6 +321,8 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout, "per-test wall/CPU limit, seconds");
   app.add_flag("--no-quixbugs", no_quixbugs, "skip the QuixBugs section");
   size_t costliest = 0;
+  int repeats = 1;
+  app.add_option("--repeats", repeats, "warm passes per section (each between plain passes)");
   app.add_option("--costliest", costliest, "list the N samples the warm pass spent most on");
   CLI11_PARSE(app, argc, argv);
   if (workers < 1) {
@@ -365,10 +409,10 @@ int main(int argc, char** argv) {
 
   fmt::print("# router_throughput: per-test limit {} s, {} HumanEval samples per problem\n",
              timeout, humaneval_samples);
-  Section(fmt::format("HumanEval CodeT x{}", humaneval_samples), humaneval, one, options, costliest);
+  Section(fmt::format("HumanEval CodeT x{}", humaneval_samples), humaneval, one, options, costliest, repeats);
   if (workers > 1) {
-    Section(fmt::format("HumanEval CodeT x{}", humaneval_samples), humaneval, all, options, costliest);
+    Section(fmt::format("HumanEval CodeT x{}", humaneval_samples), humaneval, all, options, costliest, repeats);
   }
-  if (!quixbugs.empty()) Section("QuixBugs", quixbugs, one, options, costliest);
+  if (!quixbugs.empty()) Section("QuixBugs", quixbugs, one, options, costliest, repeats);
   return 0;
 }

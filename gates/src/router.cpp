@@ -248,6 +248,7 @@ Router::Router(tracer::Executor* executor, RouterOptions options,
   options_.trace.enabled = true;
   options_.trace.max_events = std::max<uint64_t>(options_.trace.max_events, 1);
   options_.grading_trace_max_events = std::max<uint64_t>(options_.grading_trace_max_events, 1);
+  options_.reference_first_cap = std::max<uint64_t>(options_.reference_first_cap, 1);
 }
 
 StatusOr<std::shared_ptr<const diff::PreparedProgram>> Router::PreparedReference(
@@ -268,7 +269,7 @@ uint64_t Router::RetraceCap(uint64_t reference_events) const {
 uint64_t Router::ReferenceCap(uint64_t needed) const {
   const uint64_t full = options_.trace.max_events;
   if (!options_.trim_reference_trace) return full;
-  uint64_t cap = std::min(options_.grading_trace_max_events, full);
+  uint64_t cap = std::min(options_.reference_first_cap, full);
   while (cap < needed && cap < full) cap *= 4;
   return std::min(cap, full);
 }
@@ -283,6 +284,7 @@ StatusOr<std::shared_ptr<const tracer::proto::Trace>> Router::ReferenceTrace(
   run.trace_mode = tracer::TraceMode::kNative;
   run.trace = options_.trace;
   run.trace.max_events = cap;
+  run.trace.stop_at_limit = true;  // only the trace is used: no need to finish the run
   StatusOr<tracer::TestResult> r = executor_->Run(reference, test, run);
   if (!r.ok()) {
     cache_->ReleaseTrace(CapKey(base, cap));
@@ -362,10 +364,11 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
       // complete reference trace is cached, else grading_trace_min_seconds. Past it the
       // untraced run below decides (a loop costs the budget, not a second full limit).
       double budget = options_.grading_trace_min_seconds;
+      // The reference's trace at the first cap: complete, or a prefix whose length and
+      // time bound the whole's from below.
       auto reference = cache_->PeekTrace(CapKey(key, ReferenceCap(0)));
-      const bool reference_complete =
-          reference && !reference->truncated() && reference->events_size() > 0;
-      if (reference_complete) {
+      const bool reference_known = reference && reference->events_size() > 0;
+      if (reference_known) {
         budget = std::max(budget, options_.grading_trace_slowdown * reference->traced_seconds());
       }
       bool shortened = false;
@@ -376,7 +379,7 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
         // reference long before it has run 4x the reference's events.
         run.retrace_seconds = std::min(budget, run.limits.wall_seconds / 2);
         run.trace.stop_at_limit = true;
-        if (reference_complete) {
+        if (reference_known) {
           run.trace.max_events = RetraceCap(static_cast<uint64_t>(reference->events_size()));
         }
       } else {
@@ -488,7 +491,7 @@ Status Router::LocalizePrepared(std::string_view candidate, const diff::Prepared
     EGCA_ASSIGN_OR_RETURN(auto known,
                           ReferenceTrace(problem.reference, test, ReferenceCap(0),
                                          &result->reference_trace_seconds));
-    if (!known->truncated() && known->events_size() > 0) {
+    if (known->events_size() > 0) {
       cap = std::min(cap, RetraceCap(static_cast<uint64_t>(known->events_size())));
     }
     EGCA_ASSIGN_OR_RETURN(candidate_trace,

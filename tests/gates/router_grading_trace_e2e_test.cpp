@@ -116,7 +116,7 @@ TEST_F(RouterGradingTrace, TrimmedReferenceFindsTheSameDivergence) {
   RouterOptions full = Options(GradingTrace::kAuto);
   full.trim_reference_trace = false;
   RouterOptions trimmed = Options(GradingTrace::kAuto);
-  trimmed.grading_trace_max_events = 8;  // far fewer than the reference's events
+  trimmed.reference_first_cap = 8;  // far fewer than the reference's events
   auto a = Router(executor_, full).Route(cand, LisProblem());
   auto b = Router(executor_, trimmed).Route(cand, LisProblem());
   ASSERT_TRUE(a.ok() && b.ok());
@@ -124,6 +124,44 @@ TEST_F(RouterGradingTrace, TrimmedReferenceFindsTheSameDivergence) {
   EXPECT_FALSE(a->reference_trace->truncated());
   EXPECT_EQ(SpanText(a->earliest_divergence), SpanText(b->earliest_divergence));
   ASSERT_TRUE(b->divergence.has_value());
+  EXPECT_EQ(b->divergence->earliest->kind, a->divergence->earliest->kind);
+}
+
+// A long input: both whole traces are ~90k events, the candidate diverges in its first
+// steps. With the reference prepared (its first 4096 events), the trimmed route retraces
+// the candidate only up to 4 x 4096 + 1024 events, traces the reference up to the level
+// covering twice that, and finds the same earliest divergence as the full route.
+TEST_F(RouterGradingTrace, LongReferenceIsTracedAndAlignedOnlyAsFarAsNeeded) {
+  const std::string cand = LisProgram("lis_buggy.py");
+  std::string nums = "[1, 3, 3, 5";
+  for (int i = 10; i < 250; ++i) nums += ", " + std::to_string(i);
+  nums += "]";
+  Problem p;
+  p.reference = LisProgram("lis_correct.py");
+  p.tests = {tracer::TestCase::Call("longest_increasing_subsequence", "[" + nums + "]", "243")};
+  RouterOptions full = Options(GradingTrace::kAuto);
+  full.trim_reference_trace = false;
+  full.trace.max_events = 10000000;
+  full.trace.max_bytes = 1ull << 40;
+  full.grading_trace_min_seconds = 10;
+  RouterOptions trimmed = full;
+  trimmed.trim_reference_trace = true;
+  auto a = Router(executor_, full).Route(cand, p);
+  Router trimmed_router(executor_, trimmed);
+  ASSERT_TRUE(trimmed_router.PrepareReference(p).ok());
+  auto b = trimmed_router.Route(cand, p);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->mode, FailureMode::kLogic) << DumpRoute(*a);
+  ASSERT_TRUE(a->reference_trace && b->reference_trace && b->candidate_trace);
+  EXPECT_FALSE(a->reference_trace->truncated());
+  EXPECT_GT(a->reference_trace->events_size(), 80000);
+  EXPECT_TRUE(b->trace_from_grading);
+  EXPECT_EQ(b->candidate_trace->events_size(), 4 * 4096 + 1024);
+  EXPECT_TRUE(b->reference_trace->truncated());
+  EXPECT_EQ(b->reference_trace->events_size(), 4096 * 16);
+  ASSERT_TRUE(a->earliest_divergence.has_value());
+  EXPECT_EQ(SpanText(a->earliest_divergence), SpanText(b->earliest_divergence));
+  ASSERT_TRUE(a->divergence && b->divergence);
   EXPECT_EQ(b->divergence->earliest->kind, a->divergence->earliest->kind);
 }
 

@@ -112,8 +112,8 @@ struct RouterOptions {
   // retrace_failures), so a passing test costs nothing extra; off, the graded run itself
   // is traced.
   bool grading_retrace = true;
-  // kAuto's threshold on the reference's trace of a test (events), and the first event cap
-  // of a trimmed reference trace.
+  // kAuto's threshold on the reference's trace of a test (events) when the graded run itself
+  // is traced (grading_retrace off).
   uint64_t grading_trace_max_events = 20000;
   // CPU-time budget of a traced grading run (never above the test's limits; its wall
   // limit is 3 x budget + 0.1 s): grading_trace_slowdown x the reference's traced time on
@@ -123,10 +123,12 @@ struct RouterOptions {
   double grading_trace_slowdown = 20;
   double grading_trace_min_seconds = 0.1;
   // Localization traces the reference with an event cap of about twice the candidate's
-  // trace (cap levels grading_trace_max_events x 4^k; the reference's trace is a cached
-  // prefix per level), and retries with the next level when the capped prefix shows no
-  // divergence. Off: always the full reference trace (trace.max_events).
+  // trace (cap levels reference_first_cap x 4^k; the reference's trace is a cached prefix
+  // per level, its run stopped at the cap), aligns the candidate against a growing prefix
+  // of it, and retries with the next level when the capped prefix shows no divergence.
+  // Off: always the full reference trace (trace.max_events).
   bool trim_reference_trace = true;
+  uint64_t reference_first_cap = 4096;
 };
 
 struct RouteResult {
@@ -246,7 +248,7 @@ class Router {
   StatusOr<std::shared_ptr<const diff::PreparedProgram>> PreparedReference(
       const std::string& reference);
   // The reference's event cap for a need of `needed` events: the smallest level
-  // grading_trace_max_events x 4^k >= needed, at most trace.max_events (always that one
+  // reference_first_cap x 4^k >= needed, at most trace.max_events (always that one
   // when trim_reference_trace is off).
   uint64_t ReferenceCap(uint64_t needed) const;
   // The event cap of a candidate's trace when the reference's complete trace of the test
