@@ -15,6 +15,7 @@
 // SECONDS, for profiling (`perf record -a` alongside) and A/B runs; --caller-heap-mb
 // makes the calling process hold (and touch) N MB before it starts the pool, as a
 // trainer holding its model would.
+#include <algorithm>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
@@ -88,7 +89,14 @@ struct Row {
   double child_cpu = 0;
   double minor_faults = 0;            // summed over executions
   egca::sandbox::ChildPhases phases;  // summed over executions
+  std::vector<double> cpu_each;       // child CPU seconds per execution
   double per_second() const { return executions / seconds; }
+  double median_cpu() const {
+    if (cpu_each.empty()) return 0;
+    std::vector<double> v = cpu_each;
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  }
 };
 
 void AddPhases(const egca::sandbox::ChildPhases& p, egca::sandbox::ChildPhases* sum) {
@@ -120,6 +128,7 @@ Row RunExecutor(const std::string& name, ExecutorPool* pool, const std::vector<P
       if (result.ok() && !result->tests.empty()) {
         row.child_seconds += result->tests[0].verdict.wall_seconds;
         row.child_cpu += result->tests[0].verdict.cpu_seconds;
+        row.cpu_each.push_back(result->tests[0].verdict.cpu_seconds);
         row.minor_faults += static_cast<double>(result->tests[0].verdict.minor_faults);
         AddPhases(result->tests[0].verdict.phases, &row.phases);
       }
@@ -389,6 +398,9 @@ int main(int argc, char** argv) {
   fmt::print("\nPhases per execution (means):\n");
   PrintPhases(floor);
   PrintPhases(exec1);
+  PrintPhases(native);
+  fmt::print("Median child CPU per execution: untraced {:.3f} ms, native trace {:.3f} ms\n",
+             1000 * exec1.median_cpu(), 1000 * native.median_cpu());
   fmt::print(
       "\nCPU per execution (process tree, 1 worker): executor {:.2f} ms, fresh python3.11 "
       "{:.2f} ms, ratio {:.1f}x\n",

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <seccomp.h>
 #include <sys/mman.h>
@@ -495,6 +496,13 @@ void ResetSignals() {
 }  // namespace
 
 void ServerMain(const ForkServerOptions& options, int sock) {
+  // Every child is a fork of this process, so its heap is what each fork copies page tables
+  // for and each exit tears down. glibc's malloc raises its mmap threshold after a large
+  // block is freed (up to 32 MB) and then keeps such blocks in the heap: one large result
+  // passing through the server (a trace of several MB) would leave the heap that large and
+  // make every later run slower. Fixed thresholds return large blocks to the system.
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 256 * 1024);
   // Own session: no controlling terminal for the server or its children (no /dev/tty,
   // no terminal signals from the caller's shell).
   setsid();
