@@ -306,7 +306,21 @@ void Section(const std::string& title, const std::vector<Sample>& samples,
              cold.retried);
   fmt::print("before vs cold: {}\ncold vs warm: {}\n", Agreement(before, cold),
              Agreement(cold, warm));
-  if (costliest > 0) PrintCostliest(warm, plain_after_warm, costliest);
+  if (costliest > 0) {
+    PrintCostliest(warm, plain_after_warm, costliest);
+    // What the cold pass paid that the warm one did not, per sample.
+    std::vector<size_t> order(cold.seconds.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return cold.seconds[a] - warm.seconds[a] > cold.seconds[b] - warm.seconds[b];
+    });
+    fmt::print("cold minus warm, largest:\n");
+    for (size_t k = 0; k < costliest && k < order.size(); ++k) {
+      size_t i = order[k];
+      fmt::print("  #{:<4} {:>+8.2f} ms  cold: {}\n", i, 1000 * (cold.seconds[i] - warm.seconds[i]),
+                 cold.breakdown[i]);
+    }
+  }
 }
 
 }  // namespace

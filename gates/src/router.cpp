@@ -376,12 +376,14 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
         // The graded run is untraced and keeps the test's limits; the retrace gets the
         // budget (wall time, at most half the limit) and an event cap, and stops the
         // program at either: only its trace is used. A candidate diverges from the
-        // reference long before it has run 4x the reference's events.
+        // reference long before it has run 4x the reference's events; with no reference
+        // trace yet, 4x the first cap of one. (No divergence in the capped trace:
+        // localization traces the candidate again with the full cap.)
         run.retrace_seconds = std::min(budget, run.limits.wall_seconds / 2);
         run.trace.stop_at_limit = true;
-        if (reference_known) {
-          run.trace.max_events = RetraceCap(static_cast<uint64_t>(reference->events_size()));
-        }
+        run.trace.max_events =
+            RetraceCap(reference_known ? static_cast<uint64_t>(reference->events_size())
+                                       : options_.reference_first_cap);
       } else {
         // CPU time is the budget (load on the host stretches wall time, not CPU time); wall
         // time gets room for the host's load.
