@@ -327,7 +327,7 @@ void Section(const std::string& title, const std::vector<Sample>& samples,
 
 int main(int argc, char** argv) {
   CLI::App app{"router cost against plain grading of the same samples"};
-  int humaneval_samples = 3, workers = 2;
+  int humaneval_samples = 10, workers = 2;
   double timeout = 1.0;
   bool no_quixbugs = false;
   app.add_option("--humaneval-samples", humaneval_samples, "CodeT samples per HumanEval problem");

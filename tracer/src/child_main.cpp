@@ -1,5 +1,7 @@
 #include "child_main.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -147,6 +149,21 @@ TraceOptions TraceOptionsFromProto(const proto::TraceOptionsUsed& p) {
   return o;
 }
 
+// Appends `trace` (a serialized proto::Trace) to a serialized ExecResult as its field
+// `trace`: a message's fields may come in any order on the wire.
+void AppendTraceField(const std::string& trace, std::string* record) {
+  constexpr uint32_t kTraceTag = (proto::ExecResult::kTraceFieldNumber << 3) | 2;
+  std::string header;
+  {
+    google::protobuf::io::StringOutputStream raw(&header);
+    google::protobuf::io::CodedOutputStream out(&raw);
+    out.WriteVarint32(kTraceTag);
+    out.WriteVarint64(trace.size());
+  }
+  record->append(header);
+  record->append(trace);
+}
+
 bool WriteAll(int fd, const std::string& data) {
   size_t done = 0;
   while (done < data.size()) {
@@ -168,7 +185,8 @@ void FlushStream(const char* name) {
 }  // namespace
 
 proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request,
-                                      const std::function<void(const proto::ExecResult&)>& on_verdict) {
+                                      const std::function<void(const proto::ExecResult&)>& on_verdict,
+                                      std::string* serialized_trace) {
   proto::ExecResult result;
   result.set_record_key(request.record_key());
   PyObject* run_test = HarnessRunTest();
@@ -207,7 +225,12 @@ proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request,
     }
   }
   if (native && !drop_trace) {
-    TakeTrace(result.mutable_trace());
+    if (serialized_trace == nullptr) {
+      TakeTrace(result.mutable_trace());
+    } else if (!TakeSerializedTrace(serialized_trace)) {
+      serialized_trace->clear();
+      result.set_detail(result.detail() + " (the trace was too large to serialize)");
+    }
   }
   return result;
 }
@@ -289,30 +312,35 @@ int ExecutorChildMain(std::string_view payload, int result_fd) {
   proto::ExecRequest request;
   if (!request.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) return 71;
   bool channel_ok = true;
-  auto write_frame = [&](const proto::ExecResult& record) {
+  // A record, and the trace (serialized straight from the recorder) as its field `trace`.
+  auto write_frame = [&](const proto::ExecResult& record, const std::string& trace) {
     std::string bytes, frame;
     if (!record.SerializeToString(&bytes)) {
       channel_ok = false;
       return;
     }
+    if (!trace.empty()) AppendTraceField(trace, &bytes);
     AppendResultFrame(bytes, &frame);
     channel_ok = WriteAll(result_fd, frame) && channel_ok;
   };
   // With a retrace the verdict goes out before the traced run, the trace after it.
-  proto::ExecResult result = RunRequestInProcess(request, [&](const proto::ExecResult& verdict) {
-    FlushStream("stderr");
-    FlushStream("stdout");
-    write_frame(verdict);
-  });
+  std::string trace;
+  proto::ExecResult result = RunRequestInProcess(
+      request,
+      [&](const proto::ExecResult& verdict) {
+        FlushStream("stderr");
+        FlushStream("stdout");
+        write_frame(verdict, {});
+      },
+      &trace);
   FlushStream("stderr");
   FlushStream("stdout");
   if (result.retrace_follows()) {
     proto::ExecResult tail;
     tail.set_record_key(result.record_key());
-    tail.mutable_trace()->Swap(result.mutable_trace());
-    write_frame(tail);
+    write_frame(tail, trace);
   } else {
-    write_frame(result);
+    write_frame(result, trace);
   }
   return channel_ok ? 0 : 73;
 }

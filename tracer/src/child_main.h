@@ -16,10 +16,13 @@ namespace egca::tracer {
 // only with trusted programs outside the sandbox.
 // With retrace_failures and a failing test, `on_verdict` (if set) gets the untraced run's
 // record (retrace_follows set) before the traced second run starts; the returned record is
-// that one plus the trace.
+// that one plus the trace. With `serialized_trace`, the trace is not put in the record but
+// serialized (a proto::Trace) into *serialized_trace, straight from the recorder (empty:
+// no trace).
 proto::ExecResult RunRequestInProcess(
     const proto::ExecRequest& request,
-    const std::function<void(const proto::ExecResult&)>& on_verdict = nullptr);
+    const std::function<void(const proto::ExecResult&)>& on_verdict = nullptr,
+    std::string* serialized_trace = nullptr);
 
 // Runs trusted sample tests of every kind `rounds` times through the child's whole path
 // (request decoding, harness, record encoding) in this process. Called in the fork server
