@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <nlohmann/json.hpp>
 
 #include "egca/tracer/trace.pb.h"
 
@@ -52,37 +51,6 @@ SourceSpan StatementAt(const cfg::ProgramCfg& program, const LineIndex& lines, S
 // a failing assertion of the test code has no candidate location and is a wrong answer.
 bool IsProgramException(const sandbox::Verdict& v) {
   return v.kind == VerdictKind::kRuntimeError && v.line > 0;
-}
-
-// The bounded re-run of a timed-out test: stop the program with an exception after
-// `seconds` so the child returns the trace it has. Only tests that run code after the
-// program's module level can arm the alarm (call and assertion tests).
-std::optional<tracer::TestCase> WithAlarm(const tracer::TestCase& test, double seconds) {
-  std::string alarm = fmt::format(
-      "import signal as _egca_signal\n"
-      "def _egca_stop(*_):\n"
-      "    raise TimeoutError('egca: bounded trace of a timed-out test')\n"
-      "_egca_signal.signal(_egca_signal.SIGALRM, _egca_stop)\n"
-      "_egca_signal.setitimer(_egca_signal.ITIMER_REAL, {:.3f})\n",
-      seconds);
-  switch (test.kind) {
-    case tracer::TestKind::kAssert: {
-      tracer::TestCase t = test;
-      t.setup_code = alarm + t.setup_code;
-      return t;
-    }
-    case tracer::TestKind::kCall: {
-      tracer::TestCase t =
-          tracer::TestCase::Asserts(fmt::format("{}(*__import__('json').loads({}))", test.function,
-                                                nlohmann::json(test.args_json).dump()),
-                                    alarm);
-      t.name = test.name;
-      return t;
-    }
-    case tracer::TestKind::kStdio:
-      return std::nullopt;
-  }
-  return std::nullopt;
 }
 
 // Verdicts a traced run may get only because it was traced (tracing costs time and
@@ -379,7 +347,7 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
         // reference long before it has run 4x the reference's events; with no reference
         // trace yet, 4x the first cap of one. (No divergence in the capped trace:
         // localization traces the candidate again with the full cap.)
-        run.retrace_seconds = std::min(budget, run.limits.wall_seconds / 2);
+        run.trace_seconds = std::min(budget, run.limits.wall_seconds / 2);
         run.trace.stop_at_limit = true;
         run.trace.max_events =
             RetraceCap(reference_known ? static_cast<uint64_t>(reference->events_size())
@@ -452,20 +420,16 @@ StatusOr<std::shared_ptr<const tracer::proto::Trace>> Router::TraceCandidate(
   run.trace.max_events = cap;
   // Only the trace is used (the verdict is grading's): stop the program at the cap.
   run.trace.stop_at_limit = true;
-  tracer::TestCase traced = test;
   if (timed_out) {
-    auto bounded = WithAlarm(test, options_.bounded_trace_seconds);
-    if (!bounded) {
-      result->localization_note = "timed out on a stdin test: no bounded trace";
-      return std::shared_ptr<const tracer::proto::Trace>();
-    }
-    traced = *bounded;
-    // Room for the alarm to fire and the trace to come back.
+    // The bounded trace of a test that timed out: the harness stops the program (any test
+    // kind, stdin included) after bounded_trace_seconds; room for that and the trace to
+    // come back.
+    run.trace_seconds = options_.bounded_trace_seconds;
     run.limits.wall_seconds = std::max(run.limits.wall_seconds, options_.bounded_trace_seconds + 2);
     run.limits.cpu_seconds = std::max(run.limits.cpu_seconds, options_.bounded_trace_seconds + 2);
   }
   auto trace_start = std::chrono::steady_clock::now();
-  EGCA_ASSIGN_OR_RETURN(tracer::TestResult cr, executor_->Run(candidate, traced, run));
+  EGCA_ASSIGN_OR_RETURN(tracer::TestResult cr, executor_->Run(candidate, test, run));
   result->candidate_trace_seconds += Seconds(trace_start);
   if (!cr.trace) {
     result->localization_note = fmt::format("the candidate's traced run returned no trace ({})",

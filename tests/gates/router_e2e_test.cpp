@@ -200,5 +200,41 @@ TEST_F(RouterE2E, TimeoutIsLogicLocalizedFromABoundedTrace) {
   EXPECT_EQ(Cut(cand, *r->earliest_divergence), "n ^= n - 1");
 }
 
+// A stdin program (APPS style) that loops forever once it goes wrong: its bounded trace is
+// taken too (the harness stops it after bounded_trace_seconds, whatever the test kind).
+TEST_F(RouterE2E, StdinTimeoutIsLocalizedFromABoundedTrace) {
+  Problem p;
+  p.reference =
+      "n = int(input())\n"
+      "total = 0\n"
+      "i = 1\n"
+      "while i <= n:\n"
+      "    total += i\n"
+      "    i += 1\n"
+      "print(total)\n";
+  p.tests = {tracer::TestCase::Stdio("4\n", "10\n")};
+  const std::string cand =
+      "n = int(input())\n"
+      "total = 0\n"
+      "i = 1\n"
+      "while i <= n:\n"
+      "    total += i\n"
+      "    i *= 1\n"
+      "print(total)\n";
+  RouterOptions o = Options();
+  o.run.limits.wall_seconds = 1;
+  o.run.limits.cpu_seconds = 1;
+  auto r = Router(executor_, o).Route(cand, p);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->mode, FailureMode::kLogic) << DumpRoute(*r);
+  EXPECT_EQ(r->grading.tests[0].verdict.kind, sandbox::VerdictKind::kTimeout);
+  ASSERT_TRUE(r->candidate_trace != nullptr);
+  EXPECT_TRUE(r->candidate_trace->truncated());
+  ASSERT_TRUE(r->earliest_divergence.has_value()) << DumpRoute(*r);
+  // The loop body's block: the first step whose state differs (i stays 1).
+  EXPECT_NE(Cut(cand, *r->earliest_divergence).find("i *= 1"), std::string::npos)
+      << Cut(cand, *r->earliest_divergence);
+}
+
 }  // namespace
 }  // namespace egca::gates

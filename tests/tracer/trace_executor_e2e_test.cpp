@@ -124,7 +124,7 @@ TEST_F(TraceExecutorE2E, StopAtLimitStopsAProgramThatCatchesTheStop) {
   EXPECT_TRUE(r.trace->options().stop_at_limit());
 }
 
-// retrace_seconds: a failing test whose traced second run would take far longer than the
+// trace_seconds: a failing test whose traced second run would take far longer than the
 // budget is stopped at the budget; the verdict is the untraced run's, the trace a prefix.
 TEST_F(TraceExecutorE2E, RetraceTimeBudgetStopsTheTracedRun) {
   // ~0.1 s untraced; traced (a 1000-element list rehashed at every line, no event cap)
@@ -145,7 +145,7 @@ TEST_F(TraceExecutorE2E, RetraceTimeBudgetStopsTheTracedRun) {
   options.trace.max_events = 100000000;
   options.trace.max_bytes = 1ull << 40;
   options.retrace_failures = true;
-  options.retrace_seconds = 0.2;
+  options.trace_seconds = 0.2;
   StatusOr<TestResult> r = executor_->Run(src, TestCase::Call("f", "[1000000]", "0"), options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->verdict.kind, sandbox::VerdictKind::kWrongAnswer) << r->verdict.message;

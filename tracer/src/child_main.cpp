@@ -64,7 +64,7 @@ PyRef BuildRequestDict(const proto::ExecRequest& r) {
             SetString(d, "trace_mode", ModeName(r.trace_mode())) &&
             SetItem(d, "retrace_failures", PyBool_FromLong(r.retrace_failures())) &&
             SetItem(d, "retrace_exceptions", PyBool_FromLong(r.retrace_exceptions())) &&
-            SetItem(d, "retrace_seconds", PyFloat_FromDouble(r.retrace_seconds())) &&
+            SetItem(d, "trace_seconds", PyFloat_FromDouble(r.trace_seconds())) &&
             SetItem(d, "float_rel_tolerance", PyFloat_FromDouble(r.float_rel_tolerance())) &&
             SetItem(d, "float_abs_tolerance", PyFloat_FromDouble(r.float_abs_tolerance())) &&
             SetItem(d, "max_report_bytes", PyLong_FromUnsignedLong(r.max_report_bytes())) &&

@@ -492,9 +492,9 @@ class _NoTrace:
         pass
 
 
-class _RetraceBudget:
-    """Wall-time budget of a retrace: when it runs out the native tracer stops recording
-    and stops the program at its next line (_egca_trace.stop_run())."""
+class _TraceBudget:
+    """Wall-time budget of a traced run (trace_seconds): when it runs out the native tracer
+    stops recording and stops the program at its next line (_egca_trace.stop_run())."""
 
     def __init__(self, tracer, seconds):
         self.module = tracer.module if _isinstance(tracer, _NativeTrace) else None
@@ -617,8 +617,11 @@ def run_test(request):
     # retrace_failures: the graded run is untraced; a failing one is run again, traced, by
     # retrace() after the caller has committed this run's record (the verdict).
     retrace = mode == "native" and request.get("retrace_failures", False)
-    result, value, capture = _execute(code, request, kind, prepared,
-                                      _NoTrace() if retrace else tracer, limit)
+    if retrace:
+        result, value, capture = _execute(code, request, kind, prepared, _NoTrace(), limit)
+    else:
+        with _TraceBudget(tracer, request.get("trace_seconds", 0.0)):
+            result, value, capture = _execute(code, request, kind, prepared, tracer, limit)
     if retrace:
         judged = result
         if judged is None:
@@ -657,7 +660,7 @@ def retrace():
     code, request, kind, prepared, tracer, limit = _pending_retrace
     del _pending_retrace[:]
     _reset_process_state()
-    with _RetraceBudget(tracer, request.get("retrace_seconds", 0.0)):
+    with _TraceBudget(tracer, request.get("trace_seconds", 0.0)):
         _execute(code, request, kind, prepared, tracer, limit)
     return True
 

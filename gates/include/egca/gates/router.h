@@ -10,23 +10,20 @@
 // R_hat = fraction of tests passed; R(y) = R_hat(y) * I_C(y).
 //
 // Cost: a LOGIC sample needs the trace of its first failing test. With grading_trace on
-// (kAuto, the default) grading itself runs the tests traced up to the first failure, the
-// trace shipped back only for the failing test, so no re-run is needed; tests after the
-// first failure run untraced, and so do all tests of a sample the static gates already
-// route to CONSTRAINT. kAuto skips tracing a test in grading once it is known to be heavy
-// (the reference's trace of it exceeds grading_trace_max_events, or a traced run blew its
-// time budget where the untraced run was fast): tracing it in every candidate would cost
-// more than re-running the failing ones. Tracing never changes a verdict: a traced run
-// that ends by a resource limit (time, memory, killed, RecursionError) is re-run untraced
-// with the test's full limits and that verdict counts. Otherwise the failing test is
-// re-run traced after grading (kNever: always). The reference's trace of a test is
+// (kAuto, the default) grading gets it: the child runs each test untraced and, only when
+// it fails, once more traced (grading_retrace), bounded by an event cap and a time budget
+// derived from the reference's trace; the child commits the untraced verdict first, so
+// tracing never changes a verdict. Tests after the first failure run untraced, and so do
+// all tests of a sample the static gates already route to CONSTRAINT. kNever: grade
+// untraced and re-run the failing test traced. The reference's trace of a test is
 // computed only when a LOGIC sample needs it, once per (reference, test, event cap), and
 // kept in a ReferenceCache shared by every candidate of the problem; localization traces
-// the reference only about as far as the candidate got (trim_reference_trace).
+// and aligns the reference only about as far as the candidate got (trim_reference_trace).
+// docs/divergence.md has the details.
 //
 // A time limit is not an exception of the program: a timed-out candidate goes through the
 // CONSTRAINT gate like any wrong answer and, if LOGIC, is localized from a bounded trace
-// (the traced re-run is stopped by an alarm after `bounded_trace_seconds`).
+// (the traced re-run, of any test kind, is stopped after `bounded_trace_seconds`).
 #pragma once
 
 #include <condition_variable>

@@ -74,10 +74,13 @@ struct RunOptions {
   // (an exception located in the program; a failing assert of the test code is always
   // retraced). The router turns this off when run-time errors are SYNTAX (no trace needed).
   bool retrace_exceptions = true;
-  // With retrace_failures: wall seconds the traced second run may take (0 = only the
-  // test's limits). Past them the run is stopped and its trace keeps the prefix
-  // (Trace.truncation = TIME_BUDGET); the verdict is unaffected.
-  double retrace_seconds = 0;
+  // kNative: wall seconds the traced run may take (0 = only the test's limits): with
+  // retrace_failures the second run, whose verdict does not count; otherwise the run
+  // itself, whose verdict is then RUNTIME_ERROR TraceStopped when the budget ran out (for
+  // runs where only the trace is wanted, e.g. the bounded trace of a timed-out test). Past
+  // the budget the program is stopped and its trace keeps the prefix (Trace.truncation =
+  // TIME_BUDGET).
+  double trace_seconds = 0;
   // Float comparison of returned values and stdout tokens (numpy.allclose convention, as
   // APPS uses): |a - b| <= abs_tolerance + rel_tolerance * |b|.
   double float_rel_tolerance = 1e-5;
