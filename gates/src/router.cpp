@@ -328,9 +328,8 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
       run.retrace_failures = options_.grading_retrace;
       // A run-time error is SYNTAX (eq. 5) unless runtime_error_is_logic: no trace needed.
       run.retrace_exceptions = options_.runtime_error_is_logic;
-      // The traced run's time budget: a multiple of the reference's traced time when a
-      // complete reference trace is cached, else grading_trace_min_seconds. Past it the
-      // untraced run below decides (a loop costs the budget, not a second full limit).
+      // The traced run's time budget: a multiple of the reference's traced time when the
+      // reference's trace is cached, at least grading_trace_min_seconds.
       double budget = options_.grading_trace_min_seconds;
       // The reference's trace at the first cap: complete, or a prefix whose length and
       // time bound the whole's from below.
@@ -353,8 +352,9 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
             RetraceCap(reference_known ? static_cast<uint64_t>(reference->events_size())
                                        : options_.reference_first_cap);
       } else {
-        // CPU time is the budget (load on the host stretches wall time, not CPU time); wall
-        // time gets room for the host's load.
+        // The graded run itself is traced: the budget is its CPU limit (load on the host
+        // stretches wall time, not CPU time; wall time gets room for it). Past it the
+        // untraced run below decides (a loop costs the budget, not a second full limit).
         run.limits.cpu_seconds = std::min(run.limits.cpu_seconds, budget);
         run.limits.wall_seconds = std::min(run.limits.wall_seconds, 3 * budget + 0.1);
         shortened = run.limits.wall_seconds < options_.run.limits.wall_seconds ||
