@@ -30,6 +30,7 @@
 #include "egca/core/files.h"
 #include "egca/gates/constraints.h"
 #include "egca/tools/cli.h"
+#include "egca_commit.h"  // generated: EGCA_COMMIT, the commit this binary was built from
 
 namespace {
 
