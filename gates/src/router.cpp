@@ -425,6 +425,7 @@ StatusOr<std::shared_ptr<const tracer::proto::Trace>> Router::TraceCandidate(
     // kind, stdin included) after bounded_trace_seconds; room for that and the trace to
     // come back.
     run.trace_seconds = options_.bounded_trace_seconds;
+    run.trace_budget_raises = true;  // the trace shows where the program was looping
     run.limits.wall_seconds = std::max(run.limits.wall_seconds, options_.bounded_trace_seconds + 2);
     run.limits.cpu_seconds = std::max(run.limits.cpu_seconds, options_.bounded_trace_seconds + 2);
   }

@@ -182,6 +182,40 @@ TEST_F(TraceExecutorE2E, RetraceCutByALimitKeepsTheVerdict) {
   EXPECT_NE(r->termination, sandbox::Termination::kExited);  // it was stopped while retracing
 }
 
+// trace_budget_raises (the bounded trace of a timed-out test): the budget raises
+// TimeoutError in the looping program, recorded in its trace; a program that swallows it
+// is stopped 50 ms later all the same.
+TEST_F(TraceExecutorE2E, TraceBudgetRaisesWhereTheProgramLoops) {
+  RunOptions options;
+  options.limits.wall_seconds = 5;
+  options.limits.cpu_seconds = 5;
+  options.trace_mode = TraceMode::kNative;
+  options.trace.enabled = true;
+  options.trace_seconds = 0.2;
+  options.trace_budget_raises = true;
+  auto loops = executor_->Run(
+      "def f():\n    while True:\n        x = sum(range(10 ** 6))\n",
+      TestCase::Call("f", "[]", "0"), options);
+  ASSERT_TRUE(loops.ok()) << loops.status().ToString();
+  EXPECT_EQ(loops->verdict.kind, sandbox::VerdictKind::kRuntimeError) << loops->verdict.detail;
+  EXPECT_EQ(loops->verdict.error_type, "TimeoutError");
+  ASSERT_NE(loops->trace, nullptr);
+  bool recorded = false;
+  for (const auto& e : loops->trace->events()) {
+    recorded = recorded || (e.kind() == proto::EXCEPTION && e.exception().type() == "TimeoutError");
+  }
+  EXPECT_TRUE(recorded) << DumpTrace(*loops->trace);
+
+  auto swallows = executor_->Run(
+      "def f():\n    while True:\n        try:\n            x = sum(range(10 ** 6))\n"
+      "        except TimeoutError:\n            pass\n",
+      TestCase::Call("f", "[]", "0"), options);
+  ASSERT_TRUE(swallows.ok()) << swallows.status().ToString();
+  EXPECT_EQ(swallows->verdict.error_type, "TraceStopped") << swallows->verdict.detail;
+  ASSERT_NE(swallows->trace, nullptr);
+  EXPECT_EQ(swallows->trace->truncation(), proto::TIME_BUDGET);
+}
+
 TEST_F(TraceExecutorE2E, SettraceGamesAreReported) {
   TestResult r = Run("import sys\ndef f():\n    sys.settrace(None)\n    return 1\n",
                      TestCase::Call("f", "[]", "1"));

@@ -65,6 +65,7 @@ PyRef BuildRequestDict(const proto::ExecRequest& r) {
             SetItem(d, "retrace_failures", PyBool_FromLong(r.retrace_failures())) &&
             SetItem(d, "retrace_exceptions", PyBool_FromLong(r.retrace_exceptions())) &&
             SetItem(d, "trace_seconds", PyFloat_FromDouble(r.trace_seconds())) &&
+            SetItem(d, "trace_budget_raises", PyBool_FromLong(r.trace_budget_raises())) &&
             SetItem(d, "float_rel_tolerance", PyFloat_FromDouble(r.float_rel_tolerance())) &&
             SetItem(d, "float_abs_tolerance", PyFloat_FromDouble(r.float_abs_tolerance())) &&
             SetItem(d, "max_report_bytes", PyLong_FromUnsignedLong(r.max_report_bytes())) &&

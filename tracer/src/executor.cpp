@@ -82,6 +82,7 @@ proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
     r.set_retrace_failures(options.retrace_failures);
     r.set_retrace_exceptions(options.retrace_exceptions);
     r.set_trace_seconds(options.trace_seconds);
+    r.set_trace_budget_raises(options.trace_budget_raises);
   }
   r.set_float_rel_tolerance(options.float_rel_tolerance);
   r.set_float_abs_tolerance(options.float_abs_tolerance);

@@ -494,15 +494,23 @@ class _NoTrace:
 
 class _TraceBudget:
     """Wall-time budget of a traced run (trace_seconds): when it runs out the native tracer
-    stops recording and stops the program at its next line (_egca_trace.stop_run())."""
+    stops recording and stops the program at its next line (_egca_trace.stop_run()).
+    With `raises` (the bounded trace of a timed-out test) a TimeoutError is raised in the
+    program first, so the trace records where it was; if the program goes on regardless,
+    it is stopped 50 ms later."""
 
-    def __init__(self, tracer, seconds):
+    def __init__(self, tracer, seconds, raises=False):
         self.module = tracer.module if _isinstance(tracer, _NativeTrace) else None
         self.seconds = seconds
+        self.raises = raises
         self.armed = False
         self.previous = None
 
     def _expired(self, signum, frame):
+        if self.raises:
+            self.raises = False
+            _signal.setitimer(_signal.ITIMER_REAL, 0.05)
+            raise TimeoutError("egca: bounded trace of a timed-out test")
         self.module.stop_run()
 
     def __enter__(self):
@@ -620,7 +628,8 @@ def run_test(request):
     if retrace:
         result, value, capture = _execute(code, request, kind, prepared, _NoTrace(), limit)
     else:
-        with _TraceBudget(tracer, request.get("trace_seconds", 0.0)):
+        with _TraceBudget(tracer, request.get("trace_seconds", 0.0),
+                          request.get("trace_budget_raises", False)):
             result, value, capture = _execute(code, request, kind, prepared, tracer, limit)
     if retrace:
         judged = result

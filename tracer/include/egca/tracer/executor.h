@@ -81,6 +81,10 @@ struct RunOptions {
   // the budget the program is stopped and its trace keeps the prefix (Trace.truncation =
   // TIME_BUDGET).
   double trace_seconds = 0;
+  // With trace_seconds (not a retrace): when the budget runs out, first raise TimeoutError
+  // in the program, recorded in the trace (where a looping program was: the bounded trace
+  // of a timed-out test localizes on it), then stop the program 50 ms later if it goes on.
+  bool trace_budget_raises = false;
   // Float comparison of returned values and stdout tokens (numpy.allclose convention, as
   // APPS uses): |a - b| <= abs_tolerance + rel_tolerance * |b|.
   double float_rel_tolerance = 1e-5;
