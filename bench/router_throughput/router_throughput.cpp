@@ -210,12 +210,17 @@ std::string LoadAverage() {
   return s.substr(0, third);
 }
 
+// Sample indices 0..values.size()-1, largest value first.
+std::vector<size_t> LargestFirst(const std::vector<double>& values) {
+  std::vector<size_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] > values[b]; });
+  return order;
+}
+
 // The `top` samples the warm pass spent most on, with their mode and trace length.
 void PrintCostliest(const PassStats& warm, const PassStats& plain, size_t top) {
-  std::vector<size_t> order(warm.seconds.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return warm.seconds[a] > warm.seconds[b]; });
+  const std::vector<size_t> order = LargestFirst(warm.seconds);
   double total = 0;
   for (double s : warm.seconds) total += s;
   fmt::print("warm pass, costliest samples (of {:.3f} s routed):\n", total);
@@ -309,16 +314,13 @@ void Section(const std::string& title, const std::vector<Sample>& samples,
   if (costliest > 0) {
     PrintCostliest(warm, plain_after_warm, costliest);
     // What the cold pass paid that the warm one did not, per sample.
-    std::vector<size_t> order(cold.seconds.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return cold.seconds[a] - warm.seconds[a] > cold.seconds[b] - warm.seconds[b];
-    });
+    std::vector<double> extra(cold.seconds.size());
+    for (size_t i = 0; i < extra.size(); ++i) extra[i] = cold.seconds[i] - warm.seconds[i];
+    const std::vector<size_t> order = LargestFirst(extra);
     fmt::print("cold minus warm, largest:\n");
     for (size_t k = 0; k < costliest && k < order.size(); ++k) {
       size_t i = order[k];
-      fmt::print("  #{:<4} {:>+8.2f} ms  cold: {}\n", i, 1000 * (cold.seconds[i] - warm.seconds[i]),
-                 cold.breakdown[i]);
+      fmt::print("  #{:<4} {:>+8.2f} ms  cold: {}\n", i, 1000 * extra[i], cold.breakdown[i]);
     }
   }
 }

@@ -312,14 +312,13 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
     }
     std::optional<tracer::TestResult> result;
     const uint64_t key = ReferenceTestKey(problem.reference, test);
-    const std::optional<bool> heavy = cache_->FindHeavy(key);
     // Retracing in the child costs a passing test nothing, so kAuto retraces every test;
     // tracing the graded run itself skips tests known to be heavy.
     const bool traced_here =
         want_trace && !failed &&
         (options_.grading_trace == GradingTrace::kAlways ||
          (options_.grading_trace == GradingTrace::kAuto &&
-          (options_.grading_retrace || heavy != std::optional<bool>(true))));
+          (options_.grading_retrace || cache_->FindHeavy(key) != std::optional<bool>(true))));
     if (traced_here) {
       tracer::RunOptions run = options_.run;
       run.trace_mode = tracer::TraceMode::kNative;

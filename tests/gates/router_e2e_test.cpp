@@ -7,13 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/lis_case.h"
 #include "common/shared_executor.h"
 #include "egca/gates/router.h"
+#include "gates/lis_problem.h"
 
 namespace egca::gates {
 namespace {
 
+using egca::testing::LisProblem;
 using egca::testing::LisProgram;
 
 
@@ -28,15 +29,6 @@ class RouterE2E : public egca::testing::SharedExecutorTest {
     o.run.limits.wall_seconds = 2;
     o.run.limits.cpu_seconds = 2;
     return o;
-  }
-  static Problem LisProblem() {
-    Problem p;
-    p.reference = LisProgram("lis_correct.py");
-    const char* f = "longest_increasing_subsequence";
-    p.tests = {tracer::TestCase::Call(f, "[[10, 9, 2, 5, 3, 7, 101, 18]]", "4"),
-               tracer::TestCase::Call(f, "[[1, 3, 3, 5]]", "3"),
-               tracer::TestCase::Call(f, "[[]]", "0")};
-    return p;
   }
 };
 

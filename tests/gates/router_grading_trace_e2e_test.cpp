@@ -9,26 +9,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/lis_case.h"
+#include "common/heavy_to_trace.h"
 #include "common/shared_executor.h"
 #include "egca/gates/router.h"
 #include "egca/tracer/trace.pb.h"
+#include "gates/lis_problem.h"
 
 namespace egca::gates {
 namespace {
 
+using egca::testing::kHeavyToTrace;
+using egca::testing::LisProblem;
 using egca::testing::LisProgram;
 
 
-// Cheap to run, expensive to trace: a 1000-element list mutated (so rehashed) at every line.
-constexpr char kHeavyToTrace[] =
-    "def f(n):\n"
-    "    xs = list(range(1000))\n"
-    "    s = 0\n"
-    "    for i in range(n):\n"
-    "        s += xs[i % 1000]\n"
-    "        xs[i % 1000] = i\n"
-    "    return s\n";
 
 std::string SpanText(const std::optional<SourceSpan>& s) { return s ? s->ToString() : "-"; }
 
@@ -40,15 +34,6 @@ class RouterGradingTrace : public egca::testing::SharedExecutorTest {
     o.run.limits.cpu_seconds = 2;
     o.grading_trace = policy;
     return o;
-  }
-  static Problem LisProblem() {
-    Problem p;
-    p.reference = LisProgram("lis_correct.py");
-    const char* f = "longest_increasing_subsequence";
-    p.tests = {tracer::TestCase::Call(f, "[[10, 9, 2, 5, 3, 7, 101, 18]]", "4"),
-               tracer::TestCase::Call(f, "[[1, 3, 3, 5]]", "3"),
-               tracer::TestCase::Call(f, "[[]]", "0")};
-    return p;
   }
   // The same route: mode, verdicts, spans and the whole dump (steps, alignment).
   static void ExpectSameRoute(const RouteResult& a, const RouteResult& b, const std::string& what) {

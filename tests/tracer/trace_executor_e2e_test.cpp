@@ -7,12 +7,15 @@
 #include <sstream>
 #include <string>
 
+#include "common/heavy_to_trace.h"
 #include "egca/tracer/executor.h"
 #include "egca/tracer/trace.pb.h"
 #include "egca/tracer/trace_dump.h"
 
 namespace egca::tracer {
 namespace {
+
+using egca::testing::kHeavyToTrace;
 
 std::string Golden(const std::string& name) {
   std::ifstream in(std::filesystem::path(EGCA_SOURCE_DIR) / "tests/tracer/golden" / name);
@@ -50,6 +53,18 @@ class TraceExecutorE2E : public ::testing::Test {
     StatusOr<TestResult> result = executor_->Run(source, test, options);
     EXPECT_TRUE(result.ok()) << result.status().ToString();
     return result.ok() ? std::move(result).value() : TestResult{};
+  }
+  // Native tracing with retrace_failures, no event or byte cap, `seconds` of limits.
+  static RunOptions UncappedRetrace(double seconds) {
+    RunOptions options;
+    options.limits.wall_seconds = seconds;
+    options.limits.cpu_seconds = seconds;
+    options.trace_mode = TraceMode::kNative;
+    options.trace.enabled = true;
+    options.trace.max_events = 100000000;
+    options.trace.max_bytes = 1ull << 40;
+    options.retrace_failures = true;
+    return options;
   }
   static Executor* executor_;
 };
@@ -127,26 +142,11 @@ TEST_F(TraceExecutorE2E, StopAtLimitStopsAProgramThatCatchesTheStop) {
 // trace_seconds: a failing test whose traced second run would take far longer than the
 // budget is stopped at the budget; the verdict is the untraced run's, the trace a prefix.
 TEST_F(TraceExecutorE2E, RetraceTimeBudgetStopsTheTracedRun) {
-  // ~0.1 s untraced; traced (a 1000-element list rehashed at every line, no event cap)
-  // far beyond the 10 s limit.
-  const std::string src =
-      "def f(n):\n"
-      "    xs = list(range(1000))\n"
-      "    s = 0\n"
-      "    for i in range(n):\n"
-      "        s += xs[i % 1000]\n"
-      "        xs[i % 1000] = i\n"
-      "    return s\n";
-  RunOptions options;
-  options.limits.wall_seconds = 10;
-  options.limits.cpu_seconds = 10;
-  options.trace_mode = TraceMode::kNative;
-  options.trace.enabled = true;
-  options.trace.max_events = 100000000;
-  options.trace.max_bytes = 1ull << 40;
-  options.retrace_failures = true;
+  // ~0.1 s untraced; traced to the end far beyond the 10 s limit.
+  RunOptions options = UncappedRetrace(10);
   options.trace_seconds = 0.2;
-  StatusOr<TestResult> r = executor_->Run(src, TestCase::Call("f", "[1000000]", "0"), options);
+  StatusOr<TestResult> r =
+      executor_->Run(kHeavyToTrace, TestCase::Call("f", "[1000000]", "0"), options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->verdict.kind, sandbox::VerdictKind::kWrongAnswer) << r->verdict.message;
   ASSERT_NE(r->trace, nullptr) << r->stderr_data;
@@ -159,23 +159,10 @@ TEST_F(TraceExecutorE2E, RetraceTimeBudgetStopsTheTracedRun) {
 // A retrace stopped by the test's limits (no budget of its own, no event cap, slow to
 // trace) keeps the untraced run's verdict: the child committed it before retracing.
 TEST_F(TraceExecutorE2E, RetraceCutByALimitKeepsTheVerdict) {
-  const std::string src =
-      "def f(n):\n"
-      "    xs = list(range(1000))\n"
-      "    s = 0\n"
-      "    for i in range(n):\n"
-      "        s += xs[i % 1000]\n"
-      "        xs[i % 1000] = i\n"
-      "    return s\n";
-  RunOptions options;
-  options.limits.wall_seconds = 3;
+  RunOptions options = UncappedRetrace(3);
   options.limits.cpu_seconds = 1;  // untraced ~0.1 s; traced to the end far more
-  options.trace_mode = TraceMode::kNative;
-  options.trace.enabled = true;
-  options.trace.max_events = 100000000;
-  options.trace.max_bytes = 1ull << 40;
-  options.retrace_failures = true;
-  StatusOr<TestResult> r = executor_->Run(src, TestCase::Call("f", "[1000000]", "0"), options);
+  StatusOr<TestResult> r =
+      executor_->Run(kHeavyToTrace, TestCase::Call("f", "[1000000]", "0"), options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->verdict.kind, sandbox::VerdictKind::kWrongAnswer) << r->verdict.detail;
   EXPECT_EQ(r->trace, nullptr);

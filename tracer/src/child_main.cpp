@@ -1,7 +1,6 @@
 #include "child_main.h"
 
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -153,15 +152,11 @@ TraceOptions TraceOptionsFromProto(const proto::TraceOptionsUsed& p) {
 // Appends `trace` (a serialized proto::Trace) to a serialized ExecResult as its field
 // `trace`: a message's fields may come in any order on the wire.
 void AppendTraceField(const std::string& trace, std::string* record) {
+  using Out = google::protobuf::io::CodedOutputStream;
   constexpr uint32_t kTraceTag = (proto::ExecResult::kTraceFieldNumber << 3) | 2;
-  std::string header;
-  {
-    google::protobuf::io::StringOutputStream raw(&header);
-    google::protobuf::io::CodedOutputStream out(&raw);
-    out.WriteVarint32(kTraceTag);
-    out.WriteVarint64(trace.size());
-  }
-  record->append(header);
+  uint8_t header[16];  // a tag and a length: at most 5 + 10 bytes
+  uint8_t* end = Out::WriteVarint64ToArray(trace.size(), Out::WriteTagToArray(kTraceTag, header));
+  record->append(reinterpret_cast<const char*>(header), static_cast<size_t>(end - header));
   record->append(trace);
 }
 

@@ -621,33 +621,21 @@ def run_test(request):
     except _TestError as exc:
         return {"outcome": "test_error", "message": _bounded(_str(exc), limit)}
 
-    mode = request.get("trace_mode", "none")
     # retrace_failures: the graded run is untraced; a failing one is run again, traced, by
     # retrace() after the caller has committed this run's record (the verdict).
-    retrace = mode == "native" and request.get("retrace_failures", False)
+    retrace = (request.get("trace_mode", "none") == "native"
+               and request.get("retrace_failures", False))
     if retrace:
         result, value, capture = _execute(code, request, kind, prepared, _NoTrace(), limit)
     else:
         with _TraceBudget(tracer, request.get("trace_seconds", 0.0),
                           request.get("trace_budget_raises", False)):
             result, value, capture = _execute(code, request, kind, prepared, tracer, limit)
-    if retrace:
-        judged = result
-        if judged is None:
-            judged = _judge(kind, prepared, value, capture.text(), rel, abs_, limit)
-        # An exception with a position in the candidate is the program's own; one without
-        # (a failing assert of the test code) is a wrong answer and always retraced.
-        outcome = judged.get("outcome")
-        own_exception = outcome == "runtime_error" and judged.get("line", 0) > 0
-        if outcome in ("wrong_answer", "exited") or (outcome == "runtime_error" and (
-                not own_exception or request.get("retrace_exceptions", True))):
-            _pending_retrace[:] = [code, request, kind, prepared, tracer, limit]
-            judged["retrace_pending"] = True
-        result = judged
-
-    stdout_text = capture.text()
     if result is None:
-        result = _judge(kind, prepared, value, stdout_text, rel, abs_, limit)
+        result = _judge(kind, prepared, value, capture.text(), rel, abs_, limit)
+    if retrace and _wants_retrace(result, request):
+        _pending_retrace[:] = [code, request, kind, prepared, tracer, limit]
+        result["retrace_pending"] = True
     result["stdout"] = bytes(capture.sink.data)
     if "test_line" in result:
         text = _source_line(request.get("test_code", ""), result["test_line"]).strip()
@@ -656,6 +644,19 @@ def run_test(request):
     if _isinstance(tracer, _SettraceBaseline):
         result["settrace_snapshots"] = _len(tracer.snapshots)
     return result
+
+
+def _wants_retrace(result, request):
+    """A failing run is retraced: a wrong answer, an early exit, a failing assert of the
+    test code (an exception with no position in the candidate), and the program's own
+    exception when retrace_exceptions."""
+    outcome = result.get("outcome")
+    if outcome in ("wrong_answer", "exited"):
+        return True
+    if outcome != "runtime_error":
+        return False
+    own_exception = result.get("line", 0) > 0
+    return not own_exception or request.get("retrace_exceptions", True)
 
 
 _pending_retrace = []

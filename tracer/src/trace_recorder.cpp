@@ -418,11 +418,7 @@ class Recorder {
   // recorded and the program is stopped at its next user line (see StopEvent).
   void StopRun() {
     if (!active_) return;
-    if (recording_) {
-      recording_ = false;
-      trace_->set_truncated(true);
-      trace_->set_truncation(proto::TIME_BUDGET);
-    }
+    StopRecording(proto::TIME_BUDGET);
     stopping_ = installed_;
   }
 
@@ -1127,11 +1123,17 @@ class Recorder {
     return encoder_->Render(args);
   }
 
-  void Truncate(proto::Truncation why) {
+  // Records nothing more; the trace says why (a no-op once recording has stopped).
+  void StopRecording(proto::Truncation why) {
     if (!recording_) return;
     recording_ = false;
     trace_->set_truncated(true);
     trace_->set_truncation(why);
+  }
+
+  void Truncate(proto::Truncation why) {
+    if (!recording_) return;
+    StopRecording(why);
     if (options_.stop_at_limit && installed_) {
       stopping_ = true;  // keep the trace function: it stops the program (StopEvent)
       return;
