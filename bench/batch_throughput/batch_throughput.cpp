@@ -22,9 +22,8 @@
 #include <map>
 #include <set>
 
-#include "egca/batch/datasets.h"
+#include "egca/batch/records.h"
 #include "egca/batch/runner.h"
-#include "egca/batch/samples.h"
 #include "egca/batch/store.h"
 #include "egca/gates/router.h"
 

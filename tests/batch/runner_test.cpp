@@ -10,8 +10,7 @@
 #include <set>
 
 #include "common/scratch_dir.h"
-#include "egca/batch/datasets.h"
-#include "egca/batch/samples.h"
+#include "egca/batch/records.h"
 
 namespace egca::batch {
 namespace {

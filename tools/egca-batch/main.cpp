@@ -22,10 +22,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "egca/batch/datasets.h"
+#include "egca/batch/records.h"
 #include "egca/batch/report.h"
 #include "egca/batch/runner.h"
-#include "egca/batch/samples.h"
 #include "egca/batch/store.h"
 #include "egca/core/files.h"
 #include "egca/gates/constraints.h"

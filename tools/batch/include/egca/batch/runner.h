@@ -34,10 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "egca/batch/problem.h"
+#include "egca/batch/records.h"
 #include "egca/batch/progress.h"
 #include "egca/batch/result.h"
-#include "egca/batch/samples.h"
 #include "egca/batch/store.h"
 #include "egca/core/status.h"
 #include "egca/gates/constraints.h"

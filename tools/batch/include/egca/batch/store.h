@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include "egca/batch/problem.h"
+#include "egca/batch/records.h"
 #include "egca/batch/result.h"
 #include "egca/core/status.h"
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "datasets_text.h"
-#include "egca/batch/datasets.h"
+#include "egca/datasets/datasets.h"
 
-namespace egca::batch::internal {
+namespace egca::datasets::internal {
 
 // Collects the problems of one file: counts records, rejects bad ones (no tests, non-UTF-8
 // text, duplicate id) into the report, stops at the limit.
@@ -64,4 +64,4 @@ bool IsAppsDir(const std::string& dir);
 // nullopt if absent or `path` is empty.
 std::optional<json> ResolveField(const json& record, const std::string& path);
 
-}  // namespace egca::batch::internal
+}  // namespace egca::datasets::internal

@@ -8,7 +8,7 @@
 
 #include "egca/core/files.h"
 
-namespace egca::batch::internal {
+namespace egca::datasets::internal {
 namespace {
 
 bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
@@ -622,4 +622,4 @@ bool IdSet::Seen(const std::string& id, const std::string& origin, const std::st
   return true;
 }
 
-}  // namespace egca::batch::internal
+}  // namespace egca::datasets::internal

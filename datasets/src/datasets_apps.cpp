@@ -8,7 +8,7 @@
 #include "datasets_formats.h"
 #include "egca/core/files.h"
 
-namespace egca::batch::internal {
+namespace egca::datasets::internal {
 namespace fs = std::filesystem;
 
 namespace {
@@ -370,4 +370,4 @@ void LoadAppsPlusRecord(const json& r, int64_t line, const std::string& origin,
   sink->Add(std::move(p), line);
 }
 
-}  // namespace egca::batch::internal
+}  // namespace egca::datasets::internal

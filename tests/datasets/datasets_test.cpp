@@ -1,7 +1,7 @@
 // Problem loaders on the real data sets (exact counts and field-level checks on specific
 // records), on the APPS export fixtures built from the CodeRL problems, and on a fixture of
 // broken records where every bad record must be reported by line and every good one kept.
-#include "egca/batch/datasets.h"
+#include "egca/datasets/datasets.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "common/scratch_dir.h"
 
-namespace egca::batch {
+namespace egca::datasets {
 namespace {
 
 using tracer::TestKind;
@@ -505,4 +505,4 @@ TEST(EntryPoint, FromAsserts) {
 }
 
 }  // namespace
-}  // namespace egca::batch
+}  // namespace egca::datasets

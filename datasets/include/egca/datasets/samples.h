@@ -16,11 +16,11 @@
 #include <string_view>
 #include <vector>
 
-#include "egca/batch/problem.h"
+#include "egca/datasets/problem.h"
 #include "egca/cfg/extract.h"
 #include "egca/core/status.h"
 
-namespace egca::batch {
+namespace egca::datasets {
 
 // Reads a sample JSONL file (".gz" read transparently). Records are split on '\n' only (a
 // completion may contain U+2028). A record that does not parse, lacks problem_id/completion,
@@ -106,4 +106,4 @@ struct SampleProgram {
 // problem's entry point, so the right fenced block is chosen.
 SampleProgram ProgramOf(const Sample& sample, const ProblemRecord& problem);
 
-}  // namespace egca::batch
+}  // namespace egca::datasets

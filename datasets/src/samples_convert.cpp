@@ -10,10 +10,10 @@
 #include <unordered_map>
 
 #include "datasets_text.h"
-#include "egca/batch/samples.h"
+#include "egca/datasets/samples.h"
 #include "egca/core/files.h"
 
-namespace egca::batch {
+namespace egca::datasets {
 namespace fs = std::filesystem;
 using internal::json;
 
@@ -442,4 +442,4 @@ StatusOr<std::vector<Sample>> ConvertSamples(const std::string& path, SampleSour
   return samples;
 }
 
-}  // namespace egca::batch
+}  // namespace egca::datasets

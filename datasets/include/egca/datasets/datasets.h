@@ -24,10 +24,10 @@
 #include <string_view>
 #include <vector>
 
-#include "egca/batch/problem.h"
+#include "egca/datasets/problem.h"
 #include "egca/core/status.h"
 
-namespace egca::batch {
+namespace egca::datasets {
 
 enum class DatasetFormat {
   kAuto,
@@ -112,4 +112,4 @@ StatusOr<std::vector<ProblemRecord>> LoadProblems(const std::string& path,
 std::string EntryPointFromAsserts(const std::string& reference,
                                   const std::vector<std::string>& asserts);
 
-}  // namespace egca::batch
+}  // namespace egca::datasets

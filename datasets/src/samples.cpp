@@ -1,11 +1,11 @@
-#include "egca/batch/samples.h"
+#include "egca/datasets/samples.h"
 
 #include <fmt/format.h>
 
 #include "datasets_text.h"
 #include "egca/core/files.h"
 
-namespace egca::batch {
+namespace egca::datasets {
 using internal::json;
 
 StatusOr<std::vector<Sample>> LoadSamples(const std::string& path, LoadReport* report) {
@@ -105,4 +105,4 @@ SampleProgram ProgramOf(const Sample& sample, const ProblemRecord& problem) {
   return p;
 }
 
-}  // namespace egca::batch
+}  // namespace egca::datasets

@@ -10,7 +10,7 @@
 
 #include "egca/tracer/test_case.h"
 
-namespace egca::batch {
+namespace egca::datasets {
 
 // One problem of a data set, whatever its source format.
 struct ProblemRecord {
@@ -66,4 +66,4 @@ struct LoadReport {
   void Bad(std::string file, int64_t line, std::string message);
 };
 
-}  // namespace egca::batch
+}  // namespace egca::datasets

@@ -2,7 +2,7 @@
 // on the real published sample files: CodeT (16,400 bodies, all matched), MapCoder (APPS
 // ids matching the mapcoder_apps loader, the unparsable line reported), LDB and Reflexion
 // (MBPP and MultiPL-E naming mapped to the MBPP loader's ids).
-#include "egca/batch/samples.h"
+#include "egca/datasets/samples.h"
 
 #include <gtest/gtest.h>
 
@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "common/scratch_dir.h"
-#include "egca/batch/datasets.h"
+#include "egca/datasets/datasets.h"
 
-namespace egca::batch {
+namespace egca::datasets {
 namespace {
 
 std::string Data(const std::string& relative) {
@@ -374,4 +374,4 @@ TEST(ReflexionConverter, StringVerdictsAndSingleFilesAndFolders) {
 }
 
 }  // namespace
-}  // namespace egca::batch
+}  // namespace egca::datasets

@@ -1,4 +1,4 @@
-#include "egca/batch/datasets.h"
+#include "egca/datasets/datasets.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "datasets_formats.h"
 #include "egca/core/files.h"
 
-namespace egca::batch {
+namespace egca::datasets {
 namespace fs = std::filesystem;
 using internal::json;
 
@@ -383,4 +383,4 @@ void LoadMbppRecord(DatasetFormat format, const json& r, int64_t line, const std
 }
 
 }  // namespace internal
-}  // namespace egca::batch
+}  // namespace egca::datasets

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "egca/batch/datasets.h"
-#include "egca/batch/samples.h"
+#include "egca/datasets/datasets.h"
+#include "egca/datasets/samples.h"
 #include "egca/tracer/executor.h"
 
-namespace egca::batch {
+namespace egca::datasets {
 namespace {
 
 std::string Data(const std::string& relative) {
@@ -158,4 +158,4 @@ TEST_F(Grading, MapCoderSolvedSamplesPassTheLoadedTests) {
 }
 
 }  // namespace
-}  // namespace egca::batch
+}  // namespace egca::datasets

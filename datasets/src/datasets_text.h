@@ -12,10 +12,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "egca/batch/problem.h"
+#include "egca/datasets/problem.h"
 #include "egca/core/status.h"
 
-namespace egca::batch::internal {
+namespace egca::datasets::internal {
 
 using nlohmann::json;
 
@@ -78,4 +78,4 @@ class IdSet {
   std::unordered_map<std::string, std::string> first_;  // id -> origin of its first record
 };
 
-}  // namespace egca::batch::internal
+}  // namespace egca::datasets::internal

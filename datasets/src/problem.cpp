@@ -1,8 +1,8 @@
-#include "egca/batch/problem.h"
+#include "egca/datasets/problem.h"
 
 #include <fmt/format.h>
 
-namespace egca::batch {
+namespace egca::datasets {
 
 std::string BadRecord::ToString() const {
   return line > 0 ? fmt::format("{}:{}: {}", file, line, message)
@@ -13,4 +13,4 @@ void LoadReport::Bad(std::string file, int64_t line, std::string message) {
   bad.push_back({std::move(file), line, std::move(message)});
 }
 
-}  // namespace egca::batch
+}  // namespace egca::datasets
