@@ -18,6 +18,7 @@ APT_PACKAGES=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libpcre2-dev zlib1g-dev libseccomp-dev
   libicu-dev                              # NFC/NFKC normalization (tokenizer)
+  libyaml-cpp-dev                         # training config files (trainer/)
 )
 
 missing=()

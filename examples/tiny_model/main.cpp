@@ -2,12 +2,15 @@
 //
 //   tiny_model_example OUT_DIR [--family qwen3|qwen2|llama] [--seed N]
 //                      [--dtype float32|bfloat16|float16] [--shard-bytes N]
-//                      [--samples G] [--new-tokens N]
+//                      [--samples G] [--new-tokens N] [--vocab N] [--tokenizer FILE]
+// --vocab 151936 --tokenizer .../tokenizer.json: a model that takes Qwen3's real token ids,
+// with the tokenizer copied beside it (what egca-train's example config trains).
 //
 // OUT_DIR then loads in transformers: AutoModelForCausalLM.from_pretrained(OUT_DIR).
 #include <ATen/ATen.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
@@ -22,7 +25,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Create a random tiny decoder checkpoint, reload it and sample from it"};
   std::string out_dir, family = "qwen3", dtype = "float32";
   uint64_t seed = 0;
-  int64_t shard_bytes = 0, samples = 4, new_tokens = 16;
+  int64_t shard_bytes = 0, samples = 4, new_tokens = 16, vocab = 512;
+  std::string tokenizer;
   app.add_option("out_dir", out_dir, "checkpoint directory to write")->required();
   app.add_option("--family", family, "qwen3, qwen2 or llama")
       ->check(CLI::IsMember({"qwen3", "qwen2", "llama"}));
@@ -32,6 +36,8 @@ int main(int argc, char** argv) {
   app.add_option("--shard-bytes", shard_bytes, "shard size limit (0 = one file)");
   app.add_option("--samples", samples, "completions to sample");
   app.add_option("--new-tokens", new_tokens, "tokens per completion");
+  app.add_option("--vocab", vocab, "vocabulary size (151936 for Qwen3's tokenizer)");
+  app.add_option("--tokenizer", tokenizer, "tokenizer.json to copy into OUT_DIR")->check(CLI::ExistingFile);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -43,14 +49,15 @@ int main(int argc, char** argv) {
              : family == "qwen2" ? ModelFamily::kQwen2
                                  : ModelFamily::kQwen3;
   c.model_type = family;
-  c.vocab_size = 512;
+  c.vocab_size = vocab;
+  c.max_position_embeddings = 8192;
+  c.tie_word_embeddings = c.family == ModelFamily::kQwen2 || vocab > 4096;
   c.hidden_size = 64;
   c.intermediate_size = 128;
   c.num_hidden_layers = 2;
   c.num_attention_heads = 4;
   c.num_key_value_heads = 2;
   c.head_dim = 16;
-  c.tie_word_embeddings = c.family == ModelFamily::kQwen2;
   c.torch_dtype = dtype;
 
   if (auto s =
@@ -58,6 +65,15 @@ int main(int argc, char** argv) {
       !s.ok()) {
     std::fprintf(stderr, "tiny_model: %s\n", s.ToString().c_str());
     return 1;
+  }
+  if (!tokenizer.empty()) {
+    std::error_code ec;
+    std::filesystem::copy_file(tokenizer, out_dir + "/tokenizer.json",
+                               std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) {
+      std::fprintf(stderr, "tiny_model: %s: %s\n", tokenizer.c_str(), ec.message().c_str());
+      return 1;
+    }
   }
   auto model = LoadCheckpoint(out_dir, LoadOptions(at::kCPU));
   if (!model.ok()) {

@@ -49,6 +49,7 @@ struct KvCache {
 struct CompletionLogProbs {
   at::Tensor log_probs;  // [N, L] float32, L = longest completion; log p(c_t | prompt, c_<t)
   at::Tensor mask;       // [N, L] float32, 1 where a completion token exists, 0 padding
+  at::Tensor entropy;    // [N, L] float32 (no gradient) when asked for, else undefined
 };
 
 class DecoderModel : public torch::nn::Module {
@@ -91,9 +92,12 @@ class DecoderModel : public torch::nn::Module {
 
   // What GRPO needs: for each (prompt, completion) pair the log-probs of the completion
   // tokens. Builds one right-padded batch on the model's device. prompts.size() ==
-  // completions.size(); every prompt non-empty. Gradients flow as in TokenLogProbs.
+  // completions.size(); every prompt non-empty. Gradients flow as in TokenLogProbs. Only
+  // the positions that predict a completion token go through lm_head. `want_entropy`: also
+  // the policy's entropy at each completion position (nats, no gradient).
   CompletionLogProbs ScoreCompletions(const std::vector<std::vector<int32_t>>& prompts,
-                                      const std::vector<std::vector<int32_t>>& completions);
+                                      const std::vector<std::vector<int32_t>>& completions,
+                                      bool want_entropy = false);
 
   // The output projection weight [vocab_size, hidden_size] (the embedding when tied).
   at::Tensor lm_head_weight() const;

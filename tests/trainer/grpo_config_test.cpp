@@ -1,0 +1,119 @@
+#include "egca/trainer/grpo_config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "model_test_util.h"
+
+namespace egca::trainer {
+namespace {
+
+std::string Write(const testing::ScratchDir& dir, const std::string& name, const std::string& text) {
+  std::ofstream(dir.file(name)) << text;
+  return dir.file(name);
+}
+
+TEST(GrpoConfig, DefaultsAreThePapers) {
+  GrpoConfig c;
+  EXPECT_DOUBLE_EQ(c.lr, 5e-7);
+  EXPECT_EQ(c.group_size, 16);
+  EXPECT_DOUBLE_EQ(c.eps_low, 0.2);
+  EXPECT_DOUBLE_EQ(c.eps_high, 0.2);
+  EXPECT_DOUBLE_EQ(c.beta, 0.05);
+  EXPECT_DOUBLE_EQ(c.temperature, 0.8);
+  EXPECT_DOUBLE_EQ(c.top_p, 0.9);
+  EXPECT_EQ(c.target, "earliest");
+}
+
+TEST(GrpoConfig, NestedYamlAndOverrides) {
+  testing::ScratchDir dir("grpo_config_nested");
+  const auto path = Write(dir, "run.yaml",
+                          "model: /m\nrun_dir: /r\ndata:\n  train: /d.jsonl\nrollout:\n  group_size: 4\n"
+                          "  stop: [\"\\ndef \", END]\noptim:\n  lr: 1e-6\neval:\n  k: [1, 5]\n");
+  GrpoConfig c;
+  ASSERT_TRUE(LoadGrpoConfigFile(path, &c).ok());
+  EXPECT_EQ(c.model, "/m");
+  EXPECT_EQ(c.group_size, 4);
+  EXPECT_DOUBLE_EQ(c.lr, 1e-6);
+  EXPECT_EQ(c.stop_strings, (std::vector<std::string>{"\ndef ", "END"}));
+  EXPECT_EQ(c.eval_k, (std::vector<int64_t>{1, 5}));
+  ASSERT_TRUE(ApplyGrpoConfigOverrides({"optim.lr=2e-6", "credit.target=uniform", "rollout.stop=[a]"}, &c).ok());
+  EXPECT_DOUBLE_EQ(c.lr, 2e-6);
+  EXPECT_EQ(c.target, "uniform");
+  EXPECT_EQ(c.stop_strings, (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(ValidateGrpoConfig(c).ok());
+}
+
+TEST(GrpoConfig, UnknownKeyNamesFileLineAndSuggests) {
+  testing::ScratchDir dir("grpo_config_unknown");
+  const auto path = Write(dir, "run.yaml", "model: /m\nrollout:\n  group_sise: 4\n");
+  GrpoConfig c;
+  const Status s = LoadGrpoConfigFile(path, &c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("run.yaml:3"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("rollout.group_sise"), std::string::npos) << s.message();
+  const Status o = ApplyGrpoConfigOverrides({"group_size=4"}, &c);
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.message().find("did you mean 'rollout.group_size'"), std::string::npos) << o.message();
+}
+
+TEST(GrpoConfig, BadValuesNameTheKey) {
+  GrpoConfig c;
+  for (const char* bad : {"rollout.group_size=four", "optim.lr=fast", "data.shuffle=maybe", "eval.k=[1, x]",
+                          "optim.steps=1.5", "optim.lr=nan"}) {
+    const Status s = ApplyGrpoConfigOverrides({bad}, &c);
+    ASSERT_FALSE(s.ok()) << bad;
+    const std::string key = std::string(bad).substr(0, std::string(bad).find('='));
+    EXPECT_NE(s.message().find("'" + key + "'"), std::string::npos) << s.message();
+  }
+  c.model = "/m";
+  c.run_dir = "/r";
+  c.train_data = "/d";
+  c.group_size = 1;
+  const Status g = ValidateGrpoConfig(c);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.message().find("rollout.group_size"), std::string::npos);
+  c.group_size = 2;
+  c.target = "earlyest";
+  EXPECT_NE(ValidateGrpoConfig(c).message().find("credit.target"), std::string::npos);
+}
+
+TEST(GrpoConfig, MalformedAndEmptyFiles) {
+  testing::ScratchDir dir("grpo_config_bad");
+  GrpoConfig c;
+  const Status empty = LoadGrpoConfigFile(Write(dir, "empty.yaml", ""), &c);
+  EXPECT_NE(empty.message().find("empty.yaml"), std::string::npos);
+  const Status broken = LoadGrpoConfigFile(Write(dir, "broken.yaml", "model: [unclosed\n"), &c);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.message().find("broken.yaml:"), std::string::npos) << broken.message();
+  const Status list = LoadGrpoConfigFile(Write(dir, "list.yaml", "- a\n- b\n"), &c);
+  EXPECT_FALSE(list.ok());
+  EXPECT_FALSE(LoadGrpoConfigFile(dir.file("missing.yaml"), &c).ok());
+}
+
+TEST(GrpoConfig, WrittenConfigReadsBackEqual) {
+  testing::ScratchDir dir("grpo_config_roundtrip");
+  GrpoConfig c;
+  c.model = "/models/q";
+  c.run_dir = "runs/a b";
+  c.train_data = "d.jsonl";
+  c.instruction = "Line one.\nLine \"two\": yes";
+  c.stop_strings = {"\n```", "#"};
+  c.lr = 3.5e-7;
+  c.eval_k = {1, 10};
+  c.seed = 42;
+  c.shuffle = false;
+  const std::string yaml = GrpoConfigToYaml(c);
+  GrpoConfig back;
+  ASSERT_TRUE(LoadGrpoConfigFile(Write(dir, "c.yaml", yaml), &back).ok()) << yaml;
+  EXPECT_EQ(GrpoConfigToYaml(back), yaml);
+  EXPECT_EQ(back.instruction, c.instruction);
+  EXPECT_EQ(back.stop_strings, c.stop_strings);
+  EXPECT_DOUBLE_EQ(back.lr, c.lr);
+  EXPECT_EQ(back.seed, 42u);
+  EXPECT_FALSE(back.shuffle);
+}
+
+}  // namespace
+}  // namespace egca::trainer

@@ -1,0 +1,137 @@
+// The configuration of a GRPO training run: one YAML file (the single source of truth for
+// reproducing a run) plus `key=value` overrides from the command line. Keys are dotted
+// paths ("rollout.group_size", "optim.lr"); the YAML nests them ("rollout:\n  group_size:
+// 16"). Defaults are the EGCA paper's (Appendix H: lr 5e-7, G 16, eps 0.2, beta 0.05,
+// temperature 0.8, top-p 0.9). GrpoConfigKeys() lists every key with its help text; the
+// README's egca-train section shows a complete file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "egca/core/status.h"
+
+namespace egca::trainer {
+
+struct GrpoConfig {
+  // ---- where things are ----
+  std::string model;            // Hugging Face checkpoint directory (config.json + safetensors)
+  std::string tokenizer;        // tokenizer.json or its directory; "" = `model`
+  std::string reference_model;  // frozen KL reference; "" = `model`
+  std::string run_dir;          // outputs: config, metrics, TensorBoard, checkpoints, rollouts
+
+  // ---- data (any format egca-batch reads) ----
+  std::string train_data;
+  std::string train_format = "auto";   // datasets::DatasetFormatName()s
+  std::string eval_data;               // held-out problems; "" = no evaluation
+  std::string eval_format = "auto";
+  int64_t train_limit = -1;            // problems kept (-1 = all)
+  int64_t eval_limit = -1;
+  std::string id_prefix;               // datasets::DatasetOptions::id_prefix
+  std::vector<std::string> fields;     // APPS+ "key=name" field mapping
+  bool shuffle = true;                 // reshuffled every epoch from `seed`
+
+  // ---- prompt (chat template + statement, EGCA eq. 4 constraint suffix) ----
+  std::string chat_template = "qwen3";  // "qwen3", "chatml", or a JSON template file
+  std::string system_prompt;            // "" = none
+  std::string instruction =
+      "Write a complete Python program that solves the problem below. Answer with the code "
+      "in one ```python block.";
+  bool constraints_in_prompt = false;  // append the problem's constraints (EGCA eq. 4)
+  bool extract_constraints = false;    // constraints from the reference (gates::ExtractConstraints)
+  int64_t max_prompt_tokens = 1024;    // a longer prompt is an error naming the problem
+
+  // ---- rollout ----
+  int64_t group_size = 16;        // G completions per prompt (>= 2)
+  int64_t prompts_per_step = 4;   // problems per step (batch = prompts_per_step * G samples)
+  int64_t max_new_tokens = 512;
+  double temperature = 0.8;
+  double top_p = 0.9;
+  int64_t top_k = 0;
+  std::vector<std::string> stop_strings;
+  // Prompts generated together; routing of one chunk runs while the next generates.
+  // 0 = all prompts of the step in one batch (no overlap).
+  int64_t generation_chunk = 1;
+
+  // ---- routing (gates::Router) ----
+  int64_t route_workers = 2;         // sandboxed executors routing in parallel
+  double timeout_seconds = 4;        // per test
+  int64_t memory_mb = 2048;        // address space per run (includes the warm interpreter)
+  bool localize = true;              // off: route only (uniform credit for LOGIC)
+  bool check_comparability = true;   // the I_cmp gate
+  bool runtime_error_is_logic = false;
+  bool prepare_reference = true;     // trace references while the policy generates
+
+  // ---- credit ----
+  std::string target = "earliest";           // earliest | last | random | uniform
+  double soft_weight = 1.0;                  // share of A_i on the span (1 = hard mask)
+  std::string normalization = "mean_centered";  // mean_centered (EGCA eq. 2) | mean_std
+
+  // ---- loss ----
+  double eps_low = 0.2;
+  double eps_high = 0.2;
+  double beta = 0.05;  // KL coefficient; 0 = no reference model
+
+  // ---- optimizer ----
+  int64_t steps = 100;         // rollout steps
+  int64_t mu = 1;              // optimizer passes per rollout batch
+  int64_t micro_batch = 4;     // samples per forward/backward (gradient accumulation)
+  double lr = 5e-7;
+  double weight_decay = 0.0;
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.999;
+  double adam_eps = 1e-8;
+  double grad_clip = 1.0;      // max global gradient norm; 0 = none
+  int64_t warmup_steps = 0;    // optimizer steps of linear warm-up, then linear decay to 0
+  bool lr_decay = true;
+
+  // ---- run ----
+  std::string device = "auto";  // auto | cpu | cuda | cuda:N
+  std::string dtype = "auto";   // auto (bfloat16 on CUDA, float32 on CPU) | float32 | bfloat16
+  uint64_t seed = 0;
+  int64_t save_every = 50;      // steps between checkpoints (0 = only at the end)
+  int64_t keep_checkpoints = 2; // newest kept (0 = all)
+  int64_t eval_every = 0;       // steps between evaluations (0 = never; also at the end if > 0)
+  bool dump_rollouts = true;    // rollouts/step-<n>.jsonl
+  int64_t threads = 0;          // torch intra-op threads (0 = torch's default)
+
+  // ---- evaluation ----
+  int64_t eval_samples = 1;       // n samples per problem for pass@k (besides greedy pass@1)
+  std::vector<int64_t> eval_k = {1};
+  double eval_temperature = 0.2;  // EGCA's evaluation decoding
+  double eval_top_p = 0.95;
+  int64_t eval_max_new_tokens = 512;
+};
+
+// One configuration key: its dotted name and what it means (for --help and errors).
+struct GrpoConfigKey {
+  std::string name;
+  std::string help;
+};
+const std::vector<GrpoConfigKey>& GrpoConfigKeys();
+
+// Sets one key from its text (a YAML scalar, or a YAML flow list "[a, b]" for list keys).
+// INVALID_ARGUMENT naming `where` ("run.yaml:12", "--set") and the key for an unknown key
+// or a bad value.
+Status SetGrpoConfigValue(GrpoConfig* config, std::string_view key, std::string_view value,
+                          std::string_view where);
+
+// Reads a YAML file of nested mappings into `config` (keys not in the file keep their
+// values). Errors name the file and line.
+Status LoadGrpoConfigFile(const std::string& path, GrpoConfig* config);
+
+// Applies "key=value" overrides in order (the CLI's --set).
+Status ApplyGrpoConfigOverrides(const std::vector<std::string>& overrides, GrpoConfig* config);
+
+// Consistency of the values (G >= 2, known target/normalization/device/dtype, ranges); the
+// error names the key. Does not look at files.
+Status ValidateGrpoConfig(const GrpoConfig& config);
+
+// Every key, nested as in the file, with its effective value: what the run directory keeps
+// (config.yaml), and LoadGrpoConfigFile of it gives back the same config.
+std::string GrpoConfigToYaml(const GrpoConfig& config);
+
+}  // namespace egca::trainer

@@ -1,0 +1,396 @@
+#include "egca/trainer/grpo_config.h"
+
+#include <cmath>
+#include <sstream>
+#include <variant>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include "egca/core/files.h"
+
+namespace egca::trainer {
+namespace {
+
+using Member = std::variant<std::string GrpoConfig::*, int64_t GrpoConfig::*, uint64_t GrpoConfig::*,
+                            double GrpoConfig::*, bool GrpoConfig::*,
+                            std::vector<std::string> GrpoConfig::*,
+                            std::vector<int64_t> GrpoConfig::*>;
+
+struct Field {
+  const char* name;
+  Member member;
+  const char* help;
+};
+
+// The one table of keys: parsing, validation messages, --help and the written config all
+// come from it, so a key cannot be readable but not written (or the reverse).
+const std::vector<Field>& Fields() {
+  using C = GrpoConfig;
+  static const std::vector<Field> fields = {
+      {"model", &C::model, "Hugging Face checkpoint directory of the policy"},
+      {"tokenizer", &C::tokenizer, "tokenizer.json or its directory (default: model)"},
+      {"reference_model", &C::reference_model, "frozen KL reference checkpoint (default: model)"},
+      {"run_dir", &C::run_dir, "output directory"},
+      {"data.train", &C::train_data, "training problems (any egca-batch format)"},
+      {"data.train_format", &C::train_format, "auto, humaneval, mbpp, apps_dir, apps_plus, ..."},
+      {"data.eval", &C::eval_data, "held-out problems for pass@k (empty: no evaluation)"},
+      {"data.eval_format", &C::eval_format, "format of data.eval"},
+      {"data.train_limit", &C::train_limit, "training problems kept (-1 = all)"},
+      {"data.eval_limit", &C::eval_limit, "evaluation problems kept (-1 = all)"},
+      {"data.id_prefix", &C::id_prefix, "problem id prefix (mbpp/, apps/ ...)"},
+      {"data.fields", &C::fields, "APPS+ field mapping, list of key=name"},
+      {"data.shuffle", &C::shuffle, "reshuffle the problems every epoch"},
+      {"prompt.chat_template", &C::chat_template, "qwen3, chatml, or a JSON template file"},
+      {"prompt.system", &C::system_prompt, "system message (empty: none)"},
+      {"prompt.instruction", &C::instruction, "text before the problem statement"},
+      {"prompt.constraints", &C::constraints_in_prompt, "append the problem's constraints (EGCA eq. 4)"},
+      {"prompt.extract_constraints", &C::extract_constraints,
+       "derive constraints from the reference solution"},
+      {"prompt.max_tokens", &C::max_prompt_tokens, "longest prompt allowed (tokens)"},
+      {"rollout.group_size", &C::group_size, "G completions per prompt (>= 2)"},
+      {"rollout.prompts_per_step", &C::prompts_per_step, "problems per step"},
+      {"rollout.max_new_tokens", &C::max_new_tokens, "tokens per completion"},
+      {"rollout.temperature", &C::temperature, "sampling temperature"},
+      {"rollout.top_p", &C::top_p, "nucleus sampling mass"},
+      {"rollout.top_k", &C::top_k, "top-k (0 = off)"},
+      {"rollout.stop", &C::stop_strings, "stop strings"},
+      {"rollout.generation_chunk", &C::generation_chunk,
+       "prompts generated together; routing overlaps the next chunk (0 = all at once)"},
+      {"route.workers", &C::route_workers, "sandboxed executors routing in parallel"},
+      {"route.timeout", &C::timeout_seconds, "seconds per test"},
+      {"route.memory_mb", &C::memory_mb, "memory limit per run (MiB)"},
+      {"route.localize", &C::localize, "localize LOGIC samples (off: uniform credit)"},
+      {"route.check_comparability", &C::check_comparability, "the I_cmp gate"},
+      {"route.runtime_error_is_logic", &C::runtime_error_is_logic, "run-time errors are LOGIC"},
+      {"route.prepare_reference", &C::prepare_reference, "trace references while generating"},
+      {"credit.target", &C::target, "earliest, last, random or uniform (plain GRPO)"},
+      {"credit.soft_weight", &C::soft_weight, "share of A_i on the span (1 = hard mask)"},
+      {"credit.normalization", &C::normalization, "mean_centered (EGCA eq. 2) or mean_std"},
+      {"loss.eps_low", &C::eps_low, "clip below: 1 - eps_low"},
+      {"loss.eps_high", &C::eps_high, "clip above: 1 + eps_high"},
+      {"loss.beta", &C::beta, "KL coefficient (0: no reference model)"},
+      {"optim.steps", &C::steps, "rollout steps"},
+      {"optim.mu", &C::mu, "optimizer passes per rollout batch"},
+      {"optim.micro_batch", &C::micro_batch, "samples per forward/backward"},
+      {"optim.lr", &C::lr, "peak learning rate (AdamW)"},
+      {"optim.weight_decay", &C::weight_decay, "AdamW weight decay"},
+      {"optim.beta1", &C::adam_beta1, "AdamW beta1"},
+      {"optim.beta2", &C::adam_beta2, "AdamW beta2"},
+      {"optim.eps", &C::adam_eps, "AdamW epsilon"},
+      {"optim.grad_clip", &C::grad_clip, "max gradient norm (0 = none)"},
+      {"optim.warmup_steps", &C::warmup_steps, "optimizer steps of linear warm-up"},
+      {"optim.lr_decay", &C::lr_decay, "linear decay to 0 after warm-up"},
+      {"run.device", &C::device, "auto, cpu, cuda or cuda:N"},
+      {"run.dtype", &C::dtype, "auto, float32 or bfloat16"},
+      {"run.seed", &C::seed, "seed of sampling, data order and random targets"},
+      {"run.save_every", &C::save_every, "steps between checkpoints (0: at the end)"},
+      {"run.keep_checkpoints", &C::keep_checkpoints, "checkpoints kept (0 = all)"},
+      {"run.eval_every", &C::eval_every, "steps between evaluations (0: never)"},
+      {"run.dump_rollouts", &C::dump_rollouts, "write rollouts/step-N.jsonl"},
+      {"run.threads", &C::threads, "torch intra-op threads (0: default)"},
+      {"eval.samples", &C::eval_samples, "n samples per problem for pass@k"},
+      {"eval.k", &C::eval_k, "k values of pass@k"},
+      {"eval.temperature", &C::eval_temperature, "sampling temperature for pass@k"},
+      {"eval.top_p", &C::eval_top_p, "nucleus mass for pass@k"},
+      {"eval.max_new_tokens", &C::eval_max_new_tokens, "tokens per evaluation completion"},
+  };
+  return fields;
+}
+
+const Field* FindField(std::string_view key) {
+  for (const Field& f : Fields()) {
+    if (key == f.name) return &f;
+  }
+  return nullptr;
+}
+
+std::string Nearest(std::string_view key) {
+  // The key sharing the longest suffix after the last '.', else none: "group_size" ->
+  // "rollout.group_size".
+  const std::string_view leaf = key.substr(key.rfind('.') == std::string_view::npos ? 0 : key.rfind('.') + 1);
+  for (const Field& f : Fields()) {
+    std::string_view n = f.name;
+    const auto dot = n.rfind('.');
+    if ((dot == std::string_view::npos ? n : n.substr(dot + 1)) == leaf) return f.name;
+  }
+  return "";
+}
+
+Status UnknownKey(std::string_view key, std::string_view where) {
+  const std::string near = Nearest(key);
+  return InvalidArgument(fmt::format("{}: unknown config key '{}'{}", where, key,
+                                     near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+}
+
+Status BadValue(std::string_view key, std::string_view value, std::string_view where,
+                std::string_view expected) {
+  return InvalidArgument(
+      fmt::format("{}: config key '{}': bad value '{}' ({} expected)", where, key, value, expected));
+}
+
+bool ParseBool(std::string_view s, bool* out) {
+  if (s == "true" || s == "True" || s == "yes" || s == "on" || s == "1") return *out = true, true;
+  if (s == "false" || s == "False" || s == "no" || s == "off" || s == "0") return *out = false, true;
+  return false;
+}
+
+template <typename T>
+bool ParseNumber(std::string_view s, T* out) {
+  if (s.empty()) return false;
+  std::istringstream in{std::string(s)};
+  T v{};
+  in >> v;
+  if (in.fail() || !in.eof()) return false;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(v)) return false;
+  }
+  *out = v;
+  return true;
+}
+
+// A list value: a YAML flow sequence "[a, b]" or one scalar.
+StatusOr<std::vector<std::string>> ParseList(std::string_view value, std::string_view key,
+                                             std::string_view where) {
+  try {
+    YAML::Node node = YAML::Load(std::string(value));
+    std::vector<std::string> out;
+    if (node.IsSequence()) {
+      for (const auto& item : node) {
+        if (!item.IsScalar()) return BadValue(key, value, where, "a list of scalars");
+        out.push_back(item.as<std::string>());
+      }
+    } else if (node.IsScalar()) {
+      out.push_back(node.as<std::string>());
+    } else if (!node.IsNull()) {
+      return BadValue(key, value, where, "a list");
+    }
+    return out;
+  } catch (const YAML::Exception& e) {
+    return BadValue(key, value, where, "a YAML list");
+  }
+}
+
+std::string YamlScalar(const std::string& s) {
+  YAML::Emitter e;
+  e << YAML::DoubleQuoted << s;
+  return e.c_str();
+}
+
+std::string FormatDouble(double v) {
+  std::string s = fmt::format("{}", v);
+  if (s.find_first_of(".eE") == std::string::npos && s.find("inf") == std::string::npos) s += ".0";
+  return s;
+}
+
+void Flatten(const YAML::Node& node, const std::string& prefix, const std::string& path,
+             GrpoConfig* config, Status* status) {
+  if (!status->ok()) return;
+  for (const auto& kv : node) {
+    const std::string key = prefix.empty() ? kv.first.as<std::string>()
+                                           : prefix + "." + kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    const std::string where = fmt::format("{}:{}", path, kv.first.Mark().line + 1);
+    if (v.IsMap()) {
+      if (FindField(key) != nullptr) {
+        *status = BadValue(key, "{...}", where, "a value, not a mapping");
+        return;
+      }
+      Flatten(v, key, path, config, status);
+      continue;
+    }
+    const Field* f = FindField(key);
+    if (f == nullptr) {
+      *status = UnknownKey(key, where);
+      return;
+    }
+    std::string text;
+    if (v.IsSequence()) {
+      YAML::Emitter e;
+      e << YAML::Flow << v;
+      text = e.c_str();
+    } else if (v.IsNull()) {
+      text = "";
+    } else {
+      text = v.as<std::string>();
+    }
+    *status = SetGrpoConfigValue(config, key, text, where);
+    if (!status->ok()) return;
+  }
+}
+
+}  // namespace
+
+const std::vector<GrpoConfigKey>& GrpoConfigKeys() {
+  static const std::vector<GrpoConfigKey> keys = [] {
+    std::vector<GrpoConfigKey> out;
+    for (const Field& f : Fields()) out.push_back({f.name, f.help});
+    return out;
+  }();
+  return keys;
+}
+
+Status SetGrpoConfigValue(GrpoConfig* config, std::string_view key, std::string_view value,
+                          std::string_view where) {
+  const Field* f = FindField(key);
+  if (f == nullptr) return UnknownKey(key, where);
+  return std::visit(
+      [&](auto member) -> Status {
+        using T = std::decay_t<decltype(config->*member)>;
+        T& slot = config->*member;
+        if constexpr (std::is_same_v<T, std::string>) {
+          slot = std::string(value);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          if (!ParseBool(value, &slot)) return BadValue(key, value, where, "true or false");
+        } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) {
+          if (!ParseNumber(value, &slot)) return BadValue(key, value, where, "an integer");
+        } else if constexpr (std::is_same_v<T, double>) {
+          if (!ParseNumber(value, &slot)) return BadValue(key, value, where, "a number");
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          EGCA_ASSIGN_OR_RETURN(slot, ParseList(value, key, where));
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          EGCA_ASSIGN_OR_RETURN(auto items, ParseList(value, key, where));
+          std::vector<int64_t> parsed;
+          for (const auto& item : items) {
+            int64_t v = 0;
+            if (!ParseNumber(item, &v)) return BadValue(key, value, where, "a list of integers");
+            parsed.push_back(v);
+          }
+          slot = std::move(parsed);
+        }
+        return Status::Ok();
+      },
+      f->member);
+}
+
+Status LoadGrpoConfigFile(const std::string& path, GrpoConfig* config) {
+  EGCA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return InvalidArgument(fmt::format("{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg));
+  }
+  if (root.IsNull()) return InvalidArgument(fmt::format("{}: empty config file", path));
+  if (!root.IsMap()) return InvalidArgument(fmt::format("{}:1: the config must be a mapping of keys", path));
+  Status status = Status::Ok();
+  try {
+    Flatten(root, "", path, config, &status);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
+  }
+  return status;
+}
+
+Status ApplyGrpoConfigOverrides(const std::vector<std::string>& overrides, GrpoConfig* config) {
+  for (const std::string& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidArgument(fmt::format("--set '{}': expected key=value", o));
+    }
+    EGCA_RETURN_IF_ERROR(SetGrpoConfigValue(config, o.substr(0, eq), o.substr(eq + 1), "--set"));
+  }
+  return Status::Ok();
+}
+
+Status ValidateGrpoConfig(const GrpoConfig& c) {
+  auto bad = [](const char* key, const std::string& why) {
+    return InvalidArgument(fmt::format("config key '{}': {}", key, why));
+  };
+  if (c.model.empty()) return bad("model", "required (a Hugging Face checkpoint directory)");
+  if (c.run_dir.empty()) return bad("run_dir", "required");
+  if (c.train_data.empty()) return bad("data.train", "required");
+  if (c.group_size < 2) return bad("rollout.group_size", fmt::format("G = {}: GRPO needs at least 2", c.group_size));
+  if (c.prompts_per_step < 1) return bad("rollout.prompts_per_step", "must be >= 1");
+  if (c.max_new_tokens < 1) return bad("rollout.max_new_tokens", "must be >= 1");
+  if (c.temperature < 0) return bad("rollout.temperature", "must be >= 0");
+  if (!(c.top_p > 0 && c.top_p <= 1)) return bad("rollout.top_p", "must be in (0, 1]");
+  if (c.top_k < 0) return bad("rollout.top_k", "must be >= 0");
+  if (c.generation_chunk < 0) return bad("rollout.generation_chunk", "must be >= 0");
+  if (c.max_prompt_tokens < 1) return bad("prompt.max_tokens", "must be >= 1");
+  if (c.route_workers < 1) return bad("route.workers", "must be >= 1");
+  if (!(c.timeout_seconds > 0)) return bad("route.timeout", "must be > 0");
+  if (c.memory_mb < 16) return bad("route.memory_mb", "must be >= 16");
+  if (c.target != "earliest" && c.target != "last" && c.target != "random" && c.target != "uniform") {
+    return bad("credit.target", fmt::format("'{}' is not earliest, last, random or uniform", c.target));
+  }
+  if (!(c.soft_weight >= 0 && c.soft_weight <= 1)) return bad("credit.soft_weight", "must be in [0, 1]");
+  if (c.normalization != "mean_centered" && c.normalization != "mean_std") {
+    return bad("credit.normalization", fmt::format("'{}' is not mean_centered or mean_std", c.normalization));
+  }
+  if (!(c.eps_low >= 0 && c.eps_low < 1)) return bad("loss.eps_low", "must be in [0, 1)");
+  if (!(c.eps_high >= 0)) return bad("loss.eps_high", "must be >= 0");
+  if (!(c.beta >= 0)) return bad("loss.beta", "must be >= 0");
+  if (c.steps < 1) return bad("optim.steps", "must be >= 1");
+  if (c.mu < 1) return bad("optim.mu", "must be >= 1");
+  if (c.micro_batch < 1) return bad("optim.micro_batch", "must be >= 1");
+  if (!(c.lr >= 0)) return bad("optim.lr", "must be >= 0");
+  if (!(c.weight_decay >= 0)) return bad("optim.weight_decay", "must be >= 0");
+  if (!(c.adam_beta1 >= 0 && c.adam_beta1 < 1)) return bad("optim.beta1", "must be in [0, 1)");
+  if (!(c.adam_beta2 >= 0 && c.adam_beta2 < 1)) return bad("optim.beta2", "must be in [0, 1)");
+  if (!(c.adam_eps > 0)) return bad("optim.eps", "must be > 0");
+  if (!(c.grad_clip >= 0)) return bad("optim.grad_clip", "must be >= 0");
+  if (c.warmup_steps < 0) return bad("optim.warmup_steps", "must be >= 0");
+  if (c.device != "auto" && c.device != "cpu" && c.device.rfind("cuda", 0) != 0) {
+    return bad("run.device", fmt::format("'{}' is not auto, cpu, cuda or cuda:N", c.device));
+  }
+  if (c.dtype != "auto" && c.dtype != "float32" && c.dtype != "bfloat16") {
+    return bad("run.dtype", fmt::format("'{}' is not auto, float32 or bfloat16", c.dtype));
+  }
+  if (c.save_every < 0) return bad("run.save_every", "must be >= 0");
+  if (c.keep_checkpoints < 0) return bad("run.keep_checkpoints", "must be >= 0");
+  if (c.eval_every < 0) return bad("run.eval_every", "must be >= 0");
+  if (c.threads < 0) return bad("run.threads", "must be >= 0");
+  if (c.eval_samples < 1) return bad("eval.samples", "must be >= 1");
+  for (int64_t k : c.eval_k) {
+    if (k < 1) return bad("eval.k", fmt::format("k = {} must be >= 1", k));
+  }
+  if (c.eval_temperature < 0) return bad("eval.temperature", "must be >= 0");
+  if (!(c.eval_top_p > 0 && c.eval_top_p <= 1)) return bad("eval.top_p", "must be in (0, 1]");
+  if (c.eval_max_new_tokens < 1) return bad("eval.max_new_tokens", "must be >= 1");
+  return Status::Ok();
+}
+
+std::string GrpoConfigToYaml(const GrpoConfig& config) {
+  std::string out = "# egca-train effective configuration (every key, with its value)\n";
+  std::string section;
+  for (const Field& f : Fields()) {
+    std::string name = f.name;
+    const auto dot = name.find('.');
+    std::string indent;
+    if (dot != std::string::npos) {
+      const std::string s = name.substr(0, dot);
+      if (s != section) out += s + ":\n", section = s;
+      name = name.substr(dot + 1);
+      indent = "  ";
+    } else {
+      section.clear();
+    }
+    const std::string value = std::visit(
+        [&](auto member) -> std::string {
+          using T = std::decay_t<decltype(config.*member)>;
+          const T& v = config.*member;
+          if constexpr (std::is_same_v<T, std::string>) {
+            return YamlScalar(v);
+          } else if constexpr (std::is_same_v<T, bool>) {
+            return v ? "true" : "false";
+          } else if constexpr (std::is_same_v<T, double>) {
+            return FormatDouble(v);
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            std::string s = "[";
+            for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + YamlScalar(v[i]);
+            return s + "]";
+          } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+            return fmt::format("[{}]", fmt::join(v, ", "));
+          } else {
+            return fmt::format("{}", v);
+          }
+        },
+        f.member);
+    out += fmt::format("{}{}: {}  # {}\n", indent, name, value, f.help);
+  }
+  return out;
+}
+
+}  // namespace egca::trainer
