@@ -47,6 +47,34 @@ TEST(GrpoLoss, ClippedSurrogateBothSidesByHand) {
   for (int i = 0; i < 6; ++i) EXPECT_NEAR(lp.grad().view({-1})[i].item<double>(), want[i], 1e-6) << i;
 }
 
+// Sample weights (one GRPO loss per response group, multi-turn): the same tokens as above
+// with w = (0.5, 0.25) and batch_samples = 1: loss = 0.5 * (-0.12 - 0.05 + 0.2)
+// + 0.25 * (0.24 - 0.33) = 0.015 - 0.0225 = -0.0075; gradients scale by w_i: (0,1) -0.025,
+// (0,2) 0.1, (1,1) -0.0825.
+TEST(GrpoLoss, SampleWeightsScaleEachSample) {
+  at::Tensor lp = T2({std::log(1.5f), std::log(0.5f), 0.f, std::log(0.7f), std::log(1.1f), 0.f}, 2, 3)
+                      .set_requires_grad(true);
+  at::Tensor adv = T2({0.1f, 0.1f, -0.2f, -0.3f, 0.3f, 0.f}, 2, 3);
+  at::Tensor mask = T2({1, 1, 1, 1, 1, 0}, 2, 3);
+  GrpoLossOptions o;
+  o.beta = 0;
+  o.batch_samples = 1;
+  o.sample_weights = at::tensor({0.5f, 0.25f});
+  at::Tensor loss = GrpoLoss(lp, at::zeros({2, 3}), {}, adv, mask, o);
+  EXPECT_NEAR(loss.item<double>(), -0.0075, 1e-6);
+  loss.backward();
+  const std::vector<double> want = {0, -0.025, 0.1, 0, -0.0825, 0};
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(lp.grad().view({-1})[i].item<double>(), want[i], 1e-6) << i;
+  // Weights 1/G with batch_samples = prompts equal the unweighted loss over prompts x G.
+  GrpoLossOptions u;
+  u.beta = 0;
+  GrpoLossOptions w = u;
+  w.batch_samples = 1;
+  w.sample_weights = at::tensor({0.5f, 0.5f});
+  EXPECT_NEAR(GrpoLoss(lp.detach(), at::zeros({2, 3}), {}, adv, mask, w).item<double>(),
+              GrpoLoss(lp.detach(), at::zeros({2, 3}), {}, adv, mask, u).item<double>(), 1e-7);
+}
+
 // k3 KL: d = log pi_ref - log pi = log 0.25 - log 0.5 = -log 2; KL = e^d - d - 1 = 0.5 + log 2 - 1
 // = 0.193147; second token pi = pi_ref: KL 0. With a = 0, beta = 0.1, T = 2, B = 1:
 // loss = beta * (0.193147 + 0) / T = 0.00965736.

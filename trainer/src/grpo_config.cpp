@@ -68,6 +68,23 @@ const std::vector<Field>& Fields() {
       {"credit.target", &C::target, "earliest, last, random or uniform (plain GRPO)"},
       {"credit.soft_weight", &C::soft_weight, "share of A_i on the span (1 = hard mask)"},
       {"credit.normalization", &C::normalization, "mean_centered (EGCA eq. 2) or mean_std"},
+      {"multi_turn.turns", &C::turns, "T turns of the rollout tree (1: single-turn GRPO)"},
+      {"multi_turn.group_size", &C::turn_group_size, "children per failed node (0: rollout.group_size)"},
+      {"multi_turn.feedback", &C::feedback, "plain, level_feedback, egca, expert_edits or custom"},
+      {"multi_turn.sandbox_slice", &C::sandbox_slice, "tests shown: n first, -n last, 0 all"},
+      {"multi_turn.feedback_chars", &C::feedback_chars, "feedback text cut beyond this"},
+      {"multi_turn.feedback_command", &C::feedback_command, "custom: command reading JSON on stdin"},
+      {"multi_turn.expert_model", &C::expert_model, "expert_edits: checkpoint proposing edits"},
+      {"multi_turn.expert_max_new_tokens", &C::expert_max_new_tokens, "expert_edits: tokens per proposal"},
+      {"multi_turn.revision_instruction", &C::revision_instruction, "text after the feedback"},
+      {"multi_turn.advantage", &C::tree_advantage, "murphy, grpo_mt, mt_grpo, grpo_or or grpo_mr"},
+      {"multi_turn.backup", &C::backup, "murphy: mars, mers or none"},
+      {"multi_turn.gamma", &C::backup_gamma, "MeRS discount"},
+      {"multi_turn.prune", &C::prune, "none, intra (IntraP) or inter (InterP)"},
+      {"multi_turn.prune_budget", &C::prune_budget, "children per group (intra) or groups per turn (inter)"},
+      {"multi_turn.prune_last_turn", &C::prune_last_turn, "intra: prune groups up to this turn (0: all)"},
+      {"multi_turn.alpha", &C::mt_alpha, "MT-GRPO: weight of later turns' advantages"},
+      {"multi_turn.dump_trees", &C::dump_trees, "write trees/step-N.txt and .json"},
       {"loss.eps_low", &C::eps_low, "clip below: 1 - eps_low"},
       {"loss.eps_high", &C::eps_high, "clip above: 1 + eps_high"},
       {"loss.beta", &C::beta, "KL coefficient (0: no reference model)"},
@@ -319,6 +336,40 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (c.normalization != "mean_centered" && c.normalization != "mean_std") {
     return bad("credit.normalization", fmt::format("'{}' is not mean_centered or mean_std", c.normalization));
   }
+  if (c.turns < 1) return bad("multi_turn.turns", "must be >= 1");
+  if (c.turn_group_size < 0) return bad("multi_turn.group_size", "must be >= 0");
+  if (c.turns > 1 && c.turn_group_size == 1) {
+    return bad("multi_turn.group_size", "G_t = 1: a group needs at least 2 (or 0 for rollout.group_size)");
+  }
+  if (c.feedback != "plain" && c.feedback != "level_feedback" && c.feedback != "egca" &&
+      c.feedback != "expert_edits" && c.feedback != "custom") {
+    return bad("multi_turn.feedback",
+               fmt::format("'{}' is not plain, level_feedback, egca, expert_edits or custom", c.feedback));
+  }
+  if (c.turns > 1 && c.feedback == "custom" && c.feedback_command.empty()) {
+    return bad("multi_turn.feedback_command", "required by multi_turn.feedback = custom");
+  }
+  if (c.turns > 1 && c.feedback == "expert_edits" && c.expert_model.empty()) {
+    return bad("multi_turn.expert_model", "required by multi_turn.feedback = expert_edits");
+  }
+  if (c.feedback_chars < 1) return bad("multi_turn.feedback_chars", "must be >= 1");
+  if (c.expert_max_new_tokens < 1) return bad("multi_turn.expert_max_new_tokens", "must be >= 1");
+  if (c.tree_advantage != "murphy" && c.tree_advantage != "grpo_mt" && c.tree_advantage != "mt_grpo" &&
+      c.tree_advantage != "grpo_or" && c.tree_advantage != "grpo_mr") {
+    return bad("multi_turn.advantage",
+               fmt::format("'{}' is not murphy, grpo_mt, mt_grpo, grpo_or or grpo_mr", c.tree_advantage));
+  }
+  if (c.backup != "mars" && c.backup != "mers" && c.backup != "none") {
+    return bad("multi_turn.backup", fmt::format("'{}' is not mars, mers or none", c.backup));
+  }
+  if (!(c.backup_gamma >= 0 && c.backup_gamma <= 1)) return bad("multi_turn.gamma", "must be in [0, 1]");
+  if (c.prune != "none" && c.prune != "intra" && c.prune != "inter") {
+    return bad("multi_turn.prune", fmt::format("'{}' is not none, intra or inter", c.prune));
+  }
+  if (c.prune_budget < 0) return bad("multi_turn.prune_budget", "must be >= 0");
+  if (c.prune != "none" && c.prune_budget < 1) return bad("multi_turn.prune_budget", "must be >= 1 when pruning");
+  if (c.prune_last_turn < 0) return bad("multi_turn.prune_last_turn", "must be >= 0");
+  if (!(c.mt_alpha >= 0)) return bad("multi_turn.alpha", "must be >= 0");
   if (!(c.eps_low >= 0 && c.eps_low < 1)) return bad("loss.eps_low", "must be in [0, 1)");
   if (!(c.eps_high >= 0)) return bad("loss.eps_high", "must be >= 0");
   if (!(c.beta >= 0)) return bad("loss.beta", "must be >= 0");

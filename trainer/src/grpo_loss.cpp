@@ -38,6 +38,11 @@ at::Tensor GrpoLoss(const at::Tensor& log_probs, const at::Tensor& old_log_probs
       per_token = per_token + options.beta * kl / lengths;
     }
   }
+  if (options.sample_weights.defined()) {
+    TORCH_CHECK(options.sample_weights.dim() == 1 && options.sample_weights.size(0) == b,
+                "GrpoLoss: sample_weights must be [", b, "], got ", options.sample_weights.sizes());
+    per_token = per_token * options.sample_weights.to(per_token.device(), at::kFloat).unsqueeze(1);
+  }
   at::Tensor loss = per_token.sum() / batch;
 
   if (stats != nullptr) {

@@ -31,7 +31,10 @@
 #include "egca/datasets/samples.h"
 #include "egca/gates/constraints.h"
 #include "egca/trainer/chat_template.h"
+#include "egca/credit/mt_grpo.h"
+#include "egca/credit/murphy.h"
 #include "egca/trainer/checkpoint.h"
+#include "egca/trainer/feedback.h"
 #include "egca/trainer/grpo_loss.h"
 
 namespace egca::trainer {
@@ -50,6 +53,7 @@ double Seconds(Clock::time_point since) {
 struct TrainProblem {
   datasets::ProblemRecord record;
   gates::Problem routing;
+  std::string user_text;  // the user message (statement, starter code, constraints)
   std::string prompt_text;
   std::vector<int32_t> prompt_ids;
   std::shared_ptr<gates::ReferenceCache> cache = std::make_shared<gates::ReferenceCache>();
@@ -208,6 +212,11 @@ StatusOr<std::vector<Completion>> FixedRolloutSource::Sample(
   no_special.parse_special_tokens = false;
   for (size_t p = 0; p < prompts.size(); ++p) {
     auto it = texts_.find(problem_ids[p]);
+    if (it == texts_.end()) {
+      // "<id>#turn<t>" (a multi-turn revision) falls back to the problem's own texts.
+      const auto hash = problem_ids[p].rfind("#turn");
+      if (hash != std::string::npos) it = texts_.find(problem_ids[p].substr(0, hash));
+    }
     if (it == texts_.end() || it->second.empty()) {
       return NotFound(fmt::format("fixed rollouts: no completion for problem {}", problem_ids[p]));
     }
@@ -267,6 +276,11 @@ struct GrpoTrainer::Impl {
   int64_t optimizer_steps = 0;
   Clock::time_point started = Clock::now();
   int64_t steps_this_session = 0;
+  int64_t context = 0;                   // the policy's context (tokens)
+  std::shared_ptr<DecoderModel> expert;  // expert_edits
+  int64_t expert_context = 0;
+  std::vector<TrainProblem*> step_problems;   // the current step's problems (Borrowed)
+  std::vector<int64_t> skipped_expansions;    // per prompt of the step
 
   gates::RouterOptions RouterOptionsFor(const TrainProblem& p, bool localize) const {
     gates::RouterOptions o;
@@ -317,6 +331,7 @@ struct GrpoTrainer::Impl {
       std::vector<ChatMessage> messages;
       if (!config.system_prompt.empty()) messages.push_back({"system", config.system_prompt});
       messages.push_back({"user", user});
+      p.user_text = user;
       ChatFormatOptions fo;
       fo.add_generation_prompt = true;
       fo.enable_thinking = false;
@@ -391,6 +406,477 @@ struct GrpoTrainer::Impl {
     r->route.random_boundary = ToCompletionSpan(r->route.random_boundary, program);
     r->reward = r->route.reward;
   }
+
+  // ---- rollout ---------------------------------------------------------------------------
+
+  // One prompt to sample a group from: a problem's prompt, or a node's revision prompt.
+  struct PromptJob {
+    TrainProblem* problem = nullptr;  // Borrowed.
+    std::vector<int32_t> prompt_ids;
+    std::string prompt_text;
+    std::string source_id;   // the id a RolloutSource sees ("<id>#turn<t>" after turn 1)
+    int64_t group = 0;       // index of the problem in the step
+    int64_t turn = 1;
+    int64_t parent_record = -1;  // index into the step's records (-1: the problem's prompt)
+  };
+
+  // Samples `g` completions for every job, generation_chunk jobs at a time, and routes each
+  // chunk's samples on the pool while the next chunk generates. Appends g records per job
+  // (job-major) to *records and waits for every route before returning.
+  Status GenerateAndRoute(DecoderModel& policy, const std::vector<PromptJob>& jobs, int64_t g, int64_t step,
+                          int64_t turn, std::vector<RolloutRecord>* records, StepTimings* timing) {
+    const size_t base = records->size();
+    records->resize(base + jobs.size() * static_cast<size_t>(g));  // no reallocation below
+    const int64_t n = static_cast<int64_t>(jobs.size());
+    const int64_t chunk = config.generation_chunk > 0 ? config.generation_chunk : std::max<int64_t>(n, 1);
+    std::mutex route_mu;
+    double route_busy = 0;
+    for (int64_t first = 0, chunk_index = 0; first < n; first += chunk, ++chunk_index) {
+      const int64_t last = std::min(n, first + chunk);
+      std::vector<std::vector<int32_t>> prompts;
+      std::vector<std::string> ids;
+      for (int64_t j = first; j < last; ++j) {
+        prompts.push_back(jobs[static_cast<size_t>(j)].prompt_ids);
+        ids.push_back(jobs[static_cast<size_t>(j)].source_id);
+      }
+      // Turn 1 keeps the single-turn seeds; later turns are salted by the turn.
+      const uint64_t seed = SplitMix64(config.seed ^ SplitMix64((static_cast<uint64_t>(step) << 20) +
+                                                                 (static_cast<uint64_t>(turn - 1) << 12) +
+                                                                 static_cast<uint64_t>(chunk_index)));
+      SamplingOptions so = Sampling(seed, g, config.temperature, config.top_p, config.max_new_tokens);
+      const auto t_gen = Clock::now();
+      StatusOr<std::vector<Completion>> completions =
+          source ? source->Sample(policy, ids, prompts, so) : Generate(policy, prompts, so);
+      timing->generate += Seconds(t_gen);
+      if (!completions.ok()) {
+        pool->Wait();
+        return completions.status();
+      }
+      for (Completion& comp : *completions) {
+        const PromptJob& job = jobs[static_cast<size_t>(first + comp.prompt_index)];
+        RolloutRecord& r = (*records)[base + static_cast<size_t>((first + comp.prompt_index) * g + comp.sample_index)];
+        r.problem_id = job.problem->record.id;
+        r.group = job.group;
+        r.sample = comp.sample_index;
+        r.turn = job.turn;
+        r.prompt_ids = job.prompt_ids;
+        r.prompt_text = job.prompt_text;
+        r.parent_node = job.parent_record;  // a record index until the trees are numbered
+        r.finish = comp.finish_reason;
+        const int64_t cut = comp.finish_reason == FinishReason::kStopString
+                                ? static_cast<int64_t>(comp.text.size()) : -1;
+        auto [text, bytes] = CompletionTokenBytes(*tokenizer, comp.token_ids, cut);
+        r.completion = std::move(text);
+        r.token_bytes = std::move(bytes);
+        r.token_ids = std::move(comp.token_ids);
+        r.old_log_probs = std::move(comp.policy_log_probs);
+        TrainProblem* problem = job.problem;
+        const bool localize = config.localize;
+        pool->Submit([this, problem, &r, localize, &route_mu, &route_busy](int w) {
+          const auto t0 = Clock::now();
+          RouteRecord(w, *problem, &r, localize);
+          std::lock_guard<std::mutex> lock(route_mu);
+          route_busy += Seconds(t0);
+        });
+      }
+    }
+    const auto t_wait = Clock::now();
+    pool->Wait();
+    timing->route_wait += Seconds(t_wait);
+    timing->route += route_busy;
+    for (size_t i = base; i < records->size(); ++i) {
+      RolloutRecord& r = (*records)[i];
+      r.turn_reward = r.route_error.empty() ? r.route.pass_fraction : 0.0;
+    }
+    return Status::Ok();
+  }
+
+  // ---- multi-turn trees ------------------------------------------------------------------
+
+  // The user message that asks for a revision of record `r` (nullopt: none can be built,
+  // e.g. the hook failed; the error is reported and the node is not expanded).
+  StatusOr<std::string> RevisionUserMessage(const TrainProblem& problem, const RolloutRecord& r,
+                                            const std::string& expert_text, std::string* feedback_out) {
+    FeedbackOptions fo;
+    ParseFeedbackMode(config.feedback, &fo.mode);
+    fo.sandbox_slice = config.sandbox_slice;
+    fo.max_chars = config.feedback_chars;
+    std::string execution;
+    if (r.route_error.empty()) execution = ExecutionFeedback(r.route, problem.routing.tests, r.program, fo);
+    switch (fo.mode) {
+      case FeedbackMode::kPlain:
+        *feedback_out = "";
+        return RevisionMessage("", config.revision_instruction);
+      case FeedbackMode::kLevelFeedback:
+      case FeedbackMode::kEgca:
+        *feedback_out = execution;
+        return RevisionMessage(execution, config.revision_instruction);
+      case FeedbackMode::kExpertEdits:
+        *feedback_out = "Suggested edits:\n" + expert_text;
+        return RevisionMessage(*feedback_out, config.revision_instruction);
+      case FeedbackMode::kCustom: {
+        FeedbackHookInput in;
+        in.task = problem.user_text;
+        in.turn = r.turn;
+        in.previous_output = r.completion;
+        in.program = r.program;
+        in.mode = r.route_error.empty() ? credit::FailureModeName(r.route.mode) : "ERROR";
+        in.r_hat = r.turn_reward;
+        in.reason = r.route_error.empty() ? r.route.reason : r.route_error;
+        in.execution_feedback = execution;
+        EGCA_ASSIGN_OR_RETURN(std::string message, RunFeedbackHook(config.feedback_command, in));
+        *feedback_out = message;
+        return message;
+      }
+    }
+    return Internal("unknown feedback mode");
+  }
+
+  // expert_edits: the expert model's proposals for every record in `which` (greedy).
+  StatusOr<std::vector<std::string>> ExpertProposals(const std::vector<RolloutRecord>& records,
+                                                     const std::vector<size_t>& which, int64_t step) {
+    std::vector<std::vector<int32_t>> prompts;
+    FeedbackOptions fo;
+    fo.mode = FeedbackMode::kLevelFeedback;
+    fo.sandbox_slice = config.sandbox_slice;
+    fo.max_chars = config.feedback_chars;
+    for (size_t i : which) {
+      const RolloutRecord& r = records[i];
+      const TrainProblem& problem = *problem_of_record(r);
+      std::string ask = "A programming task, a candidate solution that fails, and what its execution showed. "
+                        "Propose concise, specific edits that fix the solution. Do not rewrite it.\n\nTask:\n" +
+                        problem.user_text + "\n\nCandidate solution:\n```python\n" + r.program + "\n```\n\n";
+      if (r.route_error.empty()) ask += "Execution:\n" + ExecutionFeedback(r.route, problem.routing.tests, r.program, fo);
+      ChatFormatOptions cf;
+      cf.add_generation_prompt = true;
+      cf.enable_thinking = false;
+      EGCA_ASSIGN_OR_RETURN(auto formatted, chat.Apply({{"user", ask}}, cf));
+      std::vector<int32_t> ids = tokenizer->EncodeIds(formatted.text);
+      const int64_t keep = std::max<int64_t>(1, expert_context - config.expert_max_new_tokens);
+      if (static_cast<int64_t>(ids.size()) > keep) ids.erase(ids.begin(), ids.end() - keep);  // keep the end
+      prompts.push_back(std::move(ids));
+    }
+    std::vector<std::string> out(which.size());
+    if (prompts.empty()) return out;
+    const uint64_t seed = SplitMix64(config.seed ^ 0xE4E27ULL ^ static_cast<uint64_t>(step));
+    SamplingOptions so = Sampling(seed, 1, 0.0, 1.0, config.expert_max_new_tokens);
+    EGCA_ASSIGN_OR_RETURN(auto completions, Generate(*expert, prompts, so));
+    for (const Completion& comp : completions) out[static_cast<size_t>(comp.prompt_index)] = comp.text;
+    return out;
+  }
+
+  const TrainProblem* problem_of_record(const RolloutRecord& r) const { return step_problems[static_cast<size_t>(r.group)]; }
+
+  // Turns 2..T: every failed node of the previous turn gets a revision prompt and a group of
+  // G_t children. Records keep the step's order: all of turn 1, then all of turn 2, ...
+  Status GrowTrees(DecoderModel& policy, const std::vector<size_t>& batch, int64_t step,
+                   std::vector<RolloutRecord>* records, StepTimings* timing) {
+    step_problems.clear();
+    for (size_t idx : batch) step_problems.push_back(&train[idx]);
+    skipped_expansions.assign(batch.size(), 0);
+    const int64_t gt = config.turn_group_size > 0 ? config.turn_group_size : config.group_size;
+    size_t turn_begin = 0;
+    for (int64_t turn = 2; turn <= config.turns; ++turn) {
+      const size_t turn_end = records->size();
+      const auto t_feedback = Clock::now();
+      std::vector<size_t> failed;
+      for (size_t i = turn_begin; i < turn_end; ++i) {
+        const RolloutRecord& r = (*records)[i];
+        // Solved nodes are terminal; egca's own routing failures are not the policy's and are
+        // not expanded.
+        if (r.route_error.empty() && r.turn_reward < 1.0) failed.push_back(i);
+      }
+      std::vector<std::string> proposals(failed.size());
+      if (config.feedback == "expert_edits" && !failed.empty()) {
+        EGCA_ASSIGN_OR_RETURN(proposals, ExpertProposals(*records, failed, step * 64 + turn));
+      }
+      std::vector<PromptJob> jobs;
+      for (size_t k = 0; k < failed.size(); ++k) {
+        RolloutRecord& r = (*records)[failed[k]];
+        TrainProblem* problem = step_problems[static_cast<size_t>(r.group)];
+        auto user = RevisionUserMessage(*problem, r, proposals[k], &r.feedback);
+        if (!user.ok()) {
+          std::fprintf(stderr, "egca-train: step %lld: %s: node not expanded: %s\n",
+                       static_cast<long long>(step + 1), problem->record.id.c_str(),
+                       user.status().ToString().c_str());
+          ++skipped_expansions[static_cast<size_t>(r.group)];
+          continue;
+        }
+        std::vector<ChatMessage> messages;
+        if (!config.system_prompt.empty()) messages.push_back({"system", config.system_prompt});
+        messages.push_back({"user", problem->user_text});
+        messages.push_back({"assistant", r.completion});
+        messages.push_back({"user", *user});
+        ChatFormatOptions fo;
+        fo.add_generation_prompt = true;
+        fo.enable_thinking = false;
+        EGCA_ASSIGN_OR_RETURN(auto formatted, chat.Apply(messages, fo));
+        PromptJob job;
+        job.problem = problem;
+        job.prompt_text = formatted.text;
+        job.prompt_ids = tokenizer->EncodeIds(formatted.text);
+        if (static_cast<int64_t>(job.prompt_ids.size()) + config.max_new_tokens > context) {
+          ++skipped_expansions[static_cast<size_t>(r.group)];  // the revision would not fit
+          continue;
+        }
+        job.source_id = fmt::format("{}#turn{}", problem->record.id, turn);
+        job.group = r.group;
+        job.turn = turn;
+        job.parent_record = static_cast<int64_t>(failed[k]);
+        jobs.push_back(std::move(job));
+      }
+      timing->feedback += Seconds(t_feedback);
+      if (jobs.empty()) break;
+      turn_begin = turn_end;
+      EGCA_RETURN_IF_ERROR(GenerateAndRoute(policy, jobs, gt, step, turn, records, timing));
+    }
+    return Status::Ok();
+  }
+
+  // Numbers every prompt's nodes into a credit::MurphyTree, prunes, backs up and computes
+  // the advantages and loss weights of the configured method.
+  Status CreditTrees(int64_t n_prompts, std::vector<RolloutRecord>* records, std::vector<RolloutTree>* trees,
+                     int64_t* zero_variance_groups, int64_t* groups_total, std::vector<double>* group_reward_std) {
+    trees->assign(static_cast<size_t>(n_prompts), RolloutTree{});
+    std::vector<credit::MurphyTree> murphy(static_cast<size_t>(n_prompts));
+    for (size_t i = 0; i < records->size(); ++i) {
+      RolloutRecord& r = (*records)[i];
+      RolloutTree& t = (*trees)[static_cast<size_t>(r.group)];
+      credit::MurphyTree& mt = murphy[static_cast<size_t>(r.group)];
+      const int parent = r.parent_node >= 0 ? static_cast<int>((*records)[static_cast<size_t>(r.parent_node)].node) : -1;
+      r.node = mt.AddResponse(parent, r.turn_reward, {}, {}, {}, static_cast<int64_t>(r.token_ids.size()));
+      r.parent_node = parent;
+      t.problem_id = r.problem_id;
+      t.records.push_back(i);
+    }
+    const credit::GroupAdvantageOptions adv_options{
+        config.normalization == "mean_std" ? credit::AdvantageNormalization::kMeanStd
+                                           : credit::AdvantageNormalization::kMeanCentered};
+    credit::PruneOptions po;
+    po.strategy = config.prune == "intra"   ? credit::PruneStrategy::kIntraGroup
+                  : config.prune == "inter" ? credit::PruneStrategy::kInterGroup
+                                            : credit::PruneStrategy::kNone;
+    po.budget = static_cast<int>(config.prune_budget);
+    po.intra_last_turn = static_cast<int>(config.prune_last_turn);
+    for (size_t p = 0; p < murphy.size(); ++p) {
+      RolloutTree& t = (*trees)[p];
+      t.expansions_skipped = skipped_expansions.empty() ? 0 : skipped_expansions[p];
+      for (size_t id = 0; id < t.records.size(); ++id) {
+        // Node text for the dump: the first line of the feedback that expanded it.
+        murphy[p].nodes[id].feedback = (*records)[t.records[id]].feedback;
+      }
+      EGCA_RETURN_IF_ERROR(credit::ValidateTree(murphy[p]));
+      const credit::MurphyTree pruned = credit::Prune(murphy[p], po);
+      const credit::TreeSizes sizes = credit::ComputeTreeSizes(pruned);
+      t.generated_per_turn.assign(static_cast<size_t>(config.turns), 0);
+      t.retained_per_turn.assign(static_cast<size_t>(config.turns), 0);
+      for (size_t k = 0; k < sizes.generated_per_turn.size() && k < t.generated_per_turn.size(); ++k) {
+        t.generated_per_turn[k] = sizes.generated_per_turn[k];
+        t.retained_per_turn[k] = sizes.retained_per_turn[k];
+      }
+      for (const auto& node : pruned.nodes) {
+        if (pruned.IsSolved(node)) {
+          t.solved_at_turn = t.solved_at_turn == 0 ? node.turn : std::min<int64_t>(t.solved_at_turn, node.turn);
+        }
+      }
+      const size_t nodes = pruned.nodes.size();
+      std::vector<double> credited(nodes), advantage(nodes, 0.0), weight(nodes, 0.0);
+      for (size_t id = 0; id < nodes; ++id) credited[id] = pruned.nodes[id].reward;
+      credit::NodeAdvantages na;
+      if (config.tree_advantage == "murphy") {
+        credit::BackupOptions bo;
+        bo.strategy = config.backup == "mars"   ? credit::BackupStrategy::kMaRS
+                      : config.backup == "mers" ? credit::BackupStrategy::kMeRS
+                                                : credit::BackupStrategy::kNone;
+        bo.gamma = config.backup_gamma;
+        credited = credit::BackupRewards(pruned, bo);
+        na = credit::ComputeNodeAdvantages(pruned, credited, adv_options);
+        for (const auto& group : na.groups) {
+          ++*groups_total;
+          if (group.stats.all_equal) ++*zero_variance_groups;
+          group_reward_std->push_back(group.stats.std);
+          for (int id : group.members) {
+            advantage[static_cast<size_t>(id)] = na.advantage[static_cast<size_t>(id)];
+            weight[static_cast<size_t>(id)] = 1.0 / static_cast<double>(group.members.size());
+          }
+        }
+      } else {
+        // Trajectory baselines: every root-to-terminal path of the retained tree is one
+        // member of the prompt's group; a node on several paths is trained once with the sum
+        // of their advantages (the same gradient as one copy per path whenever the clip is
+        // inactive, e.g. the first pass of every step).
+        const auto paths = credit::GrpoMtTrajectories(pruned, adv_options);
+        const double m = static_cast<double>(std::max<size_t>(paths.size(), 1));
+        std::vector<double> finals;
+        for (const auto& path : paths) finals.push_back(path.final_reward);
+        const auto stats = credit::ComputeGroupStats(finals);
+        ++*groups_total;
+        if (stats.all_equal) ++*zero_variance_groups;
+        group_reward_std->push_back(stats.std);
+        if (config.tree_advantage == "grpo_mt") {
+          for (const auto& path : paths) {
+            for (int id : path.path) {
+              advantage[static_cast<size_t>(id)] += path.advantage;
+              weight[static_cast<size_t>(id)] = 1.0 / m;
+            }
+          }
+        } else if (!paths.empty()) {
+          // MT-GRPO on T turns: R^I at turn k is the reward of the path's node at turn k; a
+          // path that ended earlier (solved, or not expanded) carries its last node's reward
+          // forward; R^O is the terminal reward.
+          const int64_t K = config.turns;
+          std::vector<std::vector<double>> intermediate(static_cast<size_t>(K - 1), std::vector<double>(paths.size()));
+          std::vector<double> outcome(paths.size());
+          for (size_t j = 0; j < paths.size(); ++j) {
+            const auto& path = paths[j].path;
+            for (int64_t k = 0; k + 1 < K; ++k) {
+              const int id = path[std::min<size_t>(static_cast<size_t>(k), path.size() - 1)];
+              intermediate[static_cast<size_t>(k)][j] = pruned.nodes[static_cast<size_t>(id)].reward;
+            }
+            outcome[j] = paths[j].final_reward;
+          }
+          credit::MtGrpoOptions mo;
+          mo.alpha = config.mt_alpha;
+          mo.normalization = adv_options;
+          StatusOr<credit::TurnAdvantages> ta =
+              config.tree_advantage == "mt_grpo" ? credit::MtGrpoAdvantages(intermediate, outcome, mo)
+              : config.tree_advantage == "grpo_or" ? credit::OutcomeOnlyAdvantages(intermediate, outcome, adv_options)
+                                                   : credit::MergedRewardAdvantages(intermediate, outcome, adv_options);
+          if (!ta.ok()) return ta.status();
+          for (size_t j = 0; j < paths.size(); ++j) {
+            for (size_t k = 0; k < paths[j].path.size(); ++k) {
+              const int id = paths[j].path[k];
+              advantage[static_cast<size_t>(id)] += ta->advantages[j][k];
+              weight[static_cast<size_t>(id)] = 1.0 / m;
+            }
+          }
+        }
+      }
+      credit::MurphyDumpOptions dopt;
+      dopt.credited = &credited;
+      if (config.tree_advantage == "murphy") dopt.advantages = &na;
+      t.dump = credit::DumpMurphyTree(pruned, dopt);
+      for (size_t id = 0; id < nodes; ++id) {
+        RolloutRecord& r = (*records)[t.records[id]];
+        r.retained = pruned.nodes[id].retained && weight[id] > 0;
+        r.credited_reward = credited[id];
+        r.advantage = r.retained ? advantage[id] : 0.0;
+        r.loss_weight = r.retained ? weight[id] : 0.0;
+      }
+    }
+    return Status::Ok();
+  }
+
+  // ---- update ----------------------------------------------------------------------------
+
+  struct UpdateStats {
+    double loss = 0, kl = 0, clip_low = 0, clip_high = 0, entropy = 0, grad_norm = 0, ratio_max = 0, lr = 0;
+  };
+
+  // mu passes of AdamW over records[train], in micro-batches whose gradients add up to the
+  // batch's: loss = (1 / batch_samples) sum_i w_i sum_t l_{i,t} (w_i = loss_weight when
+  // `weighted`, else 1).
+  Status UpdatePolicy(DecoderModel& policy, const std::vector<RolloutRecord>& records,
+                      const std::vector<size_t>& train_set, int64_t batch_samples, bool weighted, UpdateStats* us) {
+    const int64_t n = static_cast<int64_t>(train_set.size());
+    if (n == 0) return Status::Ok();
+    size_t max_len = 1;
+    for (size_t i : train_set) max_len = std::max(max_len, records[i].token_ids.size());
+    std::vector<credit::TokenCredit> credits;
+    credits.reserve(train_set.size());
+    for (size_t i : train_set) credits.push_back(records[i].credit);
+    const std::vector<float> packed = credit::PackTokenAdvantages(credits, max_len);
+    const at::Tensor all_adv = at::from_blob(const_cast<float*>(packed.data()),
+                                             {n, static_cast<int64_t>(max_len)}, at::kFloat).clone();  // [N, L]
+    at::Tensor all_old = at::zeros({n, static_cast<int64_t>(max_len)}, at::kFloat);                       // [N, L]
+    at::Tensor all_w = at::ones({n}, at::kFloat);                                                         // [N]
+    {
+      auto a = all_old.accessor<float, 2>();
+      auto w = all_w.accessor<float, 1>();
+      for (int64_t k = 0; k < n; ++k) {
+        const RolloutRecord& r = records[train_set[static_cast<size_t>(k)]];
+        for (size_t t = 0; t < r.old_log_probs.size() && t < max_len; ++t) a[k][static_cast<int64_t>(t)] = r.old_log_probs[t];
+        if (weighted) w[k] = static_cast<float>(r.loss_weight);
+      }
+    }
+    struct MicroBatch {
+      int64_t begin, end;
+      std::vector<std::vector<int32_t>> prompts, completions;
+      at::Tensor ref;  // [mb, L_mb] or undefined
+    };
+    std::vector<MicroBatch> micro;
+    for (int64_t b = 0; b < n; b += config.micro_batch) {
+      MicroBatch m{b, std::min(n, b + config.micro_batch), {}, {}, {}};
+      for (int64_t k = m.begin; k < m.end; ++k) {
+        const auto& r = records[train_set[static_cast<size_t>(k)]];
+        m.prompts.push_back(r.prompt_ids);
+        m.completions.push_back(r.token_ids);
+      }
+      if (reference) {
+        at::NoGradGuard no_grad;
+        m.ref = reference->ScoreCompletions(m.prompts, m.completions).log_probs;
+      }
+      micro.push_back(std::move(m));
+    }
+    GrpoLossOptions lo;
+    lo.eps_low = config.eps_low;
+    lo.eps_high = config.eps_high;
+    lo.beta = config.beta;
+    lo.batch_samples = batch_samples;
+    double kl_sum = 0, clip_low_sum = 0, clip_high_sum = 0, entropy_sum = 0;
+    int64_t stat_tokens = 0, entropy_tokens = 0;
+    policy.train();
+    const int64_t total_optimizer_steps = config.steps * config.mu;
+    for (int64_t pass = 0; pass < config.mu; ++pass) {
+      optimizer->zero_grad();
+      double pass_loss = 0;
+      for (const MicroBatch& m : micro) {
+        CompletionLogProbs out = policy.ScoreCompletions(m.prompts, m.completions, /*want_entropy=*/pass == 0);
+        const int64_t len = out.log_probs.size(1);
+        const at::Tensor adv = all_adv.slice(0, m.begin, m.end).slice(1, 0, len).to(device);
+        const at::Tensor old = all_old.slice(0, m.begin, m.end).slice(1, 0, len).to(device);
+        lo.sample_weights = weighted ? all_w.slice(0, m.begin, m.end).to(device) : at::Tensor();
+        GrpoLossStats ls;
+        at::Tensor loss = GrpoLoss(out.log_probs, old, m.ref, adv, out.mask, lo, &ls);
+        loss.backward();
+        pass_loss += ls.loss;
+        if (pass == 0) {
+          kl_sum += ls.kl * static_cast<double>(ls.tokens);
+          clip_low_sum += ls.clip_low * static_cast<double>(ls.tokens);
+          clip_high_sum += ls.clip_high * static_cast<double>(ls.tokens);
+          stat_tokens += ls.tokens;
+          if (out.entropy.defined()) {
+            entropy_sum += out.entropy.sum().item<double>();
+            entropy_tokens += static_cast<int64_t>(out.mask.sum().item<double>());
+          }
+        } else {
+          us->ratio_max = std::max(us->ratio_max, ls.ratio_max);
+        }
+      }
+      if (pass == 0) us->loss = pass_loss;
+      std::vector<at::Tensor> params;
+      for (auto& p : policy.parameters()) {
+        if (p.grad().defined()) params.push_back(p);
+      }
+      us->grad_norm = config.grad_clip > 0
+                          ? torch::nn::utils::clip_grad_norm_(params, config.grad_clip)
+                          : torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity());
+      us->lr = ScheduledLearningRate(config.lr, optimizer_steps, config.warmup_steps, total_optimizer_steps,
+                                     config.lr_decay);
+      for (auto& group : optimizer->param_groups()) {
+        static_cast<torch::optim::AdamWOptions&>(group.options()).lr(us->lr);
+      }
+      optimizer->step();
+      ++optimizer_steps;
+    }
+    if (device.is_cuda()) torch::cuda::synchronize();
+    const double tok = static_cast<double>(std::max<int64_t>(stat_tokens, 1));
+    us->kl = stat_tokens > 0 ? kl_sum / tok : 0.0;
+    us->clip_low = stat_tokens > 0 ? clip_low_sum / tok : 0.0;
+    us->clip_high = stat_tokens > 0 ? clip_high_sum / tok : 0.0;
+    us->entropy = entropy_tokens > 0 ? entropy_sum / static_cast<double>(entropy_tokens) : 0.0;
+    return Status::Ok();
+  }
 };
 
 // ---- creation ------------------------------------------------------------------------
@@ -445,6 +931,7 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
     EGCA_ASSIGN_OR_RETURN(im.eval, im.LoadProblemSet(c.eval_data, c.eval_format, c.eval_limit, "data.eval"));
   }
   const int64_t context = mc.max_position_embeddings;
+  im.context = context;
   for (const auto* set : {&im.train, &im.eval}) {
     for (const auto& p : *set) {
       const int64_t need = static_cast<int64_t>(p.prompt_ids.size()) + std::max(c.max_new_tokens, c.eval_max_new_tokens);
@@ -488,6 +975,20 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
     EGCA_ASSIGN_OR_RETURN(im.reference, LoadCheckpoint(ref_dir, LoadOptions(im.device).set_dtype(im.dtype)));
     im.reference->eval();
     for (auto& p : im.reference->parameters()) p.set_requires_grad(false);
+  }
+  if (c.turns > 1 && c.feedback == "expert_edits") {
+    if (!fs::exists(c.expert_model + "/config.json")) {
+      return NotFound(fmt::format("{}/config.json: not found (config key 'multi_turn.expert_model')", c.expert_model));
+    }
+    EGCA_ASSIGN_OR_RETURN(ModelConfig ec, LoadModelConfig(c.expert_model + "/config.json"));
+    if (ec.vocab_size != mc.vocab_size) {
+      return InvalidArgument(fmt::format(
+          "{}: vocabulary of {} tokens, the policy's tokenizer has {} (config key 'multi_turn.expert_model')",
+          c.expert_model, ec.vocab_size, mc.vocab_size));
+    }
+    im.expert_context = ec.max_position_embeddings;
+    EGCA_ASSIGN_OR_RETURN(im.expert, LoadCheckpoint(c.expert_model, LoadOptions(im.device).set_dtype(im.dtype)));
+    im.expert->eval();
   }
   im.optimizer = std::make_unique<torch::optim::AdamW>(
       t->policy_->parameters(), torch::optim::AdamWOptions(c.lr)
@@ -537,11 +1038,13 @@ StatusOr<Scalars> GrpoTrainer::Step() {
   const auto t_step = Clock::now();
   StepTimings timing;
   const int64_t g = c.group_size;
+  const bool multi_turn = c.turns > 1;
 
   // 1. Prompts.
   const std::vector<size_t> batch = im.ProblemsOfStep(step_);
   const int64_t n_prompts = static_cast<int64_t>(batch.size());
-  rollouts_.assign(static_cast<size_t>(n_prompts * g), RolloutRecord{});
+  rollouts_.clear();
+  trees_.clear();
   if (c.prepare_reference && c.localize) {
     for (size_t idx : batch) {
       TrainProblem& p = im.train[idx];
@@ -554,83 +1057,53 @@ StatusOr<Scalars> GrpoTrainer::Step() {
     }
   }
 
-  // 2 + 3. Rollout in chunks; each chunk's samples are routed while the next generates.
-  const int64_t chunk = c.generation_chunk > 0 ? c.generation_chunk : n_prompts;
-  const auto t_route_start = Clock::now();
-  std::mutex route_mu;
-  double route_busy = 0;
-  for (int64_t first = 0, chunk_index = 0; first < n_prompts; first += chunk, ++chunk_index) {
-    const int64_t last = std::min(n_prompts, first + chunk);
-    std::vector<std::vector<int32_t>> prompts;
-    std::vector<std::string> ids;
-    for (int64_t p = first; p < last; ++p) {
-      prompts.push_back(im.train[batch[p]].prompt_ids);
-      ids.push_back(im.train[batch[p]].record.id);
-    }
-    const uint64_t seed = SplitMix64(c.seed ^ SplitMix64((static_cast<uint64_t>(step_) << 20) + chunk_index));
-    SamplingOptions so = im.Sampling(seed, g, c.temperature, c.top_p, c.max_new_tokens);
-    const auto t_gen = Clock::now();
-    StatusOr<std::vector<Completion>> completions =
-        im.source ? im.source->Sample(*policy_, ids, prompts, so) : Generate(*policy_, prompts, so);
-    timing.generate += Seconds(t_gen);
-    if (!completions.ok()) {
-      im.pool->Wait();
-      return completions.status();
-    }
-    for (Completion& comp : *completions) {
-      const int64_t group = first + comp.prompt_index;
-      RolloutRecord& r = rollouts_[static_cast<size_t>(group * g + comp.sample_index)];
-      r.problem_id = im.train[batch[group]].record.id;
-      r.group = group;
-      r.sample = comp.sample_index;
-      r.finish = comp.finish_reason;
-      const int64_t cut = comp.finish_reason == FinishReason::kStopString
-                              ? static_cast<int64_t>(comp.text.size()) : -1;
-      auto [text, bytes] = CompletionTokenBytes(*im.tokenizer, comp.token_ids, cut);
-      r.completion = std::move(text);
-      r.token_bytes = std::move(bytes);
-      r.token_ids = std::move(comp.token_ids);
-      r.old_log_probs = std::move(comp.policy_log_probs);
-      TrainProblem* problem = &im.train[batch[group]];
-      const bool localize = c.localize;
-      im.pool->Submit([&im, problem, &r, localize, &route_mu, &route_busy](int w) {
-        const auto t0 = Clock::now();
-        im.RouteRecord(w, *problem, &r, localize);
-        std::lock_guard<std::mutex> lock(route_mu);
-        route_busy += Seconds(t0);
-      });
-    }
+  // 2 + 3. Rollout and routing: the turn-1 group of every prompt, then (multi-turn) the
+  //        revisions of every failed node, turn by turn.
+  std::vector<Impl::PromptJob> jobs;
+  for (int64_t p = 0; p < n_prompts; ++p) {
+    TrainProblem& problem = im.train[batch[static_cast<size_t>(p)]];
+    jobs.push_back({&problem, problem.prompt_ids, problem.prompt_text, problem.record.id, p, 1, -1});
   }
-  const auto t_wait = Clock::now();
-  im.pool->Wait();
-  timing.route_wait = Seconds(t_wait);
-  timing.route = route_busy;
-  (void)t_route_start;
+  EGCA_RETURN_IF_ERROR(im.GenerateAndRoute(*policy_, jobs, g, step_, 1, &rollouts_, &timing));
 
-  // Group advantages over the samples routed without an egca error (those keep A = 0).
+  // Group advantages (single-turn) or tree credit (multi-turn); `train` lists the records
+  // the loss sees.
+  if (multi_turn) EGCA_RETURN_IF_ERROR(im.GrowTrees(*policy_, batch, step_, &rollouts_, &timing));
   const auto t_credit = Clock::now();
   const credit::GroupAdvantageOptions adv_options{
       c.normalization == "mean_std" ? credit::AdvantageNormalization::kMeanStd
                                     : credit::AdvantageNormalization::kMeanCentered};
-  int64_t zero_variance_groups = 0;
+  int64_t zero_variance_groups = 0, groups_total = 0;
   std::vector<double> group_reward_std;
-  for (int64_t grp = 0; grp < n_prompts; ++grp) {
-    std::vector<double> rewards;
-    std::vector<RolloutRecord*> members;
-    for (int64_t s = 0; s < g; ++s) {
-      RolloutRecord& r = rollouts_[static_cast<size_t>(grp * g + s)];
-      if (!r.route_error.empty()) continue;
-      rewards.push_back(r.reward);
-      members.push_back(&r);
+  std::vector<size_t> train;
+  if (!multi_turn) {
+    for (int64_t grp = 0; grp < n_prompts; ++grp) {
+      std::vector<double> rewards;
+      std::vector<RolloutRecord*> members;
+      for (int64_t s = 0; s < g; ++s) {
+        RolloutRecord& r = rollouts_[static_cast<size_t>(grp * g + s)];
+        r.credited_reward = r.reward;
+        if (!r.route_error.empty()) continue;
+        rewards.push_back(r.reward);
+        members.push_back(&r);
+      }
+      const auto stats = credit::ComputeGroupStats(rewards);
+      ++groups_total;
+      if (stats.all_equal) ++zero_variance_groups;
+      group_reward_std.push_back(stats.std);
+      const auto adv = credit::GroupAdvantages(rewards, adv_options);
+      for (size_t k = 0; k < members.size(); ++k) members[k]->advantage = adv[k];
     }
-    const auto stats = credit::ComputeGroupStats(rewards);
-    if (stats.all_equal) ++zero_variance_groups;
-    group_reward_std.push_back(stats.std);
-    const auto adv = credit::GroupAdvantages(rewards, adv_options);
-    for (size_t k = 0; k < members.size(); ++k) members[k]->advantage = adv[k];
+    for (size_t i = 0; i < rollouts_.size(); ++i) train.push_back(i);
+  } else {
+    EGCA_RETURN_IF_ERROR(im.CreditTrees(n_prompts, &rollouts_, &trees_, &zero_variance_groups, &groups_total,
+                                        &group_reward_std));
+    for (size_t i = 0; i < rollouts_.size(); ++i) {
+      if (rollouts_[i].retained) train.push_back(i);
+    }
   }
 
-  // 4. Token credit.
+  // 4. Token credit (inside every node for multi-turn).
   credit::TokenCreditOptions co;
   co.target = TargetOf(c.target);
   co.soft_weight = c.soft_weight;
@@ -638,7 +1111,7 @@ StatusOr<Scalars> GrpoTrainer::Step() {
   credit::TokenCreditStats cstats;
   double span_fraction_sum = 0;
   int64_t span_fraction_n = 0;
-  for (size_t i = 0; i < rollouts_.size(); ++i) {
+  for (size_t i : train) {
     RolloutRecord& r = rollouts_[i];
     credit::CreditSample s;
     s.mode = r.route_error.empty() ? r.route.mode : credit::FailureMode::kCorrect;
@@ -658,108 +1131,25 @@ StatusOr<Scalars> GrpoTrainer::Step() {
   }
   timing.credit = Seconds(t_credit);
 
-  // 5. Update: mu passes of AdamW, micro-batches accumulating the batch's gradient.
+  // 5. Update.
   const auto t_update = Clock::now();
-  const int64_t n = static_cast<int64_t>(rollouts_.size());
-  size_t max_len = 1;
-  for (const auto& r : rollouts_) max_len = std::max(max_len, r.token_ids.size());
-  std::vector<credit::TokenCredit> credits;
-  credits.reserve(rollouts_.size());
-  for (const auto& r : rollouts_) credits.push_back(r.credit);
-  const std::vector<float> packed = credit::PackTokenAdvantages(credits, max_len);
-  const at::Tensor all_adv = at::from_blob(const_cast<float*>(packed.data()),
-                                           {n, static_cast<int64_t>(max_len)}, at::kFloat).clone();  // [N, L]
-  at::Tensor all_old = at::zeros({n, static_cast<int64_t>(max_len)}, at::kFloat);                       // [N, L]
-  {
-    auto a = all_old.accessor<float, 2>();
-    for (int64_t i = 0; i < n; ++i) {
-      const auto& lp = rollouts_[static_cast<size_t>(i)].old_log_probs;
-      for (size_t t = 0; t < lp.size() && t < max_len; ++t) a[i][static_cast<int64_t>(t)] = lp[t];
-    }
-  }
-  struct MicroBatch {
-    int64_t begin, end;
-    std::vector<std::vector<int32_t>> prompts, completions;
-    at::Tensor ref;  // [mb, L_mb] or undefined
-  };
-  std::vector<MicroBatch> micro;
-  for (int64_t b = 0; b < n; b += c.micro_batch) {
-    MicroBatch m{b, std::min(n, b + c.micro_batch), {}, {}, {}};
-    for (int64_t i = m.begin; i < m.end; ++i) {
-      const auto& r = rollouts_[static_cast<size_t>(i)];
-      m.prompts.push_back(im.train[batch[r.group]].prompt_ids);
-      m.completions.push_back(r.token_ids);
-    }
-    if (im.reference) {
-      at::NoGradGuard no_grad;
-      m.ref = im.reference->ScoreCompletions(m.prompts, m.completions).log_probs;
-    }
-    micro.push_back(std::move(m));
-  }
-  GrpoLossOptions lo;
-  lo.eps_low = c.eps_low;
-  lo.eps_high = c.eps_high;
-  lo.beta = c.beta;
-  lo.batch_samples = n;
-  double loss_sum = 0, kl_sum = 0, clip_low_sum = 0, clip_high_sum = 0, entropy_sum = 0, grad_norm = 0;
-  double ratio_max = 0;
-  int64_t stat_tokens = 0, entropy_tokens = 0;
-  policy_->train();
-  const int64_t total_optimizer_steps = c.steps * c.mu;
-  double lr_now = 0;
-  for (int64_t pass = 0; pass < c.mu; ++pass) {
-    im.optimizer->zero_grad();
-    double pass_loss = 0;
-    for (const MicroBatch& m : micro) {
-      CompletionLogProbs out = policy_->ScoreCompletions(m.prompts, m.completions, /*want_entropy=*/pass == 0);
-      const int64_t len = out.log_probs.size(1);
-      const at::Tensor adv = all_adv.slice(0, m.begin, m.end).slice(1, 0, len).to(im.device);
-      const at::Tensor old = all_old.slice(0, m.begin, m.end).slice(1, 0, len).to(im.device);
-      GrpoLossStats ls;
-      at::Tensor loss = GrpoLoss(out.log_probs, old, m.ref, adv, out.mask, lo, &ls);
-      loss.backward();
-      pass_loss += ls.loss;
-      if (pass == 0) {
-        kl_sum += ls.kl * static_cast<double>(ls.tokens);
-        clip_low_sum += ls.clip_low * static_cast<double>(ls.tokens);
-        clip_high_sum += ls.clip_high * static_cast<double>(ls.tokens);
-        stat_tokens += ls.tokens;
-        if (out.entropy.defined()) {
-          entropy_sum += out.entropy.sum().item<double>();
-          entropy_tokens += static_cast<int64_t>(out.mask.sum().item<double>());
-        }
-      } else {
-        ratio_max = std::max(ratio_max, ls.ratio_max);
-      }
-    }
-    if (pass == 0) loss_sum = pass_loss;
-    std::vector<at::Tensor> params;
-    for (auto& p : policy_->parameters()) {
-      if (p.grad().defined()) params.push_back(p);
-    }
-    grad_norm = c.grad_clip > 0
-                    ? torch::nn::utils::clip_grad_norm_(params, c.grad_clip)
-                    : torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity());
-    lr_now = ScheduledLearningRate(c.lr, im.optimizer_steps, c.warmup_steps, total_optimizer_steps, c.lr_decay);
-    for (auto& group : im.optimizer->param_groups()) {
-      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr_now);
-    }
-    im.optimizer->step();
-    ++im.optimizer_steps;
-  }
-  if (im.device.is_cuda()) torch::cuda::synchronize();
+  Impl::UpdateStats us;
+  EGCA_RETURN_IF_ERROR(im.UpdatePolicy(*policy_, rollouts_, train,
+                                       multi_turn ? n_prompts : static_cast<int64_t>(train.size()),
+                                       /*weighted=*/multi_turn, &us));
   timing.update = Seconds(t_update);
   ++step_;
   ++im.steps_this_session;
   timing.total = Seconds(t_step);
   timings_ = timing;
 
-  // 6. Metrics (names as TRL's where the meaning is the same).
+  // 6. Metrics (names as TRL's where the meaning is the same), over the trained samples.
   Scalars m;
   std::vector<double> rewards;
   int64_t modes[4] = {0, 0, 0, 0}, route_errors = 0, truncated = 0, tokens = 0, max_tokens = 0, passed_all = 0;
   int64_t logic = 0, logic_localized = 0;
-  for (const auto& r : rollouts_) {
+  for (size_t i : train) {
+    const RolloutRecord& r = rollouts_[i];
     rewards.push_back(r.reward);
     tokens += static_cast<int64_t>(r.token_ids.size());
     max_tokens = std::max<int64_t>(max_tokens, static_cast<int64_t>(r.token_ids.size()));
@@ -776,12 +1166,12 @@ StatusOr<Scalars> GrpoTrainer::Step() {
     }
   }
   const auto rs = credit::ComputeGroupStats(rewards);
-  const double nn = static_cast<double>(n);
+  const double nn = std::max<double>(1.0, static_cast<double>(train.size()));
   m["reward"] = rs.mean;
   m["reward_std"] = rs.std;
   m["reward_std_in_group"] = group_reward_std.empty() ? 0.0
       : std::accumulate(group_reward_std.begin(), group_reward_std.end(), 0.0) / static_cast<double>(group_reward_std.size());
-  m["frac_reward_zero_std"] = static_cast<double>(zero_variance_groups) / static_cast<double>(n_prompts);
+  m["frac_reward_zero_std"] = groups_total > 0 ? static_cast<double>(zero_variance_groups) / static_cast<double>(groups_total) : 0.0;
   m["pass_all_tests"] = static_cast<double>(passed_all) / nn;
   for (int k = 0; k < 4; ++k) {
     std::string name = credit::FailureModeName(static_cast<credit::FailureMode>(k));
@@ -795,15 +1185,15 @@ StatusOr<Scalars> GrpoTrainer::Step() {
   m["credit/fallback_missing_span"] = static_cast<double>(cstats.fallback_missing_span);
   m["credit/fallback_no_overlap"] = static_cast<double>(cstats.fallback_no_overlap);
   m["credit/span_fraction"] = span_fraction_n > 0 ? span_fraction_sum / static_cast<double>(span_fraction_n) : 0.0;
-  m["loss"] = loss_sum;
-  m["kl"] = stat_tokens > 0 ? kl_sum / static_cast<double>(stat_tokens) : 0.0;
-  m["clip_ratio/low_mean"] = stat_tokens > 0 ? clip_low_sum / static_cast<double>(stat_tokens) : 0.0;
-  m["clip_ratio/high_mean"] = stat_tokens > 0 ? clip_high_sum / static_cast<double>(stat_tokens) : 0.0;
-  m["clip_ratio/region_mean"] = m["clip_ratio/low_mean"] + m["clip_ratio/high_mean"];
-  if (c.mu > 1) m["ratio_max"] = ratio_max;
-  m["entropy"] = entropy_tokens > 0 ? entropy_sum / static_cast<double>(entropy_tokens) : 0.0;
-  m["grad_norm"] = grad_norm;
-  m["learning_rate"] = lr_now;
+  m["loss"] = us.loss;
+  m["kl"] = us.kl;
+  m["clip_ratio/low_mean"] = us.clip_low;
+  m["clip_ratio/high_mean"] = us.clip_high;
+  m["clip_ratio/region_mean"] = us.clip_low + us.clip_high;
+  if (c.mu > 1) m["ratio_max"] = us.ratio_max;
+  m["entropy"] = us.entropy;
+  m["grad_norm"] = us.grad_norm;
+  m["learning_rate"] = us.lr;
   m["completions/mean_length"] = static_cast<double>(tokens) / nn;
   m["completions/max_length"] = static_cast<double>(max_tokens);
   m["completions/clipped_ratio"] = static_cast<double>(truncated) / nn;
@@ -813,7 +1203,10 @@ StatusOr<Scalars> GrpoTrainer::Step() {
   m["time/credit"] = timing.credit;
   m["time/update"] = timing.update;
   m["time/step"] = timing.total;
-  m["tokens_per_second"] = timing.total > 0 ? static_cast<double>(tokens) / timing.total : 0.0;
+  int64_t generated_tokens = 0;
+  for (const auto& r : rollouts_) generated_tokens += static_cast<int64_t>(r.token_ids.size());
+  m["tokens_per_second"] = timing.total > 0 ? static_cast<double>(generated_tokens) / timing.total : 0.0;
+  if (multi_turn) AddTreeMetrics(&m);
   EGCA_RETURN_IF_ERROR(im.metrics->Log(step_, "train", m));
 
   if (c.dump_rollouts) {
@@ -821,13 +1214,22 @@ StatusOr<Scalars> GrpoTrainer::Step() {
     std::string out;
     for (const auto& r : rollouts_) {
       nlohmann::ordered_json j;
-      const TrainProblem& p = im.train[batch[r.group]];
+      const TrainProblem& p = im.train[batch[static_cast<size_t>(r.group)]];
       j["step"] = step_;
       j["problem_id"] = r.problem_id;
       j["origin"] = p.record.origin;
       j["group"] = r.group;
       j["sample"] = r.sample;
-      j["prompt"] = p.prompt_text;
+      if (multi_turn) {
+        j["turn"] = r.turn;
+        j["node"] = r.node;
+        j["parent"] = r.parent_node;
+        j["retained"] = r.retained;
+        j["R_credited"] = r.credited_reward;
+        j["loss_weight"] = r.loss_weight;
+        if (!r.feedback.empty()) j["feedback"] = r.feedback;
+      }
+      j["prompt"] = r.prompt_text;
       j["completion"] = r.completion;
       j["finish"] = FinishReasonName(r.finish);
       j["program"] = r.program;
@@ -854,6 +1256,7 @@ StatusOr<Scalars> GrpoTrainer::Step() {
     }
     EGCA_RETURN_IF_ERROR(WriteFileAtomic(fmt::format("{}/rollouts/step-{}.jsonl", c.run_dir, step_), out));
   }
+  if (multi_turn && c.dump_trees) EGCA_RETURN_IF_ERROR(DumpTrees());
 
   if (options_.progress) {
     const double elapsed = Seconds(im.started);
@@ -861,12 +1264,88 @@ StatusOr<Scalars> GrpoTrainer::Step() {
     const double eta = per_step * static_cast<double>(c.steps - step_);
     std::fprintf(stderr,
                  "step %lld/%lld  reward %.3f  pass %.3f  SYNTAX %.2f CONSTRAINT %.2f LOGIC %.2f CORRECT %.2f"
-                 "  kl %.4f  %.1f s/step (gen %.1f route %.1f upd %.1f)  ETA %.0fs\n",
+                 "  kl %.4f  %.1f s/step (gen %.1f route %.1f upd %.1f)  ETA %.0fs%s\n",
                  static_cast<long long>(step_), static_cast<long long>(c.steps), rs.mean, m["pass_all_tests"],
                  m["mode/syntax"], m["mode/constraint"], m["mode/logic"], m["mode/correct"], m["kl"], per_step,
-                 timing.generate, timing.route_wait, timing.update, eta);
+                 timing.generate, timing.route_wait, timing.update, eta,
+                 multi_turn ? fmt::format("  nodes {:.0f} -> {:.0f}", m["tree/generated"], m["tree/retained"]).c_str() : "");
   }
   return m;
+}
+
+void GrpoTrainer::AddTreeMetrics(Scalars* m) const {
+  const GrpoConfig& c = config_;
+  std::vector<double> generated(static_cast<size_t>(c.turns), 0), retained(static_cast<size_t>(c.turns), 0),
+      solved(static_cast<size_t>(c.turns) + 1, 0);
+  int64_t skipped = 0;
+  for (const auto& t : trees_) {
+    for (size_t k = 0; k < t.generated_per_turn.size() && k < generated.size(); ++k) {
+      generated[k] += static_cast<double>(t.generated_per_turn[k]);
+      retained[k] += static_cast<double>(t.retained_per_turn[k]);
+    }
+    solved[static_cast<size_t>(std::clamp<int64_t>(t.solved_at_turn, 0, c.turns))] += 1;
+    skipped += t.expansions_skipped;
+  }
+  double before = 0, after = 0, n = 0, total_generated = 0, total_retained = 0;
+  for (const auto& r : rollouts_) {
+    if (!r.retained) continue;
+    before += r.turn_reward;
+    after += r.credited_reward;
+    n += 1;
+  }
+  const double prompts = std::max<double>(1.0, static_cast<double>(trees_.size()));
+  for (int64_t k = 0; k < c.turns; ++k) {
+    (*m)[fmt::format("tree/generated_turn{}", k + 1)] = generated[static_cast<size_t>(k)] / prompts;
+    (*m)[fmt::format("tree/retained_turn{}", k + 1)] = retained[static_cast<size_t>(k)] / prompts;
+    (*m)[fmt::format("tree/solved_at_turn{}", k + 1)] = solved[static_cast<size_t>(k) + 1] / prompts;
+    total_generated += generated[static_cast<size_t>(k)];
+    total_retained += retained[static_cast<size_t>(k)];
+  }
+  (*m)["tree/unsolved"] = solved[0] / prompts;
+  (*m)["tree/generated"] = total_generated / prompts;
+  (*m)["tree/retained"] = total_retained / prompts;
+  (*m)["tree/expansions_skipped"] = static_cast<double>(skipped);
+  (*m)["tree/reward_before_backup"] = n > 0 ? before / n : 0.0;
+  (*m)["tree/reward_after_backup"] = n > 0 ? after / n : 0.0;
+  (*m)["time/feedback"] = timings_.feedback;
+}
+
+Status GrpoTrainer::DumpTrees() const {
+  const GrpoConfig& c = config_;
+  fs::create_directories(fs::path(c.run_dir) / "trees");
+  std::string text;
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const auto& t : trees_) {
+    text += fmt::format("== {} ==\n{}\n", t.problem_id, t.dump);
+    nlohmann::ordered_json jt;
+    jt["problem_id"] = t.problem_id;
+    jt["solved_at_turn"] = t.solved_at_turn;
+    jt["generated_per_turn"] = t.generated_per_turn;
+    jt["retained_per_turn"] = t.retained_per_turn;
+    jt["expansions_skipped"] = t.expansions_skipped;
+    auto nodes = nlohmann::ordered_json::array();
+    for (size_t id = 0; id < t.records.size(); ++id) {
+      const RolloutRecord& r = rollouts_[t.records[id]];
+      nlohmann::ordered_json jn;
+      jn["node"] = id;
+      jn["parent"] = r.parent_node;
+      jn["turn"] = r.turn;
+      jn["r"] = r.turn_reward;
+      jn["R_credited"] = r.credited_reward;
+      jn["advantage"] = r.advantage;
+      jn["retained"] = r.retained;
+      jn["loss_weight"] = r.loss_weight;
+      jn["mode"] = r.route_error.empty() ? credit::FailureModeName(r.route.mode) : "ERROR";
+      jn["feedback"] = r.feedback;
+      jn["rollout_index"] = t.records[id];
+      nodes.push_back(jn);
+    }
+    jt["nodes"] = nodes;
+    all.push_back(jt);
+  }
+  EGCA_RETURN_IF_ERROR(WriteFileAtomic(fmt::format("{}/trees/step-{}.txt", c.run_dir, step_), text));
+  return WriteFileAtomic(fmt::format("{}/trees/step-{}.json", c.run_dir, step_),
+                         all.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 // ---- evaluation ------------------------------------------------------------------------
@@ -1004,7 +1483,9 @@ Status GrpoTrainer::Train() {
   while (step_ < c.steps) {
     EGCA_ASSIGN_OR_RETURN(Scalars m, Step());
     (void)m;
-    if (c.eval_every > 0 && !impl_->eval.empty() && step_ % c.eval_every == 0) {
+    // The last step is always evaluated (when evaluation is on) so a run ends with its
+    // final score even when steps is not a multiple of eval_every.
+    if (c.eval_every > 0 && !impl_->eval.empty() && (step_ % c.eval_every == 0 || step_ == c.steps)) {
       EGCA_RETURN_IF_ERROR(Evaluate().status());
     }
     if ((c.save_every > 0 && step_ % c.save_every == 0) || step_ == c.steps) {

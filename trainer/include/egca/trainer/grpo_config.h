@@ -70,6 +70,27 @@ struct GrpoConfig {
   double soft_weight = 1.0;                  // share of A_i on the span (1 = hard mask)
   std::string normalization = "mean_centered";  // mean_centered (EGCA eq. 2) | mean_std
 
+  // ---- multi-turn (Murphy trees; turns = 1 is single-turn GRPO) ----
+  int64_t turns = 1;                 // T: turns of the rollout tree
+  int64_t turn_group_size = 0;       // G_t children of each failed node (0 = rollout.group_size)
+  std::string feedback = "level_feedback";  // plain | level_feedback | egca | expert_edits | custom
+  int64_t sandbox_slice = 1;         // tests shown by level_feedback / egca (see feedback.h)
+  int64_t feedback_chars = 2000;     // feedback text cut beyond this
+  std::string feedback_command;      // custom: executable reading JSON on stdin
+  std::string expert_model;          // expert_edits: checkpoint proposing edits
+  int64_t expert_max_new_tokens = 256;
+  std::string revision_instruction =
+      "The program above is not correct. Write a corrected complete Python program in one "
+      "```python block.";
+  std::string tree_advantage = "murphy";  // murphy | grpo_mt | mt_grpo | grpo_or | grpo_mr
+  std::string backup = "mars";       // mars | mers | none (murphy)
+  double backup_gamma = 1.0;         // MeRS discount
+  std::string prune = "none";        // none | intra | inter
+  int64_t prune_budget = 0;          // b: children per group (intra) or groups per turn (inter)
+  int64_t prune_last_turn = 0;       // intra prunes groups at turns <= this (0 = all)
+  double mt_alpha = 1.0;             // MT-GRPO: weight of later turns on earlier ones
+  bool dump_trees = true;            // trees/step-<n>.{txt,json}
+
   // ---- loss ----
   double eps_low = 0.2;
   double eps_high = 0.2;

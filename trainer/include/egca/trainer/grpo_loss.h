@@ -4,7 +4,7 @@
 //   l_{i,t} = -min(rho * a_{i,t}, clip(rho, 1 - eps_low, 1 + eps_high) * a_{i,t})
 //             + beta * KL_k3(pi_theta || pi_ref)_{i,t} / T_i
 //   KL_k3 = exp(log pi_ref - log pi_theta) - (log pi_ref - log pi_theta) - 1   (Schulman's k3)
-//   loss  = (1 / B) * sum_i sum_t l_{i,t}
+//   loss  = (1 / B) * sum_i w_i * sum_t l_{i,t}        (w_i = 1 unless sample_weights)
 // a_{i,t} already carries the 1/T_i (uniform) or 1/|span| (localized) normalization (the
 // EGCA operator makes sum_t a_{i,t} = A_i), so the surrogate is summed over tokens. The KL
 // term has no such factor of its own, so it is divided by T_i: with uniform advantages
@@ -26,6 +26,10 @@ struct GrpoLossOptions {
   double beta = 0.05;     // KL coefficient; 0 skips the KL (ref_log_probs may be undefined)
   // Samples in the whole optimizer batch (the 1/B above); 0: this call's B.
   int64_t batch_samples = 0;
+  // [B] per-sample weights w_i on sum_t l_{i,t} (undefined: all 1). Multi-turn training sums
+  // one GRPO loss per response group, (1/|g|) sum_{i in g}: w_i = G / |g_i| with
+  // batch_samples = prompts x G keeps one scale for single- and multi-turn steps.
+  at::Tensor sample_weights;
 };
 
 // Per-call statistics (no gradient), for logging. Token means are over mask = 1 tokens.

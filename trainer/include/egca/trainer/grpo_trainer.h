@@ -15,6 +15,14 @@
 //                warm-up + linear decay;
 //   6. log       metrics.jsonl, TensorBoard, the progress line, rollouts/step-N.jsonl;
 //   7. save      checkpoints/step-N (Hugging Face layout + trainer state) every save_every.
+// Multi-turn (multi_turn.turns = T > 1, Murphy): step 2 grows one rollout tree per prompt.
+// Every node is routed; r = R_hat (fraction of tests passed); a node with r = 1 is solved.
+// Each failed node of turn t < T is re-prompted with the task, its output and the
+// executor's feedback (multi_turn.feedback) and G_t children are sampled from that prompt.
+// Then pruning (IntraP / InterP), backup (MaRS / MeRS) and node-wise GRPO advantages
+// (credit/murphy.h), or the GRPO-MT / MT-GRPO baselines; the loss sums one GRPO loss per
+// retained response group (w_i = 1 / group size), each node trained on its own prompt with
+// only its generated tokens in the loss; EGCA token credit applies inside every node.
 // The run directory: config.yaml (effective config), metrics.jsonl, tensorboard/,
 // rollouts/, checkpoints/step-N/{config.json, model.safetensors, optimizer.pt,
 // trainer_state.json}, eval/step-N.json.
@@ -54,6 +62,7 @@ class RolloutSource {
 };
 
 // Completions given as text per problem id (sample j of a group takes texts[j % size]);
+// multi-turn revisions ask for "<id>#turn<t>" and get that key's texts, else the id's;
 // tokens from the tokenizer (special tokens not parsed), log-probs by teacher forcing.
 class FixedRolloutSource : public RolloutSource {
  public:
@@ -86,11 +95,36 @@ struct RolloutRecord {
   double reward = 0;                  // R = R_hat * I_C
   double advantage = 0;               // A_i
   credit::TokenCredit credit;         // a_{i,t}
+
+  // What the completion was generated from (the problem's prompt, or at turn t > 1 the
+  // task + previous output + feedback prompt of its parent).
+  std::vector<int32_t> prompt_ids;
+  std::string prompt_text;
+  // Multi-turn trees (multi_turn.turns > 1); single-turn records are turn-1 roots.
+  int64_t turn = 1;
+  int64_t node = -1;         // node id in its prompt's tree (credit::MurphyTree)
+  int64_t parent_node = -1;  // -1: a response to the problem's prompt
+  std::string feedback;      // the feedback this node's failure produced (when expanded)
+  bool retained = true;      // false: pruned, not trained on
+  double turn_reward = 0;      // r: R_hat (0 for a route error); solved when 1
+  double credited_reward = 0;  // the reward the advantage came from (R~ after backup)
+  double loss_weight = 1;      // w_i of GrpoLossOptions::sample_weights (1 / group size)
+};
+
+// One prompt's rollout tree of a multi-turn step, with what was computed on it.
+struct RolloutTree {
+  std::string problem_id;
+  std::vector<size_t> records;   // node id -> index into last_rollouts()
+  std::string dump;              // credit::DumpMurphyTree with R~ and A
+  std::vector<int64_t> generated_per_turn, retained_per_turn;
+  int64_t solved_at_turn = 0;    // first turn with a solved node (0: unsolved)
+  int64_t expansions_skipped = 0;  // failed nodes whose revision prompt was too long
 };
 
 // Counters of a step's rollouts, the basis of the metrics (exposed for tests and benches).
 struct StepTimings {
   double generate = 0, route = 0, route_wait = 0, credit = 0, update = 0, total = 0;
+  double feedback = 0;  // multi-turn: building feedback (hooks, the expert model)
 };
 
 class GrpoTrainer {
@@ -122,12 +156,15 @@ class GrpoTrainer {
   int64_t step() const { return step_; }
   DecoderModel& policy() { return *policy_; }
   const std::vector<RolloutRecord>& last_rollouts() const { return rollouts_; }
+  const std::vector<RolloutTree>& last_trees() const { return trees_; }
   const StepTimings& last_timings() const { return timings_; }
   const GrpoConfig& config() const { return config_; }
 
  private:
   struct Impl;
   GrpoTrainer(GrpoConfig config, Options options);
+  void AddTreeMetrics(Scalars* m) const;
+  Status DumpTrees() const;
 
   GrpoConfig config_;
   Options options_;
@@ -135,6 +172,7 @@ class GrpoTrainer {
   std::shared_ptr<DecoderModel> policy_;
   int64_t step_ = 0;
   std::vector<RolloutRecord> rollouts_;
+  std::vector<RolloutTree> trees_;
   StepTimings timings_;
 };
 
