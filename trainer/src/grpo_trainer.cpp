@@ -36,6 +36,7 @@
 #include "egca/trainer/checkpoint.h"
 #include "egca/trainer/feedback.h"
 #include "egca/trainer/grpo_loss.h"
+#include "egca/trainer/problem_prompt.h"
 
 namespace egca::trainer {
 
@@ -324,19 +325,9 @@ struct GrpoTrainer::Impl {
           EGCA_ASSIGN_OR_RETURN(p.routing.constraints, gates::MakeConstraintSet(specs));
         }
       }
-      std::string user = config.instruction.empty() ? "" : config.instruction + "\n\n";
-      user += r.prompt;
-      if (!r.starter_code.empty()) user += "\n\nStart from this code:\n```python\n" + r.starter_code + "\n```";
-      if (config.constraints_in_prompt && !specs.empty()) user += "\n\n" + gates::PromptSuffix(specs);
-      std::vector<ChatMessage> messages;
-      if (!config.system_prompt.empty()) messages.push_back({"system", config.system_prompt});
-      messages.push_back({"user", user});
-      p.user_text = user;
-      ChatFormatOptions fo;
-      fo.add_generation_prompt = true;
-      fo.enable_thinking = false;
-      EGCA_ASSIGN_OR_RETURN(auto formatted, chat.Apply(messages, fo));
-      p.prompt_text = formatted.text;
+      p.user_text = ProblemUserMessage(
+          r, config.instruction, config.constraints_in_prompt && !specs.empty() ? gates::PromptSuffix(specs) : "");
+      EGCA_ASSIGN_OR_RETURN(p.prompt_text, FormatConversation(chat, config.system_prompt, {{"user", p.user_text}}));
       p.prompt_ids = tokenizer->EncodeIds(p.prompt_text);
       if (static_cast<int64_t>(p.prompt_ids.size()) > config.max_prompt_tokens) {
         return InvalidArgument(fmt::format(
@@ -602,19 +593,12 @@ struct GrpoTrainer::Impl {
           ++skipped_expansions[static_cast<size_t>(r.group)];
           continue;
         }
-        std::vector<ChatMessage> messages;
-        if (!config.system_prompt.empty()) messages.push_back({"system", config.system_prompt});
-        messages.push_back({"user", problem->user_text});
-        messages.push_back({"assistant", r.completion});
-        messages.push_back({"user", *user});
-        ChatFormatOptions fo;
-        fo.add_generation_prompt = true;
-        fo.enable_thinking = false;
-        EGCA_ASSIGN_OR_RETURN(auto formatted, chat.Apply(messages, fo));
         PromptJob job;
         job.problem = problem;
-        job.prompt_text = formatted.text;
-        job.prompt_ids = tokenizer->EncodeIds(formatted.text);
+        EGCA_ASSIGN_OR_RETURN(job.prompt_text,
+                              FormatConversation(chat, config.system_prompt,
+                                                 {{"user", problem->user_text}, {"assistant", r.completion}, {"user", *user}}));
+        job.prompt_ids = tokenizer->EncodeIds(job.prompt_text);
         if (static_cast<int64_t>(job.prompt_ids.size()) + config.max_new_tokens > context) {
           ++skipped_expansions[static_cast<size_t>(r.group)];  // the revision would not fit
           continue;
