@@ -221,6 +221,24 @@ TEST(MultiTurnTree, ScriptedTreeMeRSAndInterP) {
   EXPECT_DOUBLE_EQ(run.metrics.at("tree/retained_turn2"), 4);
 }
 
+TEST(MultiTurnTree, ScriptedTreeIntraP) {
+  testing::ScratchDir dir("mt_intra");
+  GrpoConfig c = TreeConfig(MakeTinyQwen3(dir.file("model")), dir.file("run"));
+  // IntraP, budget 2, every group: the root group's (r - mean)^2 with mean 0.25 are
+  // [0.5625, 0.0625, 0.0625, 0.0625]: n0 and then n1 (ties: lower position) stay, n2 and n3 go
+  // with their children. n1's group [n4 1, n5 0] has 2 members and stays whole. MaRS: n1 -> 1,
+  // root group [1, 1] -> 0, 0; child group +-0.5; weights 1/2 each.
+  c.prune = "intra";
+  c.prune_budget = 2;
+  const TreeRun run = RunTree(c);
+  ExpectNodes(run, {1, 1, 0, 0, 1, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0.5, -0.5, 0, 0, 0, 0},
+              {0.5, 0.5, 0, 0, 0.5, 0.5, 0, 0, 0, 0},
+              {true, true, false, false, true, true, false, false, false, false});
+  EXPECT_DOUBLE_EQ(run.metrics.at("tree/retained_turn1"), 2);
+  EXPECT_DOUBLE_EQ(run.metrics.at("tree/retained_turn2"), 2);
+  EXPECT_DOUBLE_EQ(run.metrics.at("tree/generated_turn2"), 6);
+}
+
 TEST(MultiTurnTree, TrajectoryBaselines) {
   testing::ScratchDir dir("mt_traj");
   GrpoConfig c = TreeConfig(MakeTinyQwen3(dir.file("model")), dir.file("run"));
