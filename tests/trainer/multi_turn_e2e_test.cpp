@@ -19,6 +19,7 @@
 
 #include "common/run_command.h"
 #include "egca/core/files.h"
+#include "egca/credit/reflexicoder.h"
 #include "egca/trainer/checkpoint.h"
 #include "egca/trainer/feedback.h"
 #include "egca/trainer/grpo_trainer.h"
@@ -296,6 +297,53 @@ TEST(MultiTurnTree, CustomHookWritesTheRevisionPrompt) {
   const TreeRun bad = RunTree(c);
   ASSERT_EQ(bad.records.size(), 4u);
   EXPECT_DOUBLE_EQ(bad.metrics.at("tree/expansions_skipped"), 3);
+}
+
+// reward.kind = reflexicoder (single trajectory, reflection format): every answer graded,
+// R = R_overall of the ReflexiCoder reward (its terms are tested by hand in credit/), the
+// route and the token-credit spans are the final answer's, in completion bytes.
+TEST(ReflexiCoderReward, EveryAnswerGradedFinalAnswerRouted) {
+  testing::ScratchDir dir("reflexicoder");
+  GrpoConfig c = TreeConfig(MakeTinyQwen3(dir.file("model")), dir.file("run"));
+  c.turns = 1;
+  c.group_size = 3;
+  c.reward = "reflexicoder";
+  c.target = "earliest";
+  auto answer = [](const std::string& code) { return "<answer>\n```python\n" + code + "```\n</answer>"; };
+  const std::string improves = "<think>compare pairs</think>" + answer(kBug) +
+                               "<reflection>the comparison is reversed</reflection>" + answer(kCorrect);
+  const std::string regresses = "<think>compare pairs</think>" + answer(kCorrect) +
+                                "<reflection>maybe the other way</reflection>" + answer(kBug);
+  const std::string malformed = "no tags at all\n```python\n" + kCorrect + "```\n";
+  auto tok = Tokenizer::FromFile(kTokenizerDir);
+  ASSERT_TRUE(tok.ok());
+  GrpoTrainer::Options options;
+  options.progress = false;
+  options.rollouts = std::make_shared<FixedRolloutSource>(
+      **tok, std::map<std::string, std::vector<std::string>>{{"HumanEval/0", {improves, regresses, malformed}}});
+  auto trainer = GrpoTrainer::Create(c, options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
+  ASSERT_TRUE((*trainer)->Step().ok());
+  const auto& rs = (*trainer)->last_rollouts();
+  ASSERT_EQ(rs.size(), 3u);
+  auto up = credit::ComputeReflectionReward(true, {0.0, 1.0});
+  auto down = credit::ComputeReflectionReward(true, {1.0, 0.0});
+  ASSERT_TRUE(up.ok() && down.ok());
+  EXPECT_NEAR(rs[0].reward, up->overall, 1e-12);
+  EXPECT_NEAR(rs[1].reward, down->overall, 1e-12);
+  EXPECT_GT(rs[0].reward, rs[1].reward);
+  EXPECT_DOUBLE_EQ(rs[2].reward, 0.0);  // format gate
+  EXPECT_NE(rs[2].reflection_note.find("format"), std::string::npos);
+  EXPECT_EQ(rs[0].route.mode, credit::FailureMode::kCorrect);
+  EXPECT_EQ(rs[0].program, kCorrect);
+  // The regressing trajectory's final answer is LOGIC, localized on its own comparison line.
+  ASSERT_EQ(rs[1].route.mode, credit::FailureMode::kLogic);
+  ASSERT_TRUE(rs[1].route.earliest_divergence.has_value());
+  const auto& span = *rs[1].route.earliest_divergence;
+  EXPECT_GT(span.begin_byte, rs[1].completion.find("<reflection>"));
+  const size_t b = rs[1].completion.rfind('\n', span.begin_byte) + 1;
+  const std::string line = rs[1].completion.substr(b, rs[1].completion.find('\n', span.begin_byte) - b);
+  EXPECT_NE(line.find("> threshold"), std::string::npos) << line;
 }
 
 TEST(FeedbackHook, ErrorsNameTheCommand) {

@@ -65,6 +65,7 @@ const std::vector<Field>& Fields() {
       {"route.check_comparability", &C::check_comparability, "the I_cmp gate"},
       {"route.runtime_error_is_logic", &C::runtime_error_is_logic, "run-time errors are LOGIC"},
       {"route.prepare_reference", &C::prepare_reference, "trace references while generating"},
+      {"reward.kind", &C::reward, "egca (R_hat * I_C) or reflexicoder (reflection-format reward)"},
       {"credit.target", &C::target, "earliest, last, random or uniform (plain GRPO)"},
       {"credit.soft_weight", &C::soft_weight, "share of A_i on the span (1 = hard mask)"},
       {"credit.normalization", &C::normalization, "mean_centered (EGCA eq. 2) or mean_std"},
@@ -335,6 +336,9 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (!(c.soft_weight >= 0 && c.soft_weight <= 1)) return bad("credit.soft_weight", "must be in [0, 1]");
   if (c.normalization != "mean_centered" && c.normalization != "mean_std") {
     return bad("credit.normalization", fmt::format("'{}' is not mean_centered or mean_std", c.normalization));
+  }
+  if (c.reward != "egca" && c.reward != "reflexicoder") {
+    return bad("reward.kind", fmt::format("'{}' is not egca or reflexicoder", c.reward));
   }
   if (c.turns < 1) return bad("multi_turn.turns", "must be >= 1");
   if (c.turn_group_size < 0) return bad("multi_turn.group_size", "must be >= 0");

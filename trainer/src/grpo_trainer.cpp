@@ -33,6 +33,7 @@
 #include "egca/trainer/chat_template.h"
 #include "egca/credit/mt_grpo.h"
 #include "egca/credit/murphy.h"
+#include "egca/credit/reflexicoder.h"
 #include "egca/trainer/checkpoint.h"
 #include "egca/trainer/feedback.h"
 #include "egca/trainer/grpo_loss.h"
@@ -377,12 +378,21 @@ struct GrpoTrainer::Impl {
 
   // Fills a record from a completion and routes it (in a pool worker).
   void RouteRecord(int worker, TrainProblem& problem, RolloutRecord* r, bool localize) {
+    if (config.reward == "reflexicoder") return RouteReflection(worker, problem, r, localize);
+    RouteText(worker, problem, r->completion, 0, r, localize);
+    if (r->route_error.empty()) r->reward = r->route.reward;
+  }
+
+  // Routes the program of `text`, which starts at completion byte `offset`, into r->route
+  // with its spans in completion bytes.
+  void RouteText(int worker, TrainProblem& problem, const std::string& text, int64_t offset, RolloutRecord* r,
+                 bool localize) {
     datasets::Sample sample;
     sample.problem_id = problem.record.id;
-    sample.completion = r->completion;
+    sample.completion = text;
     const datasets::SampleProgram program = datasets::ProgramOf(sample, problem.record);
     r->program = program.code;
-    r->code_offset = program.offset;
+    r->code_offset = program.offset + offset;
     gates::Router router(executors[worker].get(), RouterOptionsFor(problem, localize), problem.cache);
     auto route = router.Route(program.code, problem.routing);
     if (!route.ok()) {
@@ -391,11 +401,50 @@ struct GrpoTrainer::Impl {
     }
     r->route = std::move(*route);
     // Spans into completion bytes, where the credit operator needs them.
-    r->route.error_span = ToCompletionSpan(r->route.error_span, program);
-    r->route.earliest_divergence = ToCompletionSpan(r->route.earliest_divergence, program);
-    r->route.last_divergence = ToCompletionSpan(r->route.last_divergence, program);
-    r->route.random_boundary = ToCompletionSpan(r->route.random_boundary, program);
-    r->reward = r->route.reward;
+    auto move = [&](std::optional<SourceSpan>& span) {
+      span = ToCompletionSpan(span, program);
+      if (span) {
+        span->begin_byte += static_cast<uint32_t>(offset);
+        span->end_byte += static_cast<uint32_t>(offset);
+      }
+    };
+    move(r->route.error_span);
+    move(r->route.earliest_divergence);
+    move(r->route.last_divergence);
+    move(r->route.random_boundary);
+  }
+
+  // ReflexiCoder (reward.kind = reflexicoder): the completion is <think>, <answer>, then
+  // (<reflection>, <answer>)*; every answer is graded (r_t = fraction of tests passed), the
+  // reward is R_overall of credit::ComputeReflectionReward (0 when the format is wrong), and
+  // the route (mode, spans for token credit) is the final answer's.
+  void RouteReflection(int worker, TrainProblem& problem, RolloutRecord* r, bool localize) {
+    const credit::ReflectionTrajectory t = credit::ParseReflectionTrajectory(r->completion);
+    if (!t.well_formed) {
+      RouteText(worker, problem, r->completion, 0, r, localize);  // spans for credit; reward 0
+      r->reward = 0;
+      r->reflection_note = "format: " + t.format_error;
+      return;
+    }
+    std::vector<double> scores;
+    size_t cursor = 0;
+    for (size_t k = 0; k < t.answers.size(); ++k) {
+      const size_t tag = r->completion.find("<answer>", cursor);
+      const size_t at = tag == std::string::npos ? std::string::npos : r->completion.find(t.answers[k], tag);
+      const int64_t offset = at == std::string::npos ? 0 : static_cast<int64_t>(at);
+      if (at != std::string::npos) cursor = at + t.answers[k].size();
+      const bool last = k + 1 == t.answers.size();
+      RouteText(worker, problem, t.answers[k], offset, r, last && localize);
+      if (!r->route_error.empty()) return;
+      scores.push_back(r->route.pass_fraction);
+    }
+    auto reward = credit::ComputeReflectionReward(true, scores);
+    if (!reward.ok()) {
+      r->route_error = reward.status().ToString();
+      return;
+    }
+    r->reward = reward->overall;
+    r->reflection_note = reward->ToString();
   }
 
   // ---- rollout ---------------------------------------------------------------------------
@@ -1222,6 +1271,7 @@ StatusOr<Scalars> GrpoTrainer::Step() {
       j["reason"] = r.route_error.empty() ? r.route.reason : r.route_error;
       j["R_hat"] = r.route.pass_fraction;
       j["R"] = r.reward;
+      if (!r.reflection_note.empty()) j["reflexicoder"] = r.reflection_note;
       j["advantage"] = r.advantage;
       j["first_failing_test"] = r.route.first_failing_test >= 0 ? r.route.first_failing_test + 1 : 0;
       j["spans"] = nlohmann::json::parse(fmt::format(

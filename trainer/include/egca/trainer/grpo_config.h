@@ -65,6 +65,11 @@ struct GrpoConfig {
   bool runtime_error_is_logic = false;
   bool prepare_reference = true;     // trace references while the policy generates
 
+  // ---- reward ----
+  // egca: R = R_hat * I_C (EGCA eq. 1). reflexicoder: the ReflexiCoder reflection reward of
+  // a single-trajectory <think>/<answer>/<reflection> completion (credit/reflexicoder.h).
+  std::string reward = "egca";
+
   // ---- credit ----
   std::string target = "earliest";           // earliest | last | random | uniform
   double soft_weight = 1.0;                  // share of A_i on the span (1 = hard mask)

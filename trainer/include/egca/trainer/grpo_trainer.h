@@ -92,7 +92,8 @@ struct RolloutRecord {
   int64_t code_offset = 0;            // completion byte of program byte 0 (ProgramOf)
   gates::RouteResult route;
   std::string route_error;            // egca's own failure routing it (reward 0, uniform credit)
-  double reward = 0;                  // R = R_hat * I_C
+  double reward = 0;                  // R = R_hat * I_C (reward.kind = reflexicoder: R_overall)
+  std::string reflection_note;        // reflexicoder: the reward's terms, or why the format failed
   double advantage = 0;               // A_i
   credit::TokenCredit credit;         // a_{i,t}
 
