@@ -1,0 +1,220 @@
+#include "child.h"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <typeinfo>
+
+namespace egca::cpp::internal {
+namespace {
+
+// The loaded program's address range (for the fault handler; set before main runs).
+uintptr_t g_base = 0;
+uintptr_t g_end = 0;
+int g_result_fd = -1;
+alignas(16) char g_alt_stack[1 << 16];
+
+bool InProgram(uintptr_t pc) { return pc >= g_base && pc < g_end; }
+
+void WriteHex(char* buf, size_t* len, uintptr_t v) {
+  char tmp[20];
+  int n = 0;
+  do {
+    tmp[n++] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v != 0);
+  while (n > 0) buf[(*len)++] = tmp[--n];
+}
+
+// Async-signal-safe: finds the innermost address in the program (the faulting pc, else a
+// return address up the frame-pointer chain; the program is built -fno-omit-frame-pointer)
+// and writes "signal <signo> <offset>\n". A fault while walking ends the process with the
+// default action (SA_RESETHAND), losing only the location.
+void OnFault(int signo, siginfo_t*, void* context) {
+  auto* uc = static_cast<ucontext_t*>(context);
+  uintptr_t pc = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+  uintptr_t found = 0;
+  if (InProgram(pc)) {
+    found = pc + 1;  // the faulting instruction itself (callers subtract one)
+  } else {
+    auto* frame = reinterpret_cast<uintptr_t*>(uc->uc_mcontext.gregs[REG_RBP]);
+    for (int i = 0; i < 64 && frame != nullptr && (reinterpret_cast<uintptr_t>(frame) & 7) == 0;
+         ++i) {
+      uintptr_t ret = frame[1];
+      if (InProgram(ret)) {
+        found = ret;
+        break;
+      }
+      auto* next = reinterpret_cast<uintptr_t*>(frame[0]);
+      if (next <= frame) break;
+      frame = next;
+    }
+  }
+  char buf[64];
+  size_t len = 0;
+  const char* head = "signal ";
+  for (const char* p = head; *p; ++p) buf[len++] = *p;
+  if (signo >= 10) buf[len++] = static_cast<char>('0' + signo / 10);
+  buf[len++] = static_cast<char>('0' + signo % 10);
+  buf[len++] = ' ';
+  if (found != 0) {
+    WriteHex(buf, &len, found - g_base);
+  } else {
+    buf[len++] = '-';
+  }
+  buf[len++] = '\n';
+  ssize_t ignored = ::write(g_result_fd, buf, len);
+  (void)ignored;
+}
+
+int FindRange(dl_phdr_info* info, size_t, void* data) {
+  auto* base = static_cast<uintptr_t*>(data);
+  if (info->dlpi_addr != *base) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    g_end = std::max<uintptr_t>(g_end, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  return 1;
+}
+
+void WriteAll(int fd, const std::string& s) {
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+std::string OneLine(std::string s, size_t limit) {
+  if (s.size() > limit) s.resize(limit);
+  for (char& c : s) {
+    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+std::string Demangle(const char* name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = (status == 0 && d != nullptr) ? d : name;
+  std::free(d);
+  return out;
+}
+
+void FlushAll() {
+  std::cout.flush();
+  std::cerr.flush();
+  std::clog.flush();
+  std::fflush(nullptr);
+}
+
+}  // namespace
+
+int RunProgramChild(std::string_view payload, int result_fd) {
+  g_result_fd = result_fd;
+  size_t nl = payload.find('\n');
+  if (nl == std::string_view::npos) {
+    WriteAll(result_fd, "setup bad payload\n");
+    return 120;
+  }
+  const std::string nonce(payload.substr(0, nl));
+  const std::string_view object = payload.substr(nl + 1);
+  const std::string header = "egca-cpp " + nonce + "\n";
+  int fd = ::open("program.so", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0500);
+  bool written = fd >= 0;
+  for (size_t done = 0; written && done < object.size();) {
+    ssize_t n = ::write(fd, object.data() + done, object.size() - done);
+    if (n <= 0) written = false;
+    else done += static_cast<size_t>(n);
+  }
+  if (fd >= 0) ::close(fd);
+  if (!written) {
+    WriteAll(result_fd, header + "setup cannot write program.so: " + std::strerror(errno) + "\n");
+    return 120;
+  }
+  // Loading runs the program's static constructors: candidate code from here on.
+  void* handle = ::dlopen("./program.so", RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = ::dlerror();
+    WriteAll(result_fd, header + "setup " + OneLine(err ? err : "dlopen failed", 500) + "\n");
+    return 120;
+  }
+  using Main = int (*)(int, char**);
+  auto main_fn = reinterpret_cast<Main>(::dlsym(handle, "main"));
+  if (main_fn == nullptr) {
+    WriteAll(result_fd, header + "setup the program has no main\n");
+    return 120;
+  }
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(main_fn), &info) != 0) {
+    g_base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+    dl_iterate_phdr(FindRange, &g_base);
+  }
+  auto** throw_pc = static_cast<void**>(::dlsym(handle, "egca_last_throw_pc"));
+
+  stack_t alt{};
+  alt.ss_sp = g_alt_stack;
+  alt.ss_size = sizeof(g_alt_stack);
+  ::sigaltstack(&alt, nullptr);
+  struct sigaction sa {};
+  sa.sa_sigaction = OnFault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::sigaction(sig, &sa, nullptr);
+
+  char arg0[] = "candidate";
+  char* argv[] = {arg0, nullptr};
+  std::string record;
+  int rc = 0;
+  try {
+    rc = main_fn(1, argv);
+    FlushAll();
+    record = header + "exit " + std::to_string(rc) + "\n";
+  } catch (...) {
+    FlushAll();
+    std::string what;
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    std::type_info* type = abi::__cxa_current_exception_type();
+    std::string type_name = type != nullptr ? Demangle(type->name()) : "unknown";
+    std::string where = "-";
+    int in_main = 0;
+    if (throw_pc != nullptr && *throw_pc != nullptr) {
+      auto pc = reinterpret_cast<uintptr_t>(*throw_pc);
+      if (InProgram(pc)) {
+        char buf[24];
+        size_t len = 0;
+        WriteHex(buf, &len, pc - g_base);
+        where.assign(buf, len);
+      }
+      Dl_info at{};
+      if (::dladdr(*throw_pc, &at) != 0 && at.dli_saddr == reinterpret_cast<void*>(main_fn)) {
+        in_main = 1;
+      }
+    }
+    record = header + "exception " + where + " " + std::to_string(in_main) + "\t" +
+             OneLine(type_name, 200) + "\t" + OneLine(what, 1000) + "\n";
+    rc = 1;
+  }
+  WriteAll(result_fd, record);
+  return rc & 0xff;
+}
+
+}  // namespace egca::cpp::internal
