@@ -19,6 +19,8 @@ APT_PACKAGES=(
   libpcre2-dev zlib1g-dev libseccomp-dev
   libicu-dev                              # NFC/NFKC normalization (tokenizer)
   libyaml-cpp-dev                         # training config files (trainer/)
+  clang-14 llvm-14 llvm-14-dev            # C++ candidates: clang++ driver, llvm-symbolizer (cpp/)
+  libclang-14-dev libclang-cpp14-dev      # Clang C++ headers + libclang-cpp (cpp/: CFG, instrumentation)
 )
 
 missing=()
