@@ -21,7 +21,7 @@ struct FormatName {
   const char* name;
 };
 
-constexpr std::array<FormatName, 9> kFormats = {{
+constexpr std::array<FormatName, 12> kFormats = {{
     {DatasetFormat::kAuto, "auto"},
     {DatasetFormat::kHumanEval, "humaneval"},
     {DatasetFormat::kMbpp, "mbpp"},
@@ -31,12 +31,26 @@ constexpr std::array<FormatName, 9> kFormats = {{
     {DatasetFormat::kCodeparrotApps, "codeparrot_apps"},
     {DatasetFormat::kMapCoderApps, "mapcoder_apps"},
     {DatasetFormat::kAppsPlus, "apps_plus"},
+    {DatasetFormat::kHumanEvalCpp, "humaneval_cpp"},
+    {DatasetFormat::kMbxpCpp, "mbxp_cpp"},
+    {DatasetFormat::kMdevalCpp, "mdeval_cpp"},
 }};
 
 bool Has(const json& r, const char* key) { return r.contains(key); }
 
 // The format a record's keys point to, or kAuto when none fits.
 DatasetFormat FormatOfRecord(const json& r, const DatasetOptions& options) {
+  if (Has(r, "buggy_code") && Has(r, "fragment_lines") && Has(r, "test")) {
+    return DatasetFormat::kMdevalCpp;
+  }
+  if (Has(r, "task_id") && Has(r, "declaration") && Has(r, "canonical_solution") &&
+      Has(r, "test")) {
+    return DatasetFormat::kHumanEvalCpp;
+  }
+  if (Has(r, "task_id") && Has(r, "prompt") && Has(r, "test") && r.contains("language") &&
+      r["language"].is_string() && r["language"].get<std::string>() == "cpp") {
+    return DatasetFormat::kMbxpCpp;
+  }
   if (Has(r, "task_id") && Has(r, "prompt") && Has(r, "canonical_solution") && Has(r, "test") &&
       Has(r, "entry_point")) {
     return DatasetFormat::kHumanEval;
@@ -220,6 +234,15 @@ StatusOr<std::vector<ProblemRecord>> LoadProblems(const std::string& path,
         break;
       case DatasetFormat::kAppsPlus:
         internal::LoadAppsPlusRecord(r, line, origin, &sink);
+        break;
+      case DatasetFormat::kHumanEvalCpp:
+        internal::LoadHumanEvalCppRecord(r, line, origin, &sink);
+        break;
+      case DatasetFormat::kMbxpCpp:
+        internal::LoadMbxpCppRecord(r, line, origin, &sink);
+        break;
+      case DatasetFormat::kMdevalCpp:
+        internal::LoadMdevalCppRecord(r, line, origin, &sink, nullptr);
         break;
       case DatasetFormat::kAuto:
       case DatasetFormat::kAppsDir:

@@ -29,6 +29,7 @@ class ProblemSink {
   // Keeps `problem` unless it is bad (then reported with `line`).
   void Add(ProblemRecord problem, int64_t line);
   std::vector<ProblemRecord> Take() { return std::move(problems_); }
+  size_t count() const { return problems_.size(); }
 
  private:
   std::string path_;
@@ -50,6 +51,13 @@ std::string IdPrefix(const DatasetOptions& options, const char* default_prefix);
 
 // Per-format loaders (text formats get the file's decompressed contents).
 void LoadHumanEvalRecord(const json& r, int64_t line, const std::string& origin, ProblemSink* sink);
+// C++ data sets (datasets_cpp.cpp). LoadMdevalCppRecord also appends the bug to `bugs`
+// when non-null.
+void LoadHumanEvalCppRecord(const json& r, int64_t line, const std::string& origin,
+                            ProblemSink* sink);
+void LoadMbxpCppRecord(const json& r, int64_t line, const std::string& origin, ProblemSink* sink);
+void LoadMdevalCppRecord(const json& r, int64_t line, const std::string& origin, ProblemSink* sink,
+                         std::vector<BugRecord>* bugs);
 void LoadMbppRecord(DatasetFormat format, const json& r, int64_t line, const std::string& origin,
                     ProblemSink* sink);
 void LoadCodeparrotRecord(const json& r, int64_t line, const std::string& origin,

@@ -24,11 +24,12 @@ struct SourceName {
   const char* name;
 };
 
-constexpr std::array<SourceName, 4> kSources = {{
+constexpr std::array<SourceName, 5> kSources = {{
     {SampleSource::kCodeT, "codet"},
     {SampleSource::kMapCoder, "mapcoder"},
     {SampleSource::kLdb, "ldb"},
     {SampleSource::kReflexion, "reflexion"},
+    {SampleSource::kMbxp, "mbxp"},
 }};
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
@@ -251,8 +252,49 @@ std::string ModelFromPath(SampleSource source, const std::string& relative) {
       return "reflexion/" + (parts.empty() ? stem : parts.back());
     case SampleSource::kCodeT:
       return "codegen16B";
+    case SampleSource::kMbxp:
+      return "mbxp";
   }
   return stem;
+}
+
+// MBXP/mxeval samples: {task_id, completion, language}, one per line; the completion
+// continues the prompt.
+Status ConvertMbxp(const std::string& path, const std::vector<ProblemRecord>& problems,
+                   const ConvertOptions& options, LoadReport* report,
+                   std::vector<Sample>* samples) {
+  EGCA_ASSIGN_OR_RETURN(std::string text, ReadMaybeGzipFile(path));
+  std::unordered_map<std::string, const ProblemRecord*> by_id;
+  for (const ProblemRecord& p : problems) by_id.emplace(p.id, &p);
+  internal::ForEachJsonlLine(text, [&](int64_t line, std::string_view rec) {
+    ++report->records;
+    std::string error, task_id, completion;
+    std::optional<json> r = internal::ParseObject(rec, &error);
+    if (!r) {
+      report->Bad(path, line, error + ", skipped");
+      return;
+    }
+    if (!internal::GetId(*r, "task_id", &task_id, &error) ||
+        !internal::GetString(*r, "completion", &completion, &error)) {
+      report->Bad(path, line, error + ", skipped");
+      return;
+    }
+    if (by_id.find(task_id) == by_id.end()) {
+      ++report->unmatched;
+      report->Bad(path, line, fmt::format("problem \"{}\" is not among the problems, skipped",
+                                          task_id));
+      return;
+    }
+    Sample s;
+    s.problem_id = task_id;
+    s.completion = std::move(completion);
+    s.completion_is_body = true;
+    s.model = options.model.empty() ? "mbxp" : options.model;
+    s.origin = fmt::format("{}:{}", path, line);
+    samples->push_back(std::move(s));
+    ++report->loaded;
+  });
+  return Status::Ok();
 }
 
 Status ConvertCodeT(const std::string& path, const std::vector<ProblemRecord>& problems,
@@ -436,6 +478,8 @@ StatusOr<std::vector<Sample>> ConvertSamples(const std::string& path, SampleSour
   std::vector<Sample> samples;
   if (source == SampleSource::kCodeT) {
     EGCA_RETURN_IF_ERROR(ConvertCodeT(path, problems, options, report, &samples));
+  } else if (source == SampleSource::kMbxp) {
+    EGCA_RETURN_IF_ERROR(ConvertMbxp(path, problems, options, report, &samples));
   } else {
     EGCA_RETURN_IF_ERROR(ConvertRuns(path, source, problems, options, report, &samples));
   }

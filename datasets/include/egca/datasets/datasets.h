@@ -11,6 +11,14 @@
 //   codeparrot_apps  codeparrot/apps JSONL export                "apps/<problem_id>" ("apps/3554")
 //   mapcoder_apps    MapCoder/TeamCoder APPS JSONL               "apps/<id>"         ("apps/3554")
 //   apps_plus        APPS+ (StepCoder) by field mapping          "apps_plus/<id>"
+//   humaneval_cpp    HumanEval-X C++ (task_id, declaration, ...) "CPP/0"        (task_id as is)
+//   mbxp_cpp         MBXP C++ (task_id "MBCPP/n", language cpp)  "MBCPP/1"      (task_id as is)
+//   mdeval_cpp       MDEVAL C++ bugs (buggy_code, fragment_lines) "mdeval/CPP/1" (the fixed
+//                    program is the reference; LoadMdevalBugs() gives the buggy programs)
+// C++ problems have language "cpp" and one kAssert test whose test_code is the data set's
+// `main` (asserts, or MBXP's `throw` on a failed case); references are complete programs
+// without that main (HumanEval-X: declaration + canonical solution; MBXP: prompt +
+// canonical solution; MBXP problems without a solution have none).
 // `DatasetOptions::id_prefix` replaces the "mbpp/", "apps/", "apps_plus/" prefixes (e.g. to
 // keep APPS train and test problems, whose numbers overlap, apart in one run).
 //
@@ -39,6 +47,9 @@ enum class DatasetFormat {
   kCodeparrotApps,
   kMapCoderApps,
   kAppsPlus,
+  kHumanEvalCpp,
+  kMbxpCpp,
+  kMdevalCpp,
 };
 
 // "auto", "humaneval", "mbpp", "mbpp_sanitized", "mbpp_et", "apps_dir", "codeparrot_apps",
@@ -106,6 +117,20 @@ StatusOr<DatasetFormat> DetectDatasetFormat(const std::string& path,
 StatusOr<std::vector<ProblemRecord>> LoadProblems(const std::string& path,
                                                   const DatasetOptions& options,
                                                   LoadReport* report);
+
+// One MDEVAL bug: the problem (fixed program as reference, the test main), the buggy
+// program, and the lines the bug is on (1-based lines of buggy_code).
+struct BugRecord {
+  ProblemRecord problem;
+  std::string buggy_code;
+  std::vector<int32_t> buggy_lines;  // MDEVAL fragment_lines
+  std::string category;              // "Syntax", "Logic", "Reference", "Multiple", ...
+  std::string subtype;               // "illegal_comment", "condition_error", ...
+};
+
+// Reads an MDEVAL bug file (mdeval_bug_<LANG>.jsonl). Bad records go to `report` with file
+// and line. NOT_FOUND for an unreadable path.
+StatusOr<std::vector<BugRecord>> LoadMdevalBugs(const std::string& path, LoadReport* report);
 
 // The function an MBPP-style reference defines that the assert lines call (the first
 // top-level `def` of `reference` whose name is called in `asserts`); "" if none is.

@@ -28,6 +28,9 @@ struct ProblemRecord {
   // Run with tracer::RunOptions::apps_import_header (APPS's import header and wrapping of
   // standard-input programs): set by the APPS loaders.
   bool apps_conventions = false;
+  // The programs' language: "python" or "cpp" (HumanEval-X, MBXP and MDEVAL C++: tests are
+  // kAssert tests whose test_code is a C++ `main`, run by egca::cpp).
+  std::string language = "python";
 };
 
 // One sampled program for a problem.

@@ -41,9 +41,10 @@ enum class SampleSource {
   kMapCoder,   // MapCoder final-results.tar.gz (or its extracted folder / one run .jsonl)
   kLdb,        // LDB ldb.tar.gz (or folder / one .jsonl): seeds and debugging runs
   kReflexion,  // Reflexion programming_runs.tar.gz (or folder / one .jsonl)
+  kMbxp,       // MBXP/mxeval samples JSONL {task_id, completion, language}: function bodies
 };
 
-// "codet", "mapcoder", "ldb", "reflexion".
+// "codet", "mapcoder", "ldb", "reflexion", "mbxp".
 const char* SampleSourceName(SampleSource source);
 StatusOr<SampleSource> ParseSampleSource(std::string_view name);
 std::vector<std::string> SampleSourceNames();
@@ -81,6 +82,8 @@ struct ConvertOptions {
 //   kLdb / kReflexion: task_id "HumanEval/<n>", "MBPP/<n>", MultiPL-E "mbpp_<n>_<name>" and
 //     "HumanEval_<n>_<name>" mapped to "HumanEval/<n>" / "mbpp/<n>"; `is_solved` (a string
 //     there) kept as Sample::reported_solved.
+//   kMbxp: problem by task_id ("MBCPP/3"); the completion continues the problem's prompt
+//     (completion_is_body = true); model "mbxp" unless ConvertOptions::model is set.
 StatusOr<std::vector<Sample>> ConvertSamples(const std::string& path, SampleSource source,
                                              const std::vector<ProblemRecord>& problems,
                                              const ConvertOptions& options, LoadReport* report);
