@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
-#include <thread>
+#include <atomic>
 
 #include "egca/core/files.h"
 #include "egca/sandbox/command.h"
@@ -33,6 +33,24 @@ uint64_t Fnv(uint64_t h, std::string_view s) {
 constexpr uint64_t kFnvBasis = 1469598103934665603ULL;
 
 std::string Hex(uint64_t h) { return fmt::format("{:016x}", h); }
+
+// A temporary name beside `path`, unique across threads and processes (several Compilers
+// may share one cache directory).
+std::string TempName(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  return fmt::format("{}.{}.{}.tmp", path, getpid(), counter.fetch_add(1));
+}
+
+// Moves a finished temporary into place; another writer having got there first is fine
+// (same content by construction: names are content hashes).
+Status Publish(const std::string& tmp, const std::string& path) {
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec && !fs::exists(path)) {
+    return Internal(fmt::format("{}: cannot move into place: {}", path, ec.message()));
+  }
+  return Status();
+}
 
 std::string DefaultCacheDir() {
   if (const char* d = std::getenv("EGCA_CACHE_DIR"); d != nullptr && *d) {
@@ -86,6 +104,13 @@ void FirstError(const std::string& stderr_text, CompileResult* out) {
     return;
   }
   out->error_message = "compilation failed";
+}
+
+// Writes `contents` to `path` through a unique temporary (safe with concurrent writers).
+Status WriteShared(const std::string& path, std::string_view contents) {
+  const std::string tmp = TempName(path);
+  EGCA_RETURN_IF_ERROR(WriteFileAtomic(tmp, contents));
+  return Publish(tmp, path);
 }
 
 }  // namespace
@@ -197,8 +222,8 @@ Status Compiler::EnsureRuntime() {
   std::string object = fmt::format("{}/runtime-{}.o", cache_dir_, flags_key_);
   if (!fs::exists(object)) {
     std::string source = fmt::format("{}/runtime-{}.cpp", cache_dir_, flags_key_);
-    EGCA_RETURN_IF_ERROR(WriteFileAtomic(source, internal::kRuntimeSource));
-    std::string tmp = fmt::format("{}.{}.tmp", object, getpid());
+    EGCA_RETURN_IF_ERROR(WriteShared(source, internal::kRuntimeSource));
+    std::string tmp = TempName(object);
     std::vector<std::string> argv = {clang_};
     for (const std::string& f : BaseFlags()) argv.push_back(f);
     for (const char* f : {"-c", "-x", "c++"}) argv.emplace_back(f);
@@ -210,7 +235,7 @@ Status Compiler::EnsureRuntime() {
       return Internal(fmt::format("{}: cannot compile egca's C++ runtime: {}", source,
                                   Bounded(r.stderr_data, kMessageBytes)));
     }
-    fs::rename(tmp, object);
+    EGCA_RETURN_IF_ERROR(Publish(tmp, object));
   }
   runtime_object_ = object;
   return Status();
@@ -223,8 +248,8 @@ Status Compiler::PreparePch() {
   std::string pch = fmt::format("{}/stdcxx-{}.pch", cache_dir_, flags_key_);
   if (!fs::exists(pch)) {
     std::string header = fmt::format("{}/stdcxx-{}.h", cache_dir_, flags_key_);
-    EGCA_RETURN_IF_ERROR(WriteFileAtomic(header, "#include <bits/stdc++.h>\n"));
-    std::string tmp = fmt::format("{}.{}.tmp", pch, getpid());
+    EGCA_RETURN_IF_ERROR(WriteShared(header, "#include <bits/stdc++.h>\n"));
+    std::string tmp = TempName(pch);
     std::vector<std::string> argv = {clang_};
     for (const std::string& f : BaseFlags()) argv.push_back(f);
     for (const char* f : {"-x", "c++-header"}) argv.emplace_back(f);
@@ -236,7 +261,7 @@ Status Compiler::PreparePch() {
       return Internal(fmt::format("{}: cannot build the precompiled header: {}", header,
                                   Bounded(r.stderr_data, kMessageBytes)));
     }
-    fs::rename(tmp, pch);
+    EGCA_RETURN_IF_ERROR(Publish(tmp, pch));
   }
   pch_ = pch;
   return Status();
@@ -268,9 +293,8 @@ StatusOr<CompileResult> Compiler::Compile(std::string_view candidate, std::strin
     return out;
   }
   const std::string source = stem + ".cpp";
-  EGCA_RETURN_IF_ERROR(WriteFileAtomic(source, program));
-  const std::string tmp = fmt::format("{}.{}.{}.tmp", so, getpid(),
-                                      std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  EGCA_RETURN_IF_ERROR(WriteShared(source, program));
+  const std::string tmp = TempName(so);
   auto run = [&](bool with_pch) -> StatusOr<sandbox::CommandResult> {
     std::vector<std::string> argv = {clang_};
     for (const std::string& f : BaseFlags()) argv.push_back(f);
@@ -302,8 +326,7 @@ StatusOr<CompileResult> Compiler::Compile(std::string_view candidate, std::strin
     std::error_code ec;
     fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write |
                              fs::perms::group_read | fs::perms::others_read, ec);
-    fs::rename(tmp, so, ec);
-    if (ec) return Internal(fmt::format("{}: {}", so, ec.message()));
+    EGCA_RETURN_IF_ERROR(Publish(tmp, so));
     out.ok = true;
     out.shared_object = so;
     return out;

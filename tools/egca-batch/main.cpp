@@ -29,6 +29,7 @@
 #include "egca/core/files.h"
 #include "egca/gates/constraints.h"
 #include "egca/tools/cli.h"
+#include "cpp_batch.h"
 #include "egca_commit.h"  // generated: EGCA_COMMIT, the commit this binary was built from
 
 namespace {
@@ -397,7 +398,26 @@ int main(int argc, char** argv) {
                     "every attempt, not only the final program");
   convert->add_flag("--raw-responses", conv.raw_responses, "raw responses (fences, prose)");
 
+  egca_batch_cpp::CppBatchArgs cb;
+  CLI::App* cppc = app.add_subcommand(
+      "cpp", "grade and route C++ candidates (HumanEval-X, MBXP, MDEVAL) with clang + the sandbox");
+  cppc->add_option("--problems", cb.problems, "C++ problem file (humaneval_cpp, mbxp_cpp, mdeval_cpp)")
+      ->required();
+  cppc->add_option("--format", cb.format, "problem format (auto)");
+  cppc->add_option("--samples", cb.samples, "samples file");
+  cppc->add_option("--samples-source", cb.samples_source,
+                   "jsonl (egca sample JSONL) or a converter: mbxp, ...");
+  cppc->add_flag("--references", cb.references, "route every problem's reference solutions");
+  cppc->add_flag("--mdeval-buggy", cb.mdeval_buggy,
+                 "route MDEVAL's buggy programs (--problems: mdeval_bug_CPP.jsonl)");
+  cppc->add_option("--out", cb.out, "output directory (routes.jsonl, summary.json, summary.md)")
+      ->required();
+  cppc->add_option("--workers", cb.workers, "parallel workers (one sandbox server each)");
+  cppc->add_option("--timeout", cb.timeout, "per-test wall/CPU limit, seconds");
+  cppc->add_option("--limit", cb.limit, "route at most this many candidates");
+  cppc->add_option("--title", cb.title, "summary title");
   if (auto code = egca::tools::ParseArgs(app, argc, argv, kTool)) return *code;
+  if (cppc->parsed()) return egca_batch_cpp::RunCppBatch(cb);
 
   if (run->parsed()) return Run(r);
   if (merge->parsed()) {

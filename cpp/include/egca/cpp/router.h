@@ -1,0 +1,44 @@
+// The failure-mode router for C++ candidates: the same routes and RouteResult as
+// gates::Router (EGCA eq. 5), with egca::cpp grading.
+//   SYNTAX      clang rejects the program (span: clang's first error, widened to its line),
+//               or the candidate fails at run time (a crash, an uncaught exception of the
+//               candidate, abort, a failing assert in candidate code; span: the faulting or
+//               throwing statement's line when debug info maps it to the candidate)
+//   CONSTRAINT  a constraint checker rejects it (checkers that read C++ source)
+//   CORRECT     every test passes
+//   LOGIC       otherwise (a failing test assert, a test-side throw, wrong output, timeout)
+// Not yet for C++: I_cmp (Clang CFG comparability) and the earliest/last/random divergence
+// (per-statement snapshots); RouteResult::comparability stays absent and
+// localization_note says so. See docs/cpp.md.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "egca/core/status.h"
+#include "egca/cpp/executor.h"
+#include "egca/gates/router.h"
+
+namespace egca::cpp {
+
+struct CppRouterOptions {
+  tracer::RunOptions run;               // limits of every test
+  bool runtime_error_is_logic = false;  // as gates::RouterOptions
+};
+
+class CppRouter {
+ public:
+  // `executor` is borrowed and must outlive the router; one router per thread.
+  CppRouter(CppExecutor* executor, CppRouterOptions options)
+      : executor_(executor), options_(std::move(options)) {}
+
+  // Routes one candidate (a complete C++ program without the tests' main) against
+  // `problem` (its tests' test_code is the main). problem.reference is not run.
+  StatusOr<gates::RouteResult> Route(std::string_view candidate, const gates::Problem& problem);
+
+ private:
+  CppExecutor* executor_;
+  CppRouterOptions options_;
+};
+
+}  // namespace egca::cpp
