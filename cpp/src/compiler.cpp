@@ -168,8 +168,10 @@ std::vector<IncludeProblem> CheckIncludes(std::string_view source) {
   return problems;
 }
 
-std::string Compiler::JoinProgram(std::string_view candidate, std::string_view test_code) {
-  std::string program = "#line 1 \"<candidate>\"\n";
+std::string Compiler::JoinProgram(std::string_view candidate, std::string_view test_code,
+                                  std::string_view prelude) {
+  std::string program(prelude);
+  program += "\n#line 1 \"<candidate>\"\n";
   program.append(candidate);
   program += "\n#line 1 \"<test>\"\n";
   program.append(test_code);
@@ -210,7 +212,7 @@ StatusOr<std::unique_ptr<Compiler>> Compiler::Create(CompilerOptions options) {
 
 std::vector<std::string> Compiler::BaseFlags() const {
   std::vector<std::string> flags = {"-std=" + options_.standard, "-O0", "-g", "-fPIC",
-                                    "-fno-omit-frame-pointer", "-w", "-fno-caret-diagnostics",
+                                    "-fno-omit-frame-pointer", "-w", "-Wno-register", "-fno-caret-diagnostics",
                                     "-fno-color-diagnostics", "-ferror-limit=5"};
   flags.insert(flags.end(), options_.extra_flags.begin(), options_.extra_flags.end());
   return flags;
@@ -267,7 +269,8 @@ Status Compiler::PreparePch() {
   return Status();
 }
 
-StatusOr<CompileResult> Compiler::Compile(std::string_view candidate, std::string_view test_code) {
+StatusOr<CompileResult> Compiler::Compile(std::string_view candidate, std::string_view test_code,
+                                          std::string_view prelude) {
   CompileResult out;
   for (std::string_view part : {candidate, test_code}) {
     std::vector<IncludeProblem> problems = CheckIncludes(part);
@@ -282,7 +285,7 @@ StatusOr<CompileResult> Compiler::Compile(std::string_view candidate, std::strin
   EGCA_RETURN_IF_ERROR(EnsureRuntime());
   EGCA_RETURN_IF_ERROR(PreparePch());
 
-  const std::string program = JoinProgram(candidate, test_code);
+  const std::string program = JoinProgram(candidate, test_code, prelude);
   const std::string key = Hex(Fnv(Fnv(kFnvBasis, flags_key_), program));
   const std::string stem = fmt::format("{}/programs/{}", cache_dir_, key);
   const std::string so = stem + ".so";
@@ -306,6 +309,10 @@ StatusOr<CompileResult> Compiler::Compile(std::string_view candidate, std::strin
     argv.push_back(source);
     for (const char* f : {"-x", "none"}) argv.emplace_back(f);
     argv.push_back(runtime_object_);
+    // libcrypto (HumanEval-X CPP/162 uses OpenSSL's MD5) only when a program needs it.
+    if (fs::exists("/usr/lib/x86_64-linux-gnu/libcrypto.so")) {
+      for (const char* f : {"-Wl,--as-needed", "-lcrypto", "-Wl,--no-as-needed"}) argv.emplace_back(f);
+    }
     for (const char* f : {"-shared", "-Wl,-Bsymbolic", "-Wl,--no-undefined", "-ldl", "-o"}) {
       argv.emplace_back(f);
     }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "child.h"
+#include "snapshot_runtime.h"
 #include "egca/core/files.h"
 #include "egca/sandbox/command.h"
 
@@ -203,7 +204,8 @@ PartLocation CppExecutor::Symbolize(const std::string& shared_object, uint64_t o
 
 StatusOr<tracer::TestResult> CppExecutor::RunCompiled(const std::string& shared_object,
                                                       const tracer::TestCase& test,
-                                                      const tracer::RunOptions& options) {
+                                                      const tracer::RunOptions& options,
+                                                      std::string* result) {
   EGCA_ASSIGN_OR_RETURN(std::string object, ReadFile(shared_object));
   const std::string nonce = NewNonce();
   sandbox::ChildRequest request;
@@ -211,6 +213,7 @@ StatusOr<tracer::TestResult> CppExecutor::RunCompiled(const std::string& shared_
   request.limits = options.limits;
   if (test.kind == tracer::TestKind::kStdio) request.stdin_data = test.stdin_data;
   EGCA_ASSIGN_OR_RETURN(sandbox::ChildOutcome outcome, server_->Run(request));
+  if (result != nullptr) *result = outcome.result;
 
   tracer::TestResult out;
   out.stdout_data = outcome.stdout_data;
@@ -363,6 +366,50 @@ StatusOr<tracer::TestResult> CppExecutor::RunCompiled(const std::string& shared_
     return out;
   }
   v.kind = VerdictKind::kOk;
+  return out;
+}
+
+std::string InstrumenterPath() {
+  if (const char* p = std::getenv("EGCA_CPP_INSTRUMENT"); p != nullptr && *p) return p;
+#ifdef EGCA_CPP_INSTRUMENT
+  return EGCA_CPP_INSTRUMENT;
+#else
+  return "";
+#endif
+}
+
+StatusOr<CppExecutor::TracedRun> CppExecutor::RunTraced(std::string_view candidate,
+                                                        const tracer::TestCase& test,
+                                                        const tracer::RunOptions& options,
+                                                        int64_t max_events) {
+  TracedRun out;
+  const std::string instrumenter = InstrumenterPath();
+  if (instrumenter.empty()) {
+    return FailedPrecondition(
+        "C++ tracing needs egca-cpp-instrument (configure with libclang-14-dev and "
+        "libclang-cpp14-dev installed)");
+  }
+  sandbox::CommandOptions copts = sandbox::CommandOptions::Within(30, 64u << 20);
+  copts.stdin_data = std::string(candidate);
+  EGCA_ASSIGN_OR_RETURN(auto inst, sandbox::RunCommand({instrumenter}, copts));
+  out.instrument_seconds = inst.wall_seconds;
+  if (!inst.ok()) {
+    out.note = inst.timed_out ? "instrumenting timed out"
+                              : "the instrumenter could not parse the candidate";
+    return out;
+  }
+  const std::string prelude =
+      fmt::format("#define EGCA_MAX_EVENTS {}\n{}", max_events, internal::kSnapshotRuntime);
+  EGCA_ASSIGN_OR_RETURN(CompileResult compiled,
+                        compiler_->Compile(inst.stdout_data, TestCodeOf(test), prelude));
+  out.compile_seconds = compiled.seconds;
+  if (!compiled.ok) {
+    out.note = "the instrumented program does not compile: " + compiled.error_message;
+    return out;
+  }
+  std::string result;
+  EGCA_ASSIGN_OR_RETURN(out.run, RunCompiled(compiled.shared_object, test, options, &result));
+  out.trace = ParseTrace(result);
   return out;
 }
 

@@ -10,9 +10,10 @@ namespace egca::cpp {
 
 using sandbox::VerdictKind;
 
-StatusOr<gates::RouteResult> CppRouter::Route(std::string_view candidate,
-                                              const gates::Problem& problem) {
-  gates::RouteResult out;
+StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate,
+                                          const gates::Problem& problem) {
+  CppRouteResult result;
+  gates::RouteResult& out = result.route;
   auto start = std::chrono::steady_clock::now();
   // The C++ constraint checkers read the source; the CFG argument is Python's (empty).
   for (const auto& c : problem.constraints) {
@@ -43,30 +44,63 @@ StatusOr<gates::RouteResult> CppRouter::Route(std::string_view candidate,
     out.error_message = v.error_type + (v.message.empty() ? "" : ": " + v.message);
     if (v.line > 0 && v.line <= lines.line_count()) out.error_span = lines.LineSpan(v.line);
     out.reason = compile_error ? "does not compile" : "fails at run time: " + v.error_type;
-    return out;
+    return result;
   }
   out.constraints_satisfied = out.constraint_violations.empty();
   out.reward = out.pass_fraction * (out.constraints_satisfied ? 1.0 : 0.0);
   if (!out.constraints_satisfied) {
     out.mode = gates::FailureMode::kConstraint;
     out.reason = "violates " + out.constraint_violations.front().ToString();
-    return out;
+    return result;
   }
   if (out.grading.all_passed()) {
     out.mode = gates::FailureMode::kCorrect;
     out.reason = "passes every test";
-    return out;
+    return result;
   }
   out.mode = gates::FailureMode::kLogic;
   if (out.first_failing_test < 0) {
     out.reason = "no tests";
-    return out;
+    return result;
   }
   const tracer::TestResult& failing = out.grading.tests[out.first_failing_test];
   out.reason = fmt::format("fails test {} ({})", out.first_failing_test + 1,
                            sandbox::VerdictName(failing.verdict.kind));
-  out.localization_note = "C++ localization (per-statement snapshots) is not implemented yet";
-  return out;
+  if (!options_.localize) return result;
+  if (problem.reference.empty()) {
+    out.localization_note = "no reference to localize against";
+    return result;
+  }
+  const tracer::TestCase& test = problem.tests[out.first_failing_test];
+  auto start_trace = std::chrono::steady_clock::now();
+  EGCA_ASSIGN_OR_RETURN(auto cand, executor_->RunTraced(candidate, test, options_.run,
+                                                        options_.max_events));
+  const std::string key = problem.reference + "\x1f" + TestCodeOf(test);
+  auto it = reference_traces_.find(key);
+  if (it == reference_traces_.end()) {
+    EGCA_ASSIGN_OR_RETURN(auto ref, executor_->RunTraced(problem.reference, test, options_.run,
+                                                         options_.max_events));
+    if (!ref.note.empty()) {
+      out.localization_note = "reference: " + ref.note;
+      return result;
+    }
+    it = reference_traces_.emplace(key, std::move(ref.trace)).first;
+  }
+  result.trace_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_trace).count();
+  out.localize_seconds = result.trace_seconds;
+  if (!cand.note.empty()) {
+    out.localization_note = "candidate: " + cand.note;
+    return result;
+  }
+  CppLocalization loc =
+      Localize(std::string(candidate), problem.reference, cand.trace, it->second, options_.seed);
+  out.earliest_divergence = loc.earliest.span;
+  out.last_divergence = loc.last.span;
+  out.random_boundary = loc.random_boundary;
+  out.localization_note = loc.note;
+  result.localization = std::move(loc);
+  return result;
 }
 
 }  // namespace egca::cpp

@@ -61,8 +61,12 @@ void LoadHumanEvalCppRecord(const json& r, int64_t line, const std::string& orig
   p.language = "cpp";
   p.entry_point = FunctionName(declaration);
   // HumanEval-X's runnable program is declaration + solution + test (the declaration
-  // carries includes the prompt lacks).
-  p.references.push_back(declaration + solution);
+  // carries includes the prompt lacks). A few declarations (CPP/38) already hold part of
+  // the body (more than the function's own '{' open): then prompt + solution, which the
+  // prompt's signature line continues.
+  int open = 0;
+  for (char c : declaration) open += c == '{' ? 1 : c == '}' ? -1 : 0;
+  p.references.push_back((open > 1 ? p.prompt : declaration) + solution);
   if (!test.empty()) p.tests.push_back(MainTest(test));
   p.origin = origin;
   sink->Add(std::move(p), line);

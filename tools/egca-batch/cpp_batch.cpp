@@ -134,8 +134,9 @@ int RunCppBatch(const CppBatchArgs& a) {
   cpp::CppRouterOptions ropts;
   ropts.run.limits.wall_seconds = a.timeout;
   ropts.run.limits.cpu_seconds = a.timeout;
+  ropts.localize = a.localize;
 
-  std::vector<std::optional<gates::RouteResult>> results(jobs.size());
+  std::vector<std::optional<cpp::CppRouteResult>> results(jobs.size());
   std::vector<std::string> errors(jobs.size());
   std::atomic<size_t> next{0}, done{0};
   std::mutex log_mu;
@@ -169,6 +170,7 @@ int RunCppBatch(const CppBatchArgs& a) {
 
   std::map<std::string, int64_t> modes, verdicts;
   int64_t egca_errors = 0;
+  int64_t localized = 0, earliest_hits = 0, last_hits = 0, random_hits = 0;
   double compile_seconds = 0;
   std::string lines;
   json not_correct = json::array();
@@ -184,7 +186,8 @@ int RunCppBatch(const CppBatchArgs& a) {
       lines += rec.dump() + "\n";
       continue;
     }
-    const gates::RouteResult& r = *results[i];
+    const gates::RouteResult& r = results[i]->route;
+    const auto& loc = results[i]->localization;
     const std::string mode = gates::FailureModeName(r.mode);
     ++modes[mode];
     rec["mode"] = mode;
@@ -205,6 +208,32 @@ int RunCppBatch(const CppBatchArgs& a) {
     }
     rec["tests"] = tests;
     if (r.error_span) rec["error_span"] = r.error_span->ToString();
+    if (!r.localization_note.empty()) rec["localization_note"] = r.localization_note;
+    if (loc) {
+      auto div = [](const cpp::CppDivergence& d) {
+        return json{{"kind", cpp::DivergenceKindName(d.kind)}, {"line", d.line},
+                    {"event", d.event}, {"why", d.why}};
+      };
+      rec["earliest"] = div(loc->earliest);
+      rec["last"] = div(loc->last);
+      rec["random_line"] = loc->random_line;
+      rec["trace_seconds"] = results[i]->trace_seconds;
+      if (!jobs[i].buggy_lines.empty() && r.mode == gates::FailureMode::kLogic) {
+        auto hit = [&](int32_t line) {
+          for (int32_t b : jobs[i].buggy_lines) {
+            if (b == line) return true;
+          }
+          return false;
+        };
+        rec["earliest_hit"] = hit(loc->earliest.line);
+        rec["last_hit"] = hit(loc->last.line);
+        rec["random_hit"] = hit(loc->random_line);
+        ++localized;
+        earliest_hits += hit(loc->earliest.line) ? 1 : 0;
+        last_hits += hit(loc->last.line) ? 1 : 0;
+        random_hits += hit(loc->random_line) ? 1 : 0;
+      }
+    }
     if (!r.error_message.empty()) rec["error_message"] = r.error_message;
     if (r.mode != gates::FailureMode::kCorrect && a.references) {
       not_correct.push_back({{"problem_id", jobs[i].problem->id}, {"mode", mode},
@@ -224,6 +253,12 @@ int RunCppBatch(const CppBatchArgs& a) {
                   {"workers", a.workers},
                   {"wall_seconds", wall}};
   if (a.references) summary["references_not_correct"] = not_correct;
+  if (a.mdeval_buggy) {
+    summary["logic_localized"] = localized;
+    summary["earliest_hits"] = earliest_hits;
+    summary["last_hits"] = last_hits;
+    summary["random_hits"] = random_hits;
+  }
   Status w2 = WriteFileAtomic(a.out + "/summary.json", summary.dump(2) + "\n");
   std::string md = fmt::format("# {}\n\n{} candidates, {} workers, {:.0f} s wall.\n\n| route | count | share |\n|---|---|---|\n",
                                a.title, jobs.size(), a.workers, wall);
@@ -234,6 +269,15 @@ int RunCppBatch(const CppBatchArgs& a) {
   }
   md += "\n| verdict (per test) | count |\n|---|---|\n";
   for (const auto& [k, n] : verdicts) md += fmt::format("| {} | {} |\n", k, n);
+  if (a.mdeval_buggy && localized > 0) {
+    auto pct = [&](int64_t n) { return 100.0 * double(n) / double(localized); };
+    md += fmt::format(
+        "\nLOGIC cases localized: {}. Blamed line is a true buggy line (fragment_lines):\n\n"
+        "| target | hits | share |\n|---|---|---|\n| earliest divergence | {} | {:.1f}% |\n"
+        "| last divergence | {} | {:.1f}% |\n| random executed statement | {} | {:.1f}% |\n",
+        localized, earliest_hits, pct(earliest_hits), last_hits, pct(last_hits), random_hits,
+        pct(random_hits));
+  }
   if (egca_errors > 0) md += fmt::format("\negca errors: {}\n", egca_errors);
   Status w3 = WriteFileAtomic(a.out + "/summary.md", md);
   for (const Status* s : {&w1, &w2, &w3}) {

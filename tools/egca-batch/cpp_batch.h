@@ -15,6 +15,7 @@ struct CppBatchArgs {
   bool references = false;       // route every problem's references (they must be CORRECT)
   bool mdeval_buggy = false;     // route MDEVAL's buggy programs (--problems is the bug file)
   std::string out;               // output directory: routes.jsonl, summary.json, summary.md
+  bool localize = true;           // trace + align LOGIC candidates against the reference
   int workers = 1;
   double timeout = 10;
   int64_t limit = -1;

@@ -412,12 +412,17 @@ int main(int argc, char** argv) {
                  "route MDEVAL's buggy programs (--problems: mdeval_bug_CPP.jsonl)");
   cppc->add_option("--out", cb.out, "output directory (routes.jsonl, summary.json, summary.md)")
       ->required();
+  bool cpp_no_localize = false;
+  cppc->add_flag("--no-localize", cpp_no_localize, "route only (no tracing of LOGIC candidates)");
   cppc->add_option("--workers", cb.workers, "parallel workers (one sandbox server each)");
   cppc->add_option("--timeout", cb.timeout, "per-test wall/CPU limit, seconds");
   cppc->add_option("--limit", cb.limit, "route at most this many candidates");
   cppc->add_option("--title", cb.title, "summary title");
   if (auto code = egca::tools::ParseArgs(app, argc, argv, kTool)) return *code;
-  if (cppc->parsed()) return egca_batch_cpp::RunCppBatch(cb);
+  if (cppc->parsed()) {
+    cb.localize = !cpp_no_localize;
+    return egca_batch_cpp::RunCppBatch(cb);
+  }
 
   if (run->parsed()) return Run(r);
   if (merge->parsed()) {

@@ -82,10 +82,14 @@ class Compiler {
   // Compiles candidate + test into a shared object. A candidate that does not compile is
   // a CompileResult with ok = false; a Status error means egca's own setup failed (the
   // runtime or the PCH could not be built, the cache is not writable). Thread-safe.
-  StatusOr<CompileResult> Compile(std::string_view candidate, std::string_view test_code);
+  // `prelude` (e.g. the snapshot runtime) goes before the candidate's #line marker, so
+  // it never shifts the candidate's line numbers.
+  StatusOr<CompileResult> Compile(std::string_view candidate, std::string_view test_code,
+                                  std::string_view prelude = {});
 
   // The joined program text Compile() builds (for tools that show or instrument it).
-  static std::string JoinProgram(std::string_view candidate, std::string_view test_code);
+  static std::string JoinProgram(std::string_view candidate, std::string_view test_code,
+                                 std::string_view prelude = {});
 
   // Builds the PCH now (benchmarks time it apart); no-op when built or use_pch is off.
   Status PreparePch();

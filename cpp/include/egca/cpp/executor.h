@@ -35,6 +35,7 @@
 
 #include "egca/core/status.h"
 #include "egca/cpp/compiler.h"
+#include "egca/cpp/trace.h"
 #include "egca/sandbox/fork_server.h"
 #include "egca/tracer/executor.h"
 #include "egca/tracer/test_case.h"
@@ -70,10 +71,27 @@ class CppExecutor {
                                          const tracer::RunOptions& options,
                                          std::vector<CompiledProgram>* compiled = nullptr);
 
-  // Runs one compiled program (shared object) on one test in a fresh child.
+  // Runs one compiled program (shared object) on one test in a fresh child. `result`
+  // (optional) receives the child's raw result channel (snapshot events of a traced run).
   StatusOr<tracer::TestResult> RunCompiled(const std::string& shared_object,
                                            const tracer::TestCase& test,
-                                           const tracer::RunOptions& options);
+                                           const tracer::RunOptions& options,
+                                           std::string* result = nullptr);
+
+  // Runs `candidate` on `test` instrumented for per-statement snapshots (see trace.h), at
+  // most `max_events` events. The verdict is the traced run's (diagnostics only: grading
+  // uses untraced runs). A candidate the instrumenter cannot handle, or whose instrumented
+  // program does not compile, gives an empty trace with `note` saying why. Errors: the
+  // instrumenter is not built (egca was configured without libclang-cpp).
+  struct TracedRun {
+    tracer::TestResult run;
+    CppTrace trace;
+    std::string note;
+    double instrument_seconds = 0;
+    double compile_seconds = 0;
+  };
+  StatusOr<TracedRun> RunTraced(std::string_view candidate, const tracer::TestCase& test,
+                                const tracer::RunOptions& options, int64_t max_events = 20000);
 
   // Maps an address offset in a compiled program to its source location (debug info,
   // through llvm-symbolizer); unknown part when it cannot.

@@ -7,12 +7,16 @@
 //   CONSTRAINT  a constraint checker rejects it (checkers that read C++ source)
 //   CORRECT     every test passes
 //   LOGIC       otherwise (a failing test assert, a test-side throw, wrong output, timeout)
-// Not yet for C++: I_cmp (Clang CFG comparability) and the earliest/last/random divergence
-// (per-statement snapshots); RouteResult::comparability stays absent and
-// localization_note says so. See docs/cpp.md.
+// LOGIC with a reference: the candidate and the reference are traced on the first failing
+// test (per-statement snapshots, trace.h) and aligned; earliest_divergence /
+// last_divergence / random_boundary are candidate line spans, `localization` the details.
+// Not yet for C++: I_cmp (Clang CFG comparability): RouteResult::comparability stays
+// absent. See docs/cpp.md.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "egca/core/status.h"
@@ -24,6 +28,16 @@ namespace egca::cpp {
 struct CppRouterOptions {
   tracer::RunOptions run;               // limits of every test
   bool runtime_error_is_logic = false;  // as gates::RouterOptions
+  bool localize = true;                 // trace + align LOGIC candidates (needs a reference)
+  int64_t max_events = 20000;           // snapshot events per traced run
+  uint64_t seed = 0;                    // random-boundary choice
+};
+
+// A C++ route: the common RouteResult plus the C++ localization details.
+struct CppRouteResult {
+  gates::RouteResult route;
+  std::optional<CppLocalization> localization;
+  double trace_seconds = 0;  // instrument + compile + run, candidate and reference
 };
 
 class CppRouter {
@@ -34,11 +48,13 @@ class CppRouter {
 
   // Routes one candidate (a complete C++ program without the tests' main) against
   // `problem` (its tests' test_code is the main). problem.reference is not run.
-  StatusOr<gates::RouteResult> Route(std::string_view candidate, const gates::Problem& problem);
+  StatusOr<CppRouteResult> Route(std::string_view candidate, const gates::Problem& problem);
 
  private:
   CppExecutor* executor_;
   CppRouterOptions options_;
+  // The reference's traces, by reference + test code.
+  std::map<std::string, CppTrace> reference_traces_;
 };
 
 }  // namespace egca::cpp
