@@ -76,7 +76,7 @@ class Instrumenter {
 
   std::string Args(const std::vector<Var>& scope) {
     std::string out;
-    for (const Var& v : scope) out += ", \"" + v.name + "\", " + v.name;
+    for (const Var& v : scope) out += ", \"" + v.name + "\", (" + v.name + ")";
     return out;
   }
 
@@ -104,6 +104,33 @@ class Instrumenter {
     SourceLocation semi = Lexer::findLocationAfterToken(end, tok::semi, sm_, lo, false);
     if (semi.isValid()) return semi;
     return Lexer::getLocForEndOfToken(end, 0, sm_, lo);
+  }
+
+  // The target of an assignment statement (`a[i] = ...`, `s.x += ...`, `++a[i]`) as source
+  // text, when reading it again has no side effects: elements of arrays and members are
+  // then snapshotted too. "" otherwise.
+  std::string AssignedLvalue(Stmt* s) {
+    auto* e = dyn_cast<Expr>(s);
+    if (e == nullptr) return "";
+    e = e->IgnoreParenImpCasts();
+    Expr* lhs = nullptr;
+    if (auto* b = dyn_cast<BinaryOperator>(e); b != nullptr && b->isAssignmentOp()) {
+      lhs = b->getLHS();
+    } else if (auto* u = dyn_cast<UnaryOperator>(e); u != nullptr && u->isIncrementDecrementOp()) {
+      lhs = u->getSubExpr();
+    } else if (auto* op = dyn_cast<CXXOperatorCallExpr>(e); op != nullptr && op->isAssignmentOp()) {
+      lhs = op->getArg(0);
+    }
+    if (lhs == nullptr || lhs->HasSideEffects(ctx_) || !Printable(lhs->getType())) return "";
+    if (isa<DeclRefExpr>(lhs->IgnoreParenImpCasts())) return "";  // a local: already in scope
+    CharSourceRange range = CharSourceRange::getTokenRange(lhs->getSourceRange());
+    if (range.getBegin().isMacroID() || range.getEnd().isMacroID()) return "";
+    std::string text = Lexer::getSourceText(range, sm_, ctx_.getLangOpts()).str();
+    if (text.empty() || text.size() > 60 ||
+        text.find_first_of("\"\\\t\n\r") != std::string::npos) {
+      return "";
+    }
+    return text;
   }
 
   void Declare(Stmt* s, std::vector<Var>* scope) {
@@ -209,7 +236,9 @@ class Instrumenter {
     if (instrument && !jump) {
       SourceLocation end = EndOf(s);
       if (end.isValid() && !end.isMacroID()) {
-        rw_.InsertTextAfter(end, " " + Call("After", line, parent, *scope));
+        std::vector<Var> after = *scope;
+        if (std::string target = AssignedLvalue(s); !target.empty()) after.push_back({target});
+        rw_.InsertTextAfter(end, " " + Call("After", line, parent, after));
       }
     }
   }

@@ -1,0 +1,3 @@
+// Expect RUNTIME_ERROR (SIGABRT).
+#include <cstdlib>
+int main() { std::abort(); }
