@@ -114,6 +114,7 @@ int64_t MonotonicNs() {
   plan.server_pid = state.self;
   plan.drop_capabilities = state.caps.user_namespace;
   plan.landlock_abi = state.caps.landlock_abi;
+  plan.readable_paths = state.options->confine_reads ? &state.options->readable_paths : nullptr;
   plan.seccomp = state.caps.seccomp;
   plan.seccomp_program = &state.seccomp_program;
   plan.notify_program = notify ? &state.notify_program : nullptr;
@@ -122,6 +123,11 @@ int64_t MonotonicNs() {
   std::string error = IsolateChild(plan);
   if (!error.empty()) ChildFail(state.record, error);
   state.record->isolated_ns = MonotonicNs();
+  // The first byte on the result channel says that isolation is complete. Written before
+  // the program runs, so the program cannot take it back: a setup failure reported in the
+  // shared page after it is the program's forgery, not an egca error.
+  const char marker = kIsolatedMarker;
+  if (write(kChildResultFd, &marker, 1) != 1) ChildFail(state.record, "writing the result channel");
 
   int rc = 70;
   try {
@@ -342,6 +348,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     KillGroup(pid);
   };
   int violation_nr = -1;
+  bool listener_used = false;  // the child reports violations through the listener
   double next_handover_check = start + kHandoverInterval;
   while (!reaped) {
     pollfd fds[7];
@@ -404,6 +411,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
       // pay a wake-up for it; a violating thread waits at most kHandoverInterval.
       next_handover_check = now + kHandoverInterval;
       int fd = ReceiveFd(notify_server_end.get());
+      if (fd >= 0) listener_used = true;
       if (fd >= 0 || errno != EAGAIN) {
         listener.Reset(fd);
         notify_server_end.Reset();
@@ -422,6 +430,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     // Take the listener out of the socket before closing it: closing a unix socket while
     // descriptors are in flight runs the kernel's unix garbage collector (~1 ms).
     listener.Reset(ReceiveFd(notify_server_end.get()));
+    if (listener.valid()) listener_used = true;
   }
   // The child is gone; anything still in its group (only possible without seccomp) goes
   // too, then the pipes are drained of what was written before the end.
@@ -442,10 +451,15 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
   outcome->max_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
   const ViolationRecord& record = *state.record;
+  // The isolation marker (see ChildMainOuter) is the sandbox's, not the payload's.
+  const bool isolated = !outcome->result.empty() && outcome->result[0] == kIsolatedMarker;
+  if (isolated) outcome->result.erase(0, 1);
   if (WIFEXITED(status)) {
     outcome->termination = Termination::kExited;
     outcome->exit_code = WEXITSTATUS(status);
-    if (outcome->exit_code == kIsolationFailedExit && record.setup_failed) {
+    // Only a child that never reached the program can report a setup failure: the program
+    // can write the shared page and exit with any code, but not unwrite the marker.
+    if (!isolated && outcome->exit_code == kIsolationFailedExit && record.setup_failed) {
       return fmt::format(
           "sandbox setup failed in the child: {}",
           std::string(record.setup_error, strnlen(record.setup_error, sizeof(record.setup_error))));
@@ -466,7 +480,9 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     outcome->termination = Termination::kViolation;
     outcome->violation = SyscallName(violation_nr);
     outcome->signal = SIGSYS;
-  } else if (record.magic == kViolationMagic) {
+  } else if (!listener_used && record.magic == kViolationMagic) {
+    // The SIGSYS reporter's page. With a listener the kernel told the server itself, and
+    // the page holds only what the program may have written there.
     outcome->termination = Termination::kViolation;
     outcome->violation = SyscallName(record.syscall_nr);
     outcome->signal = SIGSYS;
