@@ -20,6 +20,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -191,8 +192,9 @@ class OutputCollector {
       if (n == 0) return false;
       auto size = static_cast<uint64_t>(n);
       if (which == kChildResultFd) {
-        uint64_t room =
-            limits_.result_bytes - std::min<uint64_t>(outcome->result.size(), limits_.result_bytes);
+        // One byte more than the limit: the isolation marker the server strips.
+        const uint64_t limit = limits_.result_bytes + 1;
+        uint64_t room = limit - std::min<uint64_t>(outcome->result.size(), limit);
         if (size > room) outcome->result_truncated = true;
         outcome->result.append(buf, std::min(size, room));
         continue;
@@ -497,6 +499,43 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
   return {};
 }
 
+// The server is a fork of the caller: its command line and environment strings (say,
+// egca-run --expect 3 or a --tests path) are the caller's, and every child would read them
+// in /proc/self/cmdline and /proc/self/environ. They are zeroed in place (the kernel reads
+// the same memory for both files).
+void EraseArgumentsAndEnvironment() {
+  FILE* f = std::fopen("/proc/self/stat", "re");
+  if (f == nullptr) return;
+  char buf[4096];
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  // Fields after the command name (which may hold spaces): from the last ')'.
+  const char* p = std::strrchr(buf, ')');
+  if (p == nullptr) return;
+  // ") S 1234 ...": skip the state letter; field[0] is then field 4 of proc(5).
+  p += 2;
+  while (*p != '\0' && *p != ' ') ++p;
+  while (*p == ' ') ++p;
+  unsigned long long field[64] = {};
+  int count = 0;
+  while (*p != '\0' && count < 64) {
+    char* end = nullptr;
+    field[count++] = std::strtoull(p, &end, 10);
+    if (end == p) break;
+    p = end;
+    while (*p == ' ') ++p;
+  }
+  // Fields 48-51 of proc(5): arg_start, arg_end, env_start, env_end.
+  if (count < 48) return;
+  for (int i : {44, 46}) {
+    const unsigned long long start = field[i], end = field[i + 1];
+    if (start != 0 && end > start && end - start < (64ull << 20)) {
+      explicit_bzero(reinterpret_cast<void*>(start), end - start);
+    }
+  }
+}
+
 void ResetSignals() {
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
@@ -530,6 +569,7 @@ void ServerMain(const ForkServerOptions& options, int sock) {
   fcntl(kServerSocketFd, F_SETFD, FD_CLOEXEC);
   CloseFdsFrom(kServerSocketFd + 1);
 
+  EraseArgumentsAndEnvironment();
   ServerState state;
   state.options = &options;
   state.self = getpid();
@@ -587,6 +627,10 @@ void ServerMain(const ForkServerOptions& options, int sock) {
     if (!ReceiveRequest(kServerSocketFd, &request)) break;
     ChildOutcome outcome;
     std::string error = RunOne(state, request, &outcome);
+    // Later children are forks of this process: this run's request must not stay in
+    // freed memory for them to read.
+    explicit_bzero(request.payload.data(), request.payload.size());
+    explicit_bzero(request.stdin_data.data(), request.stdin_data.size());
     if (!WriteAll(kServerSocketFd, EncodeOutcome(outcome, error))) break;
   }
   SweepOrphans(state.self);

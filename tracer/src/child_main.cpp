@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "plain_value_encode.h"
@@ -325,6 +326,11 @@ int ExecutorChildMain(std::string_view payload, int result_fd) {
   PyOS_AfterFork_Child();
   proto::ExecRequest request;
   if (!request.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) return 71;
+  // The completion key lives on this stack frame only: the payload (this process's copy
+  // of the server's buffer) and the parsed field are erased before the candidate runs.
+  const uint64_t key = request.completion_key();
+  request.clear_completion_key();
+  explicit_bzero(const_cast<char*>(payload.data()), payload.size());
   bool channel_ok = true;
   // A record, and the trace (serialized straight from the recorder) as its field `trace`.
   auto write_frame = [&](const proto::ExecResult& record, const std::string& trace) {
@@ -350,6 +356,7 @@ int ExecutorChildMain(std::string_view payload, int result_fd) {
       &trace);
   FlushStream("stderr");
   FlushStream("stdout");
+  result.set_completion_key(key);
   if (!test_error) write_frame(result, trace);
   return channel_ok ? 0 : 73;
 }

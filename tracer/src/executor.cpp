@@ -5,6 +5,7 @@
 #include <atomic>
 #include <optional>
 #include <algorithm>
+#include <random>
 #include <thread>
 #include <utility>
 
@@ -145,7 +146,7 @@ bool ParseTraceMode(std::string_view name, TraceMode* out) {
 class Executor::Impl {
  public:
   Impl(ExecutorOptions options, std::unique_ptr<sandbox::ForkServer> server)
-      : options_(std::move(options)), server_(std::move(server)) {}
+      : options_(std::move(options)), server_(std::move(server)), rng_(std::random_device{}()) {}
 
   StatusOr<TestResult> Run(std::string_view source, const TestCase& test,
                            const RunOptions& options) {
@@ -191,8 +192,11 @@ class Executor::Impl {
     sandbox::ChildRequest request;
     request.limits = options.limits;
     request.limits.result_bytes = ResultCap(options);
-    BuildRequest(source, test, options, std::min(kMaxValueBytes, request.limits.result_bytes))
-        .SerializeToString(&request.payload);
+    const uint64_t key = rng_() | 1;  // never 0, the proto default
+    proto::ExecRequest exec =
+        BuildRequest(source, test, options, std::min(kMaxValueBytes, request.limits.result_bytes));
+    exec.set_completion_key(key);
+    exec.SerializeToString(&request.payload);
     if (test.kind == TestKind::kStdio) request.stdin_data = test.stdin_data;
     EGCA_ASSIGN_OR_RETURN(sandbox::ChildOutcome outcome, server_->Run(request));
 
@@ -203,7 +207,7 @@ class Executor::Impl {
       return InvalidArgument("malformed test: " + channel.prepared.message()).WithContext(what);
     }
     auto record = std::make_shared<proto::ExecResult>(std::move(channel.completion));
-    const bool has_record = channel.has_completion;
+    const bool has_record = channel.has_completion && record->completion_key() == key;
     StatusOr<sandbox::Verdict> verdict =
         MapVerdict(outcome, has_record ? record.get() : nullptr, options.limits);
     if (!verdict.ok()) return verdict.status().WithContext(what);
@@ -253,6 +257,7 @@ class Executor::Impl {
 
   ExecutorOptions options_;
   std::unique_ptr<sandbox::ForkServer> server_;
+  std::mt19937_64 rng_;
 };
 
 StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& options) {
