@@ -593,15 +593,14 @@ _frozenset_iter = _frozenset.__iter__
 _dict_items = _dict.items
 _heap_type_flag = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 _TypeError = TypeError
-_iter = iter
-_next = next
+_id = id
 
 
 class _NotPlain(_Exception):
     pass
 
 
-def _rebuild(value, depth=0):
+def _rebuild(value, depth=0, test_types=()):
     if depth > 100:
         raise _NotPlain("nested deeper than 100")
     if value is None or value is True or value is False:
@@ -620,31 +619,37 @@ def _rebuild(value, depth=0):
     if _isinstance(value, complex):
         return _complex_complex(value)
     if _isinstance(value, _list):
-        return [_rebuild(v, depth + 1) for v in _list_iter(value)]
+        return [_rebuild(v, depth + 1, test_types) for v in _list_iter(value)]
     if _isinstance(value, _tuple):
-        return _tuple(_rebuild(v, depth + 1) for v in _tuple_iter(value))
+        return _tuple(_rebuild(v, depth + 1, test_types) for v in _tuple_iter(value))
     if _isinstance(value, _dict):
-        return {_rebuild(k, depth + 1): _rebuild(v, depth + 1)
+        return {_rebuild(k, depth + 1, test_types): _rebuild(v, depth + 1, test_types)
                 for k, v in _dict_items(value)}
     if _isinstance(value, _frozenset):
-        return _frozenset(_rebuild(v, depth + 1) for v in _frozenset_iter(value))
+        return _frozenset(_rebuild(v, depth + 1, test_types) for v in _frozenset_iter(value))
     if _isinstance(value, _set):
-        return {_rebuild(v, depth + 1) for v in _set_iter(value)}
+        return {_rebuild(v, depth + 1, test_types) for v in _set_iter(value)}
+    for test_type in test_types:  # by identity: a metaclass's __eq__ never runs
+        if t is test_type:
+            return value  # an object of a class the test code defined (QuixBugs' Node)
     if depth == 0 and not (t.__flags__ & _heap_type_flag) and _hasattr(t, "__next__"):
-        return _plain_items(value)
+        return _plain_items(value, test_types)
     raise _NotPlain(t.__name__)
 
 
-def _plain_items(iterator):
+def _plain_items(iterator, test_types):
     for item in iterator:
-        yield _rebuild(item)
+        yield _rebuild(item, 0, test_types)
 
 
-def _plain_result(fn):
+def _plain_result(fn, test_ns, program_ids):
     def candidate(*args, **kwargs):
         value = fn(*args, **kwargs)
+        # Classes the test code itself defined so far (not the program's).
+        test_types = [v for v in _list(test_ns.values())
+                      if _isinstance(v, _type) and _id(v) not in program_ids]
         try:
-            return _rebuild(value)
+            return _rebuild(value, 0, test_types)
         except _NotPlain as exc:
             raise _TypeError("the candidate returned a %s, not a plain value (%s)"
                              % (_type(value).__name__, exc)) from None
@@ -666,9 +671,10 @@ def _is_programs_callable(value):
 def _test_namespace(namespace):
     """The names the test code sees: the program's, its own callables behind proxies."""
     test_ns = {}
+    program_ids = {_id(v) for v in namespace.values()}
     for name, value in _list(namespace.items()):
         if not name.startswith("__") and _is_programs_callable(value):
-            value = _plain_result(value)
+            value = _plain_result(value, test_ns, program_ids)
         test_ns[name] = value
     test_ns["__name__"] = "__test__"
     test_ns["__builtins__"] = _BUILTINS_SNAPSHOT
