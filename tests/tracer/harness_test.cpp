@@ -243,6 +243,41 @@ TEST(HarnessAssert, ExitingBeforeTheTestsRanDoesNotPass) {
   EXPECT_EQ(call.outcome(), proto::EXEC_EXITED);
 }
 
+// The test code sees the program's callables behind plain-value proxies, and builtins as
+// they were before the program ran.
+TEST(HarnessAssert, TestCodeSeesOnlyPlainValues) {
+  const std::string always_equal =
+      "class Any:\n    def __eq__(self, other):\n        return True\n"
+      "def f():\n    return Any()\n";
+  proto::ExecResult r = RunAssert(always_equal, "assert f() == 42");
+  EXPECT_EQ(r.outcome(), proto::EXEC_RUNTIME_ERROR);
+  EXPECT_EQ(r.error_type(), "TypeError");
+  // Subclasses of plain types are rebuilt as their base (Counter as dict); generators
+  // yield rebuilt items; the program's own calls to its functions are not proxied.
+  EXPECT_EQ(RunAssert("from collections import Counter\ndef f(s):\n    return Counter(s)\n",
+                      "assert f('aab') == {'a': 2, 'b': 1}")
+                .outcome(),
+            proto::EXEC_OK);
+  EXPECT_EQ(RunAssert("def g(n):\n    yield from range(n)\ndef f(n):\n    return g(n)\n",
+                      "assert list(f(3)) == [0, 1, 2]")
+                .outcome(),
+            proto::EXEC_OK);
+  EXPECT_EQ(RunAssert("class Yes(str):\n    def __eq__(self, o):\n        return True\n"
+                      "    __hash__ = str.__hash__\ndef f():\n    return Yes('no')\n",
+                      "assert f() == 'yes'")
+                .error_type(),
+            "AssertionError");
+  EXPECT_EQ(RunAssert("import builtins\nbuiltins.abs = lambda x: 0\ndef f():\n    return 5\n",
+                      "assert abs(f() - 2) < 1e-6")
+                .error_type(),
+            "AssertionError");
+  // Objects of the test code's own classes pass through (QuixBugs builds Node graphs).
+  EXPECT_EQ(RunAssert("def f(n):\n    return [n]\n",
+                      "class Node:\n    pass\nx = Node()\nassert f(x)[0] is x")
+                .outcome(),
+            proto::EXEC_OK);
+}
+
 TEST(HarnessAssert, MalformedTestCodeIsATestError) {
   EXPECT_EQ(RunAssert("x = 1\n", "assert (").outcome(), proto::EXEC_TEST_ERROR);
 }
