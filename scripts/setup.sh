@@ -19,6 +19,7 @@ APT_PACKAGES=(
   libpcre2-dev zlib1g-dev libseccomp-dev
   libicu-dev                              # NFC/NFKC normalization (tokenizer)
   libyaml-cpp-dev                         # training config files (trainer/)
+  clang-14                                # libFuzzer targets (fuzz/; optional: skipped without it)
 )
 
 missing=()

@@ -9,6 +9,7 @@
 
 #include "egca/cfg/structure.h"
 #include "egca/core/mix.h"
+#include "egca/tracer/trace_validate.h"
 
 namespace egca::diff {
 namespace {
@@ -136,6 +137,10 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
       auto caller = frames.find(frame_at_depth[ev.depth() - 2]);
       if (caller != frames.end()) f.caller_step = caller->second.open_step;
     }
+    // Indices from the trace are the child's word: out-of-range ones are ignored here
+    // (the executor rejects such traces; tracer::ValidateTrace).
+    const bool known_code = ev.code() < code_scope.size();
+    if (ev.depth() > tracer::kMaxTraceDepth) continue;
     if (span_at_depth.size() < ev.depth()) {
       span_at_depth.resize(ev.depth());
       frame_at_depth.resize(ev.depth());
@@ -144,7 +149,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
       span_at_depth[ev.depth() - 1] = ToSourceSpan(ev.span());
       frame_at_depth[ev.depth() - 1] = ev.frame();
     }
-    if (ev.code() < code_scope.size()) f.scope = code_scope[ev.code()];
+    f.scope = known_code ? code_scope[ev.code()] : -1;
     for (const tp::Variable& v : ev.changed()) {
       record_change(f, v.name(), Value{v.value().hash(), &v.value().text()});
     }
@@ -184,7 +189,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
           s.step.depth = static_cast<int32_t>(ev.depth());
           s.step.scope = f.scope;
           s.step.block = block;
-          s.step.function = trace.code(static_cast<int>(ev.code())).qualname();
+          if (known_code) s.step.function = trace.code(static_cast<int>(ev.code())).qualname();
           s.step.first_line = static_cast<int32_t>(ev.line());
           s.step.first_event = e;
           s.step.block_span = block_span;

@@ -450,6 +450,10 @@ std::string Html(const RouteResult& r, const std::vector<egca::tracer::TestCase>
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Candidates run in forks of the fork server, itself a fork of this process: it starts
+  // before the reference and the tests are read, so they are not in the memory candidates
+  // inherit (the server also erases the inherited command line).
+  auto executor = egca::tracer::Executor::Create({});
   CLI::App app{
       "egca-trace: route a candidate against its reference and localize the earliest divergence"};
   std::string cand_path, ref_path, html_path, color = "auto";
@@ -503,7 +507,6 @@ int main(int argc, char** argv) {
     std::cerr << "egca-trace: " << ref_path << ": " << p.status().message() << "\n";
     return kExitUsage;
   }
-  auto executor = egca::tracer::Executor::Create({});
   if (!executor.ok()) {
     std::cerr << "egca-trace: " << executor.status().ToString() << "\n";
     return kExitInternal;

@@ -104,10 +104,9 @@ struct RouterOptions {
   uint64_t bounded_trace_events = 50000;  // event cap of that re-run
 
   GradingTrace grading_trace = GradingTrace::kAuto;
-  // How a test is traced during grading: on (default), the child runs it untraced and only
-  // a failing run is repeated traced in the same child (tracer::RunOptions::
-  // retrace_failures), so a passing test costs nothing extra; off, the graded run itself
-  // is traced.
+  // How a test is traced during grading: on (default), it runs untraced and only a failing
+  // run is repeated traced in a second child (tracer::RunOptions::retrace_failures), so a
+  // passing test costs nothing extra; off, the graded run itself is traced.
   bool grading_retrace = true;
   // kAuto's threshold on the reference's trace of a test (events) when the graded run itself
   // is traced (grading_retrace off).
