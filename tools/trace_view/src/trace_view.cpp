@@ -151,9 +151,10 @@ void PrintDivergence(const char* label, const Divergence& d, const std::string& 
 struct StepColumns {
   size_t side = 36, changes = 40;
   explicit StepColumns(size_t width) {
-    size_t avail = width > 12 ? width - 12 : 0;  // marker, step number, separators, " || "
-    side = std::clamp<size_t>(avail / 4, 16, 36);
-    changes = std::max<size_t>(12, (avail - 2 * side) / 2);
+    // A row: marker, step number and separators (9), two sides, " || " between the changes.
+    size_t avail = width > 13 ? width - 13 : 0;
+    side = std::clamp<size_t>(avail / 4, 12, 36);
+    changes = std::max<size_t>(8, (avail > 2 * side ? avail - 2 * side : 0) / 2);
   }
 };
 
