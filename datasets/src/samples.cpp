@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -216,6 +217,27 @@ std::string PromptContext(const ProblemRecord& problem, std::string_view program
     pos = std::max(pos, e);
   }
   if (pos < prompt.size()) context.append(prompt, pos, std::string::npos);
+  // An import the program makes itself, line for line, is not repeated.
+  std::set<std::string_view> program_lines;
+  for (size_t b = 0; b < program.size();) {
+    size_t e = program.find('\n', b);
+    if (e == std::string_view::npos) e = program.size();
+    program_lines.insert(program.substr(b, e - b));
+    b = e + 1;
+  }
+  std::string kept;
+  for (size_t b = 0; b < context.size();) {
+    size_t e = context.find('\n', b);
+    if (e == std::string::npos) e = context.size();
+    std::string_view line(context.data() + b, e - b);
+    const bool import = line.rfind("import ", 0) == 0 || line.rfind("from ", 0) == 0;
+    if (!import || program_lines.count(line) == 0) {
+      kept.append(line);
+      kept += '\n';
+    }
+    b = e + 1;
+  }
+  context = std::move(kept);
   if (!HasCode(context)) return "";
   while (!context.empty() && (context.back() == '\n' || context.back() == ' ')) {
     context.pop_back();

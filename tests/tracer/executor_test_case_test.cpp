@@ -33,7 +33,7 @@ TEST(ExecutorTestCase, ErrorsNameTheRecordAndField) {
       ParseTestsJson(R"([{"kind": "call", "function": "f"}, {"kind": "x"}])", "cases.json");
   ASSERT_FALSE(bad_kind.ok());
   EXPECT_EQ(bad_kind.status().message(),
-            "cases.json: test 1: unknown kind \"x\" (expected call, stdio or assert)");
+            "cases.json: test 2: unknown kind \"x\" (expected call, stdio or assert)");
   auto missing = ParseTestsJson(R"([{"kind": "call"}])", "cases.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(), "cases.json: test 1: missing field \"function\"");

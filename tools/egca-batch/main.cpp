@@ -431,13 +431,13 @@ int Run(const RunArgs& a) {
   }
   if (!samples.ok()) return Fail(kExitUsage, samples.status().ToString());
   PrintBad(sample_report, 20);
+  std::cerr << fmt::format("{}: {} problems ({} bad records), {} samples ({} bad records)\n", kTool,
+                           problems->size(), problem_report.bad.size(), samples->size(),
+                           sample_report.bad.size());
   if (egca::Status matched = CheckSamplesMatch(problems.value(), samples.value(), a.samples);
       !matched.ok()) {
     return Fail(kExitUsage, matched.message());
   }
-  std::cerr << fmt::format("{}: {} problems ({} bad records), {} samples ({} bad records)\n", kTool,
-                           problems->size(), problem_report.bad.size(), samples->size(),
-                           sample_report.bad.size());
 
   config.problems_path = std::filesystem::absolute(a.problems).string();
   config.samples_path = std::filesystem::absolute(a.samples).string();

@@ -99,8 +99,8 @@ StatusOr<std::vector<Sample>> ConvertSamples(const std::string& path, SampleSour
 //                     completion would have defined and the completion does not: the
 //                     prompt's imports, module-level assignments and helper functions and
 //                     classes (e.g. HumanEval/38's encode_cyclic), without the entry point's
-//                     own stub and without any top-level def/class the program defines
-//                     itself. Problems whose prompt is not code (MBPP, APPS) get none.
+//                     own stub, any top-level def/class the program defines itself, and
+//                     any import line the program has too. Problems whose prompt is not code (MBPP, APPS) get none.
 struct SampleProgram {
   std::string code;
   // completion byte = code byte + offset, when no dedent happened. Code bytes before the
