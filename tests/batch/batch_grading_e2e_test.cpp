@@ -4,7 +4,8 @@
 // sample, counted apart and never localized (point 4); a fence glued to the code is cut
 // (point 5); task_id / completion / solution records are read, an unknown id gets a hint,
 // and a file none of whose samples matches is an error (point 8); the report has pass@k and
-// a per-problem table (point 10); `egca-batch show` prints one sample's route (point 11).
+// a per-problem table (point 10); `egca-batch show` prints one sample's route and
+// `report --views` links the examples' pages from report.md (point 11).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -160,6 +161,18 @@ TEST(EgcaBatchGrading, GradesLikeTheOfficialHarness) {
   auto page = egca::ReadFile(html);
   ASSERT_TRUE(page.ok());
   EXPECT_NE(page->find("Earliest divergence"), std::string::npos);
+  // report --views writes the examples' pages and links them from report.md.
+  std::string out = (dir.path() / "with_views").string();
+  auto views = RunCommand(kTool + " report " + store + " --out " + out + " --views 2>&1");
+  ASSERT_EQ(views.exit_code, 0) << views.out;
+  auto linked = egca::ReadFile(out + "/report.md");
+  ASSERT_TRUE(linked.ok());
+  const std::string he9_view = "views/" + (*he9)["key"].get<std::string>() + "-0.html";
+  EXPECT_NE(linked->find("](" + he9_view + ")"), std::string::npos) << *linked;
+  auto he9_page = egca::ReadFile(out + "/" + he9_view);
+  ASSERT_TRUE(he9_page.ok());
+  EXPECT_NE(he9_page->find("Localized on test 1"), std::string::npos);
+
   auto unknown = RunCommand(kTool + " show " + store + " 0123456789abcdef 2>&1");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_EQ(std::count(unknown.out.begin(), unknown.out.end(), '\n'), 1) << unknown.out;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "egca/batch/records.h"
@@ -133,25 +134,6 @@ void PrintSummary(const Report& report) {
   }
 }
 
-int WriteAndPrintReport(const std::string& store_dir, const std::string& out_dir,
-                        const std::string& title, bool print) {
-  auto contents = ReadStore(store_dir);
-  if (!contents.ok()) return Fail(kExitUsage, contents.status().ToString());
-  if (contents->torn_lines > 0 || contents->corrupt_lines > 0) {
-    std::cerr << fmt::format("{}: {}: ignored {} torn and {} corrupt lines\n", kTool, store_dir,
-                             contents->torn_lines, contents->corrupt_lines);
-  }
-  ReportOptions options;
-  if (!title.empty()) options.title = title;
-  Report report = BuildReport(contents.value(), options);
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  egca::Status written = WriteReport(report, out_dir);
-  if (!written.ok()) return Fail(kExitUsage, written.ToString());
-  if (print) PrintSummary(report);
-  std::cerr << fmt::format("{}: report written to {}/report.{{json,md,svg}}\n", kTool, out_dir);
-  return kExitOk;
-}
 
 // Some sample must belong to one of the problems: a run where none does is a mistake
 // (another data set, another id scheme), not an empty result.
@@ -208,6 +190,142 @@ egca::StatusOr<DatasetOptions> OptionsOfStore(const RunConfig& config) {
   return options;
 }
 
+// One stored sample routed again, as it was routed in the run.
+struct StoredRoute {
+  egca::gates::RouteResult route;
+  std::vector<egca::tracer::TestCase> tests;
+  std::string reference, reference_name, sample_name;
+};
+
+// Routes `record`'s stored program again against the reference its problem was routed
+// against (given, or the stand-in's stored program), with the store's options. `problems`
+// are the store's problems (LoadProblems with OptionsOfStore). Errors are one line.
+egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
+                                              const std::vector<ProblemRecord>& problems,
+                                              const SampleRecord& record,
+                                              egca::tracer::Executor* executor) {
+  if (record.program.empty()) {
+    return egca::FailedPrecondition(fmt::format(
+        "the store predates stored programs (sample {} has none); run it again with this "
+        "egca-batch",
+        HexKey(record.key)));
+  }
+  const ProblemResolution* resolution = nullptr;
+  for (const ProblemResolution& p : store.problems) {
+    if (p.problem == record.problem) resolution = &p;
+  }
+  if (resolution == nullptr) {
+    return egca::FailedPrecondition("no problem line for " + record.problem);
+  }
+  const ProblemRecord* problem = nullptr;
+  for (const ProblemRecord& p : problems) {
+    if (p.id == record.problem) problem = &p;
+  }
+  if (problem == nullptr) {
+    return egca::FailedPrecondition(fmt::format("problem {} is not in {} any more",
+                                                record.problem, store.config.problems_path));
+  }
+  StoredRoute out;
+  egca::gates::Problem routing;
+  routing.tests = problem->tests;
+  egca::gates::RouterOptions router;
+  router.run.limits.wall_seconds = store.config.timeout_seconds;
+  router.run.limits.cpu_seconds = store.config.timeout_seconds;
+  router.run.apps_import_header = problem->apps_conventions;
+  router.runtime_error_is_logic = store.config.runtime_error_is_logic;
+  router.check_comparability = store.config.check_comparability;
+  router.passing_bypasses_gates = store.config.passing_bypasses_gates;
+  router.divergence.random_seed = store.config.seed;
+  switch (resolution->reference) {
+    case ReferenceKind::kGiven:
+      if (resolution->reference_index < 0 ||
+          static_cast<size_t>(resolution->reference_index) >= problem->references.size()) {
+        return egca::FailedPrecondition(
+            fmt::format("the store names reference {} of {}, which has {}",
+                        resolution->reference_index + 1, problem->id, problem->references.size()));
+      }
+      routing.reference = problem->references[resolution->reference_index];
+      out.reference_name =
+          fmt::format("reference {} of {}", resolution->reference_index + 1, problem->id);
+      break;
+    case ReferenceKind::kStandIn:
+      for (const SampleRecord& r : store.samples) {
+        if (r.problem == record.problem && r.key == resolution->stand_in_key) {
+          routing.reference = r.program;
+        }
+      }
+      if (routing.reference.empty()) {
+        return egca::FailedPrecondition(fmt::format("the stand-in sample {} has no stored program",
+                                                    HexKey(resolution->stand_in_key)));
+      }
+      out.reference_name = "stand-in sample " + HexKey(resolution->stand_in_key);
+      break;
+    case ReferenceKind::kNone:
+      routing.reference = "pass\n";
+      router.check_comparability = false;
+      router.localize = false;
+      out.reference_name = "no reference (graded only)";
+      break;
+  }
+  if (record.empty) {
+    router.check_comparability = false;
+    router.localize = false;
+  }
+  egca::gates::Router r(executor, router);
+  EGCA_ASSIGN_OR_RETURN(out.route, r.Route(record.program, routing));
+  out.tests = std::move(routing.tests);
+  out.reference = std::move(routing.reference);
+  out.sample_name = fmt::format("sample {}#{} of {} ({}{})", HexKey(record.key), record.dup,
+                                record.problem, record.origin,
+                                record.model.empty() ? "" : ", " + record.model);
+  return out;
+}
+
+egca::tools::RouteViewInput ViewOf(const StoredRoute& routed, const SampleRecord& record) {
+  egca::tools::RouteViewInput view;
+  view.route = &routed.route;
+  view.tests = &routed.tests;
+  view.candidate_path = routed.sample_name;
+  view.candidate = record.program;
+  view.reference_path = routed.reference_name;
+  view.reference = routed.reference;
+  return view;
+}
+
+egca::StatusOr<std::vector<ProblemRecord>> ProblemsOfStore(const StoreContents& store) {
+  EGCA_ASSIGN_OR_RETURN(DatasetOptions options, OptionsOfStore(store.config));
+  LoadReport loaded;
+  return LoadProblems(store.config.problems_path, options, &loaded);
+}
+
+// report --views: an HTML view of every example the report lists, in OUT/views/, linked
+// from report.md. Returns the written views by "KEY#DUP" (relative paths).
+egca::StatusOr<std::map<std::string, std::string>> WriteExampleViews(
+    const StoreContents& store, const Report& report, const std::string& out_dir) {
+  std::map<std::string, std::string> written;
+  if (report.summary.examples.empty()) return written;
+  EGCA_ASSIGN_OR_RETURN(std::vector<ProblemRecord> problems, ProblemsOfStore(store));
+  EGCA_ASSIGN_OR_RETURN(auto executor, egca::tracer::Executor::Create({}));
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir + "/views", ec);
+  for (const ExampleRef& e : report.summary.examples) {
+    const std::string id = fmt::format("{}#{}", HexKey(e.key), e.dup);
+    if (written.count(id)) continue;
+    const SampleRecord* record = nullptr;
+    for (const SampleRecord& r : store.samples) {
+      if (r.problem == e.problem && r.key == e.key && r.dup == e.dup) record = &r;
+    }
+    if (record == nullptr) continue;
+    EGCA_ASSIGN_OR_RETURN(StoredRoute routed,
+                          RouteStoredSample(store, problems, *record, executor.get()));
+    const std::string relative = fmt::format("views/{}-{}.html", HexKey(e.key), e.dup);
+    EGCA_RETURN_IF_ERROR(egca::WriteFileAtomic(out_dir + "/" + relative,
+                                               egca::tools::RouteHtml(ViewOf(routed, *record))));
+    written[id] = relative;
+  }
+  return written;
+}
+
 struct ShowArgs {
   std::string store, key, problem, html, color = "auto";
   bool json = false;
@@ -253,108 +371,32 @@ int Show(const ShowArgs& a) {
                                         a.key, problems_found.size(), *problems_found.begin()));
   }
   const SampleRecord& record = *found.front();
-  if (record.program.empty()) {
-    return Fail(kExitUsage, fmt::format("{}: the store predates stored programs (sample {} has "
-                                        "none); run it again with this egca-batch",
-                                        a.store, a.key));
-  }
-  const ProblemResolution* resolution = nullptr;
-  for (const ProblemResolution& p : store.problems) {
-    if (p.problem == record.problem) resolution = &p;
-  }
-  if (resolution == nullptr) {
-    return Fail(kExitUsage, fmt::format("{}: no problem line for {}", a.store, record.problem));
-  }
-  auto options = OptionsOfStore(store.config);
-  if (!options.ok()) return Fail(kExitUsage, a.store + ": " + options.status().message());
-  LoadReport loaded;
-  auto problems = LoadProblems(store.config.problems_path, options.value(), &loaded);
-  if (!problems.ok()) return Fail(kExitUsage, problems.status().ToString());
-  const ProblemRecord* problem = nullptr;
-  for (const ProblemRecord& p : problems.value()) {
-    if (p.id == record.problem) problem = &p;
-  }
-  if (problem == nullptr) {
-    return Fail(kExitUsage, fmt::format("{}: problem {} is not in {} any more", a.store,
-                                        record.problem, store.config.problems_path));
-  }
-
-  egca::gates::Problem routing;
-  routing.tests = problem->tests;
-  egca::gates::RouterOptions router;
-  router.run.limits.wall_seconds = store.config.timeout_seconds;
-  router.run.limits.cpu_seconds = store.config.timeout_seconds;
-  router.run.apps_import_header = problem->apps_conventions;
-  router.runtime_error_is_logic = store.config.runtime_error_is_logic;
-  router.check_comparability = store.config.check_comparability;
-  router.passing_bypasses_gates = store.config.passing_bypasses_gates;
-  router.divergence.random_seed = store.config.seed;
-  std::string reference_name;
-  switch (resolution->reference) {
-    case ReferenceKind::kGiven:
-      if (resolution->reference_index < 0 ||
-          static_cast<size_t>(resolution->reference_index) >= problem->references.size()) {
-        return Fail(kExitUsage, fmt::format("{}: the store names reference {} of {}, which has {}",
-                                            a.store, resolution->reference_index + 1,
-                                            problem->id, problem->references.size()));
-      }
-      routing.reference = problem->references[resolution->reference_index];
-      reference_name = fmt::format("reference {} of {}", resolution->reference_index + 1,
-                                   problem->id);
-      break;
-    case ReferenceKind::kStandIn:
-      for (const SampleRecord& r : store.samples) {
-        if (r.problem == record.problem && r.key == resolution->stand_in_key) {
-          routing.reference = r.program;
-        }
-      }
-      if (routing.reference.empty()) {
-        return Fail(kExitUsage, fmt::format("{}: the stand-in sample {} has no stored program",
-                                            a.store, HexKey(resolution->stand_in_key)));
-      }
-      reference_name = "stand-in sample " + HexKey(resolution->stand_in_key);
-      break;
-    case ReferenceKind::kNone:
-      routing.reference = "pass\n";
-      router.check_comparability = false;
-      router.localize = false;
-      reference_name = "no reference (graded only)";
-      break;
-  }
-  if (record.empty) {
-    router.check_comparability = false;
-    router.localize = false;
-  }
+  auto problems = ProblemsOfStore(store);
+  if (!problems.ok()) return Fail(kExitUsage, a.store + ": " + problems.status().ToString());
   auto executor = egca::tracer::Executor::Create({});
   if (!executor.ok()) return Fail(kExitFailed, executor.status().ToString());
-  egca::gates::Router r(executor.value().get(), router);
-  auto routed = r.Route(record.program, routing);
-  if (!routed.ok()) return Fail(kExitFailed, routed.status().ToString());
-
-  std::string sample_name = fmt::format("sample {}#{} of {} ({}{})", HexKey(record.key), record.dup,
-                                        record.problem, record.origin,
-                                        record.model.empty() ? "" : ", " + record.model);
-  egca::tools::RouteViewInput view;
-  view.route = &routed.value();
-  view.tests = &routing.tests;
-  view.candidate_path = sample_name;
-  view.candidate = record.program;
-  view.reference_path = reference_name;
-  view.reference = routing.reference;
+  auto routed = RouteStoredSample(store, problems.value(), record, executor.value().get());
+  if (!routed.ok()) {
+    return Fail(routed.status().code() == egca::StatusCode::kFailedPrecondition ? kExitUsage
+                                                                                : kExitFailed,
+                a.store + ": " + routed.status().message());
+  }
+  egca::tools::RouteViewInput view = ViewOf(routed.value(), record);
   if (a.json) {
     fmt::print("{}\n", egca::tools::RouteJson(view).dump(2));
   } else {
-    fmt::print("{}\nstored: {} ({}){}\n\n", sample_name, egca::credit::FailureModeName(record.mode),
-               record.reason, record.empty ? "; an empty sample" : "");
+    fmt::print("{}\nstored: {} ({}){}\n\n", routed->sample_name,
+               egca::credit::FailureModeName(record.mode), record.reason,
+               record.empty ? "; an empty sample" : "");
     egca::tools::TextViewOptions text;
     text.color = a.color == "always" || (a.color == "auto" && isatty(STDOUT_FILENO));
     text.width = egca::tools::TerminalWidth();
     text.max_steps = a.max_steps;
     egca::tools::PrintRouteText(view, text);
   }
-  if (routed->mode != record.mode) {
+  if (routed->route.mode != record.mode) {
     std::cerr << fmt::format("{}: note: routed {} now, the store has {} (egca commit {})\n", kTool,
-                             egca::credit::FailureModeName(routed->mode),
+                             egca::credit::FailureModeName(routed->route.mode),
                              egca::credit::FailureModeName(record.mode),
                              store.config.egca_commit);
   }
@@ -363,6 +405,31 @@ int Show(const ShowArgs& a) {
     if (!written.ok()) return Fail(kExitUsage, "--html: " + written.ToString());
     std::cerr << kTool << ": wrote " << a.html << "\n";
   }
+  return kExitOk;
+}
+
+int WriteAndPrintReport(const std::string& store_dir, const std::string& out_dir,
+                        const std::string& title, bool print, bool views = false) {
+  auto contents = ReadStore(store_dir);
+  if (!contents.ok()) return Fail(kExitUsage, contents.status().ToString());
+  if (contents->torn_lines > 0 || contents->corrupt_lines > 0) {
+    std::cerr << fmt::format("{}: {}: ignored {} torn and {} corrupt lines\n", kTool, store_dir,
+                             contents->torn_lines, contents->corrupt_lines);
+  }
+  ReportOptions options;
+  if (!title.empty()) options.title = title;
+  Report report = BuildReport(contents.value(), options);
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (views) {
+    auto written = WriteExampleViews(contents.value(), report, out_dir);
+    if (!written.ok()) return Fail(kExitUsage, "--views: " + written.status().ToString());
+    report.options.example_views = std::move(written).value();
+  }
+  egca::Status written = WriteReport(report, out_dir);
+  if (!written.ok()) return Fail(kExitUsage, written.ToString());
+  if (print) PrintSummary(report);
+  std::cerr << fmt::format("{}: report written to {}/report.{{json,md,svg}}\n", kTool, out_dir);
   return kExitOk;
 }
 
@@ -610,6 +677,10 @@ int main(int argc, char** argv) {
   rep->add_option("store", report_store, "store directory")->required();
   rep->add_option("--out", report_out, "output directory (default: the store)");
   rep->add_option("--title", report_title, "report title");
+  bool report_views = false;
+  rep->add_flag("--views", report_views,
+                "route the report's examples again and write their pages to OUT/views/, "
+                "linked from report.md");
 
   ShowArgs show_args;
   CLI::App* show = app.add_subcommand(
@@ -657,7 +728,7 @@ int main(int argc, char** argv) {
   }
   if (rep->parsed()) {
     return WriteAndPrintReport(report_store, report_out.empty() ? report_store : report_out,
-                               report_title, true);
+                               report_title, true, report_views);
   }
   if (convert->parsed()) {
     auto format = ParseDatasetFormat(conv_format);

@@ -609,11 +609,16 @@ std::string ReportMarkdown(const Report& report) {
     md +=
         "\n## Examples to look at\n\nOne sample per mode and per divergence kind, then the "
         "worst problems' first failing sample. `egca-batch show STORE KEY` prints its route and "
-        "trace view (`--html FILE` writes the page).\n\n| example | problem | key | why |\n"
+        "trace view (`--html FILE` writes the page; `egca-batch report --views` writes the pages "
+        "of all of them and links them here).\n\n| example | problem | key | why |\n"
         "|---|---|---|---|\n";
     for (const ExampleRef& e : s.examples) {
-      md += fmt::format("| {} | {} | `{}{}` | {} |\n", MdEscape(e.label), MdEscape(e.problem),
-                        HexKey(e.key), e.dup > 0 ? fmt::format("#{}", e.dup) : "",
+      std::string key = fmt::format("`{}{}`", HexKey(e.key), e.dup > 0 ? fmt::format("#{}", e.dup) : "");
+      auto view = report.options.example_views.find(fmt::format("{}#{}", HexKey(e.key), e.dup));
+      if (view != report.options.example_views.end()) {
+        key = fmt::format("[{}]({})", key, view->second);
+      }
+      md += fmt::format("| {} | {} | {} | {} |\n", MdEscape(e.label), MdEscape(e.problem), key,
                         MdEscape(Shorten(e.what, 120)));
     }
   }

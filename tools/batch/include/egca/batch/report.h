@@ -52,6 +52,9 @@ struct ReportOptions {
   int position_bins = 10;
   int top = 10;  // rows of the "most frequent" tables
   std::string title = "egca-batch report";
+  // Pages written for the examples ("KEY#DUP" -> path relative to report.md, e.g.
+  // "views/0123456789abcdef-0.html"): report.md links them (egca-batch report --views).
+  std::map<std::string, std::string> example_views;
 };
 
 // One problem's samples: n, c (pass every test), pass@k, the mode mix, an example.
