@@ -19,8 +19,9 @@ APT_PACKAGES=(
   libpcre2-dev zlib1g-dev libseccomp-dev
   libicu-dev                              # NFC/NFKC normalization (tokenizer)
   libyaml-cpp-dev                         # training config files (trainer/)
-  clang-14 llvm-14 llvm-14-dev            # C++ candidates: clang++ driver, llvm-symbolizer (cpp/)
-  libclang-14-dev libclang-cpp14-dev      # Clang C++ headers + libclang-cpp (cpp/: CFG, instrumentation)
+  clang-14                                # libFuzzer targets (fuzz/); C++ candidates' compiler (cpp/)
+  llvm-14 llvm-14-dev                     # llvm-symbolizer (C++ crash/throw lines), llvm-config (cpp/)
+  libclang-14-dev libclang-cpp14-dev      # Clang C++ headers + libclang-cpp (cpp/: instrumentation)
 )
 
 missing=()

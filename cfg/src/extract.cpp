@@ -54,6 +54,21 @@ bool IsFence(std::string_view line, char* marker, std::string_view* info) {
   return true;
 }
 
+// A closing fence glued to the end of a code line ("    return lst2```"): the byte where
+// the marker run starts in `line` (relative), or npos. The line must hold code before it.
+size_t GluedFence(std::string_view line, char marker) {
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) {
+    line.remove_suffix(1);
+  }
+  size_t k = line.size();
+  while (k > 0 && line[k - 1] == marker) --k;
+  if (line.size() - k < 3) return std::string_view::npos;
+  if (line.substr(0, k).find_first_not_of(" \t") == std::string_view::npos) {
+    return std::string_view::npos;  // a fence line of its own, not a glued one
+  }
+  return k;
+}
+
 bool IsPythonInfo(std::string_view info) {
   std::string lang;
   for (char ch : info) {
@@ -180,6 +195,13 @@ ExtractedProgram ExtractProgram(std::string_view completion, const ExtractOption
         f.closed = info2.empty();
         break;
       }
+      // "    return lst2```": the block ends at the marker; the line's code is kept.
+      size_t glued = GluedFence(text(lines[j]), marker);
+      if (glued != std::string_view::npos) {
+        f.end = lines[j].begin + static_cast<uint32_t>(glued);
+        f.closed = true;
+        break;
+      }
     }
     blocks.push_back(f);
     // Continue after the closing fence; an opening fence ("```python") met inside the block
@@ -217,6 +239,17 @@ ExtractedProgram ExtractProgram(std::string_view completion, const ExtractOption
                    chosen->closed ? ExtractionKind::kFence : ExtractionKind::kUnclosedFence);
     r.fence_count = out.fence_count;
     return r;
+  }
+
+  // No fence line, but a closing fence glued to a code line ("    return x```" followed by
+  // prose): the code ends there, the prefix is extracted as it stands (same offsets).
+  for (const Line& l : lines) {
+    for (char marker : {'`', '~'}) {
+      size_t glued = GluedFence(text(l), marker);
+      if (glued != std::string_view::npos) {
+        return ExtractProgram(completion.substr(0, l.begin + glued), options);
+      }
+    }
   }
 
   // No fence.

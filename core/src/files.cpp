@@ -1,5 +1,6 @@
 #include "egca/core/files.h"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -19,9 +20,19 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// std::ifstream opens a directory and reads it as empty: name it instead.
+Status CheckNotDirectory(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return InvalidArgument(fmt::format("{}: is a directory, not a file", path));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::string> ReadFile(const std::string& path) {
+  EGCA_RETURN_IF_ERROR(CheckNotDirectory(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   std::ostringstream ss;
@@ -32,6 +43,7 @@ StatusOr<std::string> ReadFile(const std::string& path) {
 
 StatusOr<std::string> ReadMaybeGzipFile(const std::string& path) {
   if (!EndsWith(path, ".gz")) return ReadFile(path);
+  EGCA_RETURN_IF_ERROR(CheckNotDirectory(path));
   gzFile f = gzopen(path.c_str(), "rb");
   if (f == nullptr) return NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   std::string out;

@@ -297,7 +297,7 @@ void LoadMapCoderRecord(const json& r, int64_t line, const std::string& origin,
     } else {
       test = tracer::TestCase::Stdio(input, PythonStr(value));
     }
-    test.name = fmt::format("test {}", i);
+    test.name = fmt::format("test {}", i + 1);
     p.tests.push_back(std::move(test));
   }
   sink->Add(std::move(p), line);

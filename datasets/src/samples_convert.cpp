@@ -219,10 +219,7 @@ bool DefinesFunction(const std::string& code, const std::string& name) {
 // (its reference starts with it) defining the entry point, and the sample does not define
 // the entry point itself. (A description that merely mentions `def f` is not code.)
 bool IsBody(const std::string& code, const ProblemRecord& problem) {
-  return !problem.entry_point.empty() && !problem.prompt.empty() &&
-         !problem.references.empty() && problem.references[0].rfind(problem.prompt, 0) == 0 &&
-         DefinesFunction(problem.prompt, problem.entry_point) &&
-         !DefinesFunction(code, problem.entry_point);
+  return PromptIsCode(problem) && !DefinesFunction(code, problem.entry_point);
 }
 
 std::string ModelFromPath(SampleSource source, const std::string& relative) {

@@ -9,6 +9,7 @@
 
 #include "egca/cfg/structure.h"
 #include "egca/core/mix.h"
+#include "egca/tracer/trace_validate.h"
 
 namespace egca::diff {
 namespace {
@@ -48,11 +49,21 @@ struct FrameState {
   }
 };
 
+// One assignment of a variable within a step: the statement that made it, the value it
+// gave, and the event that reported it (when the new value became observable).
+struct Change {
+  std::string name;
+  SourceSpan span;
+  uint64_t hash = 0;
+  int64_t event = 0;
+};
+
 // Internal step: the public Step plus hashes for comparison and per-variable blame.
 struct StepRec {
   Step step;
   std::vector<std::pair<std::string, Value>> state;
   std::vector<std::pair<std::string, SourceSpan>> changed;  // name, statement that changed it
+  std::vector<Change> changes;  // every assignment in order (a name may appear again)
   uint64_t return_hash = 0;
   bool first_of_frame = false;
   // Closed by the end of the trace rather than by a later event of its frame: its state
@@ -99,7 +110,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
     for (const auto& [n, v] : f.vars) s.step.state.emplace_back(n, *v.text);
     f.open_step = -1;
   };
-  auto record_change = [&](FrameState& f, const std::string& name, Value v) {
+  auto record_change = [&](FrameState& f, const std::string& name, Value v, int64_t event) {
     if (Value* cur = f.Find(name)) {
       *cur = v;
     } else {
@@ -113,6 +124,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
     }
     if (f.open_step >= 0) {
       StepRec& s = out.steps[f.open_step];
+      s.changes.push_back({name, f.last_span, v.hash, event});
       bool known = false;
       for (const auto& [n, sp] : s.changed) known = known || n == name;
       if (!known) {
@@ -136,6 +148,10 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
       auto caller = frames.find(frame_at_depth[ev.depth() - 2]);
       if (caller != frames.end()) f.caller_step = caller->second.open_step;
     }
+    // Indices from the trace are the child's word: out-of-range ones are ignored here
+    // (the executor rejects such traces; tracer::ValidateTrace).
+    const bool known_code = ev.code() < code_scope.size();
+    if (ev.depth() > tracer::kMaxTraceDepth) continue;
     if (span_at_depth.size() < ev.depth()) {
       span_at_depth.resize(ev.depth());
       frame_at_depth.resize(ev.depth());
@@ -144,9 +160,9 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
       span_at_depth[ev.depth() - 1] = ToSourceSpan(ev.span());
       frame_at_depth[ev.depth() - 1] = ev.frame();
     }
-    if (ev.code() < code_scope.size()) f.scope = code_scope[ev.code()];
+    f.scope = known_code ? code_scope[ev.code()] : -1;
     for (const tp::Variable& v : ev.changed()) {
-      record_change(f, v.name(), Value{v.value().hash(), &v.value().text()});
+      record_change(f, v.name(), Value{v.value().hash(), &v.value().text()}, e);
     }
     for (const std::string& d : ev.deleted()) {
       f.vars.erase(
@@ -184,7 +200,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
           s.step.depth = static_cast<int32_t>(ev.depth());
           s.step.scope = f.scope;
           s.step.block = block;
-          s.step.function = trace.code(static_cast<int>(ev.code())).qualname();
+          if (known_code) s.step.function = trace.code(static_cast<int>(ev.code())).qualname();
           s.step.first_line = static_cast<int32_t>(ev.line());
           s.step.first_event = e;
           s.step.block_span = block_span;
@@ -197,6 +213,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
             // The arguments were set by the call: blame the call site for them.
             for (const auto& [n, v] : f.vars) {
               s.changed.emplace_back(n, f.call_site);
+              s.changes.push_back({n, f.call_site, v.hash, e});
               s.step.changed.push_back(n);
             }
           }
@@ -552,6 +569,8 @@ class Aligner {
     if (c.incomplete || r.incomplete) names.clear();
     Divergence d;
     bool value_diverged = false;
+    // The blamed variable: the one whose difference became observable first.
+    int64_t value_time = std::numeric_limits<int64_t>::max();
     for (const std::string& n : names) {
       const std::string& rn = vm.at(n);
       const Value* cv = FindValue(c.state, n);
@@ -563,13 +582,16 @@ class Aligner {
         continue;
       }
       if (!differing_.insert(key).second) continue;  // already known to differ
-      d.variables.push_back({n, rn, *cv->text, *rv->text});
-      if (!value_diverged) {
+      VariableDiff diff{n, rn, *cv->text, *rv->text};
+      const Change* blamed = FirstDifferingChange(c, n, r, rn, rv->hash);
+      int64_t time = blamed ? blamed->event : c.close_event;
+      if (!value_diverged || time < value_time) {
         value_diverged = true;
-        d.span = c.step.block_span;
-        for (const auto& [cn, sp] : c.changed) {
-          if (cn == n && sp.valid()) d.span = sp;
-        }
+        value_time = time;
+        d.span = blamed && blamed->span.valid() ? blamed->span : c.step.block_span;
+        d.variables.insert(d.variables.begin(), std::move(diff));
+      } else {
+        d.variables.push_back(std::move(diff));
       }
     }
     bool return_diverged = c.step.returned && r.step.returned && c.return_hash != r.return_hash;
@@ -592,7 +614,36 @@ class Aligner {
       d.detail = c.step.exception.empty() ? "reference raises " + r.step.exception
                                           : "candidate raises " + c.step.exception;
     }
-    Diverge(std::move(d), c.close_event);
+    // A value difference is observable once the statement that made it has run: a later
+    // callee of the same step (a comprehension using the value) must not come first.
+    Diverge(std::move(d), value_diverged ? std::min(value_time, c.close_event) : c.close_event);
+  }
+
+  // The statement of candidate step `c` after which `n` differs from reference step `r`'s
+  // `rn`: the candidate's assignments of `n` in the step, in order, are matched against
+  // the values the reference's `rn` takes in its step (in order; none: its final value
+  // `ref_final`); the first assignment whose value the reference never takes at that point
+  // is blamed, or the last one when they all agree and the reference changes it further.
+  // Null when the step does not assign `n`.
+  static const Change* FirstDifferingChange(const StepRec& c, const std::string& n,
+                                            const StepRec& r, const std::string& rn,
+                                            uint64_t ref_final) {
+    std::vector<uint64_t> ref_values;
+    for (const Change& ch : r.changes) {
+      if (ch.name == rn) ref_values.push_back(ch.hash);
+    }
+    if (ref_values.empty()) ref_values.push_back(ref_final);
+    const Change* last = nullptr;
+    size_t next = 0;
+    for (const Change& ch : c.changes) {
+      if (ch.name != n) continue;
+      last = &ch;
+      auto it = std::find(ref_values.begin() + static_cast<std::ptrdiff_t>(next), ref_values.end(),
+                          ch.hash);
+      if (it == ref_values.end()) return &ch;
+      next = static_cast<size_t>(it - ref_values.begin()) + 1;
+    }
+    return last;
   }
 
   // Control divergence between cand step i and ref step j: blamed on the last step both

@@ -592,11 +592,36 @@ StatusOr<RouteResult> Router::Route(std::string_view candidate, const Problem& p
     return out;
   }
 
+  // A NameError the test code raised itself (line 0: not in the program) means the program
+  // lacks a name the tests use, the entry point or a helper: an interface the program does
+  // not meet, not a wrong value to localize.
+  for (size_t i = 0; i < out.grading.tests.size(); ++i) {
+    const sandbox::Verdict& v = out.grading.tests[i].verdict;
+    if (v.kind != VerdictKind::kRuntimeError || v.line > 0 || v.error_type != "NameError") {
+      continue;
+    }
+    violations.push_back({std::string(kDefinesTestedNames),
+                          fmt::format("the tests use a name the program does not define "
+                                      "(test {}: NameError: {})",
+                                      i + 1, v.message),
+                          std::nullopt});
+    break;
+  }
+
   // CONSTRAINT: I_C and I_cmp.
   out.constraint_violations = std::move(violations);
   out.constraints_satisfied = out.constraint_violations.empty();
   out.reward = out.pass_fraction * (out.constraints_satisfied ? 1.0 : 0.0);
   out.comparability = comparability;
+  if (options_.passing_bypasses_gates && out.grading.all_passed()) {
+    // EGCA section 5: a program that passes every test is not held back by the gates.
+    out.mode = FailureMode::kCorrect;
+    out.reward = out.pass_fraction;
+    const bool gated = !out.constraints_satisfied ||
+                       (options_.check_comparability && !out.comparability->comparable);
+    out.reason = gated ? "passes every test (the static gates are bypassed)" : "passes every test";
+    return out;
+  }
   if (!out.constraints_satisfied) {
     out.mode = FailureMode::kConstraint;
     out.reason = "violates " + out.constraint_violations.front().ToString();

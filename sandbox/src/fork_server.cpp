@@ -51,6 +51,12 @@ std::string Capabilities::ToString() const {
       user_namespace);
 }
 
+std::vector<std::string> DefaultReadablePaths() {
+  return {"/usr/lib",       "/usr/lib64",    "/lib",       "/lib64",
+          "/usr/share/zoneinfo", "/etc/ld.so.cache", "/etc/localtime", "/etc/ssl",
+          "/etc/passwd",    "/etc/group",    "/etc/nsswitch.conf"};
+}
+
 namespace {
 
 // Forks from this process are serialized: a server forked while another thread is

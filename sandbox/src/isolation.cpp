@@ -86,6 +86,10 @@ bool SetUpMounts(const ForkServerOptions& options) {
   if (::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") != 0) {
     return false;
   }
+  // An empty, read-only /dev/shm: the host's shared-memory files are not visible and
+  // nothing can be stored there outside the memory limit. Best effort (no /dev/shm).
+  ::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+          "size=4k,nr_inodes=1,mode=0555");
   // scratch_root exists on the host already (made before unshare) unless it lies under
   // /tmp, which is now the fresh tmpfs.
   if (!MakeDirs(options.scratch_root, 0711)) return false;
@@ -99,7 +103,10 @@ bool SetUpMounts(const ForkServerOptions& options) {
 bool EnterUserNamespace() {
   uid_t uid = geteuid();
   gid_t gid = getegid();
-  if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) != 0) return false;
+  if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) != 0 &&
+      ::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) != 0) {
+    return false;
+  }
   return WriteSmallFile("/proc/self/setgroups", "deny") &&
          WriteSmallFile("/proc/self/uid_map", fmt::format("{} {} 1\n", uid, uid)) &&
          WriteSmallFile("/proc/self/gid_map", fmt::format("{} {} 1\n", gid, gid));
@@ -178,7 +185,17 @@ std::string BuildSeccompFilterImpl(ViolationAction action, std::vector<sock_filt
       "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "quotactl",
       "syslog", "iopl", "ioperm", "name_to_handle_at", "open_by_handle_at", "fanotify_init",
       "vhangup", "move_mount", "open_tree", "fsopen", "fsmount", "fspick", "mount_setattr",
-      "process_madvise", "seccomp"};
+      "process_madvise", "seccomp",
+      // SysV IPC and POSIX message queues: objects that outlive the run, hold memory
+      // outside RLIMIT_AS and carry data from one test (or one user) to the next.
+      "shmget", "shmat", "shmctl", "semget", "semop", "semtimedop", "semctl", "msgget",
+      "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
+      "mq_timedreceive", "mq_notify", "mq_getsetattr",
+      // Anonymous files hold memory RLIMIT_AS does not count.
+      "memfd_create", "memfd_secret",
+      // Whole-file locks and directory watches reach files of the host (a lock on a
+      // readable host file blocks host processes; a watch observes host directories).
+      "flock", "inotify_init", "inotify_init1", "inotify_add_watch"};
   // clang-format on
   for (const char* name : kTrapped) {
     int nr = seccomp_syscall_resolve_name(name);
@@ -208,9 +225,22 @@ std::string BuildSeccompFilterImpl(ViolationAction action, std::vector<sock_filt
                          SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(self)));
   // Resource limits of other processes (glibc's setrlimit passes pid 0).
   rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_NE, 0));
-  // Keep the violation reporter in place.
+  // Keep the violation reporter in place. The signal number is an int: the kernel reads
+  // the low 32 bits of the register, so only those are compared (a 64-bit comparison let
+  // SIGSYS | 1 << 32 through).
   rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EINVAL), SCMP_SYS(rt_sigaction), 2,
-                         SCMP_A0(SCMP_CMP_EQ, SIGSYS), SCMP_A1(SCMP_CMP_NE, 0));
+                         SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGSYS),
+                         SCMP_A1(SCMP_CMP_NE, 0));
+  // The parent-death signal makes the child die with the server: it may not be changed
+  // (prctl's option is an int, compared on its low 32 bits).
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(prctl), 1,
+                         SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_PDEATHSIG));
+  // Record locks (fcntl F_SETLK...) on a readable host file block host processes as flock
+  // does; F_GETLK and the other fcntl commands stay allowed.
+  for (int cmd : {F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW}) {
+    rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(fcntl), 1,
+                           SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, static_cast<scmp_datum_t>(cmd)));
+  }
   // Typing into a terminal.
   rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(ioctl), 1,
                          SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI));
@@ -231,7 +261,11 @@ std::string BuildSeccompFilterImpl(ViolationAction action, std::vector<sock_filt
   return {};
 }
 
-std::string ApplyLandlock(int abi, const std::string& work_dir) {
+// Landlock: writes only beneath the private directory (and /dev/null); with
+// `readable` non-null, reads (and executing or mapping files executable) only beneath the
+// private directory, the listed paths, a few devices and the child's own /proc/<pid>.
+std::string ApplyLandlock(int abi, const std::string& work_dir,
+                          const std::vector<std::string>* readable) {
   uint64_t fs_write = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
                       LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
                       LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
@@ -239,8 +273,12 @@ std::string ApplyLandlock(int abi, const std::string& work_dir) {
                       LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
   if (abi >= 2) fs_write |= LANDLOCK_ACCESS_FS_REFER;
   if (abi >= 3) fs_write |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  const uint64_t fs_read =
+      LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_EXECUTE;
+  // Rights that apply to a regular file (a rule for a file may name only these).
+  const uint64_t file_read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE;
   LandlockRulesetAttr attr{};
-  attr.handled_access_fs = fs_write;
+  attr.handled_access_fs = fs_write | (readable != nullptr ? fs_read : 0);
   size_t attr_size = sizeof(uint64_t);
   if (abi >= 4) {
     // No TCP rules: every bind/connect is refused (seccomp already stops socket()).
@@ -254,21 +292,41 @@ std::string ApplyLandlock(int abi, const std::string& work_dir) {
   UniqueFd ruleset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0)));
   if (!ruleset.valid()) return fmt::format("landlock_create_ruleset: {}", std::strerror(errno));
 
+  // `access` is cut to the rights Landlock accepts for what `path` is (a file or a
+  // directory), and to those the ruleset handles.
   auto allow = [&](const char* path, uint64_t access) -> bool {
     UniqueFd fd(::open(path, O_PATH | O_CLOEXEC));
     if (!fd.valid()) return false;
+    struct stat st {};
+    if (fstat(fd.get(), &st) != 0) return false;
+    access &= attr.handled_access_fs;
+    if (!S_ISDIR(st.st_mode)) {
+      access &= file_read | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE;
+    }
+    if (access == 0) return true;
     landlock_path_beneath_attr rule{};
     rule.allowed_access = access;
     rule.parent_fd = fd.get();
     return ::syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_PATH_BENEATH, &rule, 0) ==
            0;
   };
-  if (!allow(work_dir.c_str(), fs_write)) {
+  if (!allow(work_dir.c_str(), fs_write | fs_read)) {
     return fmt::format("landlock rule for {}: {}", work_dir, std::strerror(errno));
   }
   uint64_t device_write = LANDLOCK_ACCESS_FS_WRITE_FILE;
   if (abi >= 3) device_write |= LANDLOCK_ACCESS_FS_TRUNCATE;
-  allow("/dev/null", device_write);  // best effort: open("/dev/null", "w") keeps working
+  // Best effort: open("/dev/null", "w") keeps working.
+  allow("/dev/null", device_write | LANDLOCK_ACCESS_FS_READ_FILE);
+  if (readable != nullptr) {
+    // Paths that do not exist on this host are skipped.
+    for (const std::string& path : *readable) allow(path.c_str(), fs_read);
+    for (const char* device : {"/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"}) {
+      allow(device, LANDLOCK_ACCESS_FS_READ_FILE);
+    }
+    // Its own /proc/<pid> (opened after the fork, so /proc/self is this child); every
+    // other process's /proc entry, the caller's command line included, stays closed.
+    allow("/proc/self", LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR);
+  }
   if (::syscall(SYS_landlock_restrict_self, ruleset.get(), 0) != 0) {
     return fmt::format("landlock_restrict_self: {}", std::strerror(errno));
   }
@@ -342,7 +400,10 @@ Capabilities SetUpServerIsolation(const ForkServerOptions& options) {
   if (!options.use_namespaces) {
     // Nothing to create.
   } else if (root) {
-    have_namespaces = ::unshare(CLONE_NEWNS | CLONE_NEWNET) == 0;
+    // An IPC namespace too: SysV objects and POSIX queues of the host are out of reach
+    // (their system calls are also violations; this holds where the filter is off).
+    have_namespaces = ::unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) == 0 ||
+                      ::unshare(CLONE_NEWNS | CLONE_NEWNET) == 0;
   } else {
     have_namespaces = EnterUserNamespace();
     caps.user_namespace = have_namespaces;
@@ -389,7 +450,7 @@ std::string IsolateChild(const ChildPlan& plan) {
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return "PR_SET_NO_NEW_PRIVS";
   if (plan.landlock_abi > 0) {
-    std::string error = ApplyLandlock(plan.landlock_abi, plan.work_dir);
+    std::string error = ApplyLandlock(plan.landlock_abi, plan.work_dir, plan.readable_paths);
     if (!error.empty()) return error;
   }
   if (plan.seccomp) {

@@ -53,6 +53,10 @@ struct ChildPlan {
   pid_t server_pid;
   bool drop_capabilities;  // user-namespace mode: shed the namespace's capabilities
   int landlock_abi;
+  // Landlock confines reads too: only these paths (plus the private directory, /dev/null,
+  // /dev/zero, /dev/urandom, /dev/random and /proc/self) are readable. Null: reads are
+  // not confined.
+  const std::vector<std::string>* readable_paths;
   bool seccomp;
   std::vector<sock_filter>* seccomp_program;  // kTrap program; patched in place
   std::vector<sock_filter>* notify_program;   // kNotify program or null; patched in place
@@ -74,6 +78,8 @@ std::string BuildSeccompFilter(ViolationAction action, std::vector<sock_filter>*
 // kIsolationFailedExit so the server reports the run as an egca error.
 std::string IsolateChild(const ChildPlan& plan);
 constexpr int kIsolationFailedExit = 121;
+// First byte a child writes to its result channel, once isolated (stripped by the server).
+constexpr char kIsolatedMarker = '\x01';
 
 // Human-readable name of a syscall number on this architecture ("clone", "socket", ...).
 std::string SyscallName(int nr);

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -114,6 +115,7 @@ int64_t MonotonicNs() {
   plan.server_pid = state.self;
   plan.drop_capabilities = state.caps.user_namespace;
   plan.landlock_abi = state.caps.landlock_abi;
+  plan.readable_paths = state.options->confine_reads ? &state.options->readable_paths : nullptr;
   plan.seccomp = state.caps.seccomp;
   plan.seccomp_program = &state.seccomp_program;
   plan.notify_program = notify ? &state.notify_program : nullptr;
@@ -122,6 +124,11 @@ int64_t MonotonicNs() {
   std::string error = IsolateChild(plan);
   if (!error.empty()) ChildFail(state.record, error);
   state.record->isolated_ns = MonotonicNs();
+  // The first byte on the result channel says that isolation is complete. Written before
+  // the program runs, so the program cannot take it back: a setup failure reported in the
+  // shared page after it is the program's forgery, not an egca error.
+  const char marker = kIsolatedMarker;
+  if (write(kChildResultFd, &marker, 1) != 1) ChildFail(state.record, "writing the result channel");
 
   int rc = 70;
   try {
@@ -185,8 +192,9 @@ class OutputCollector {
       if (n == 0) return false;
       auto size = static_cast<uint64_t>(n);
       if (which == kChildResultFd) {
-        uint64_t room =
-            limits_.result_bytes - std::min<uint64_t>(outcome->result.size(), limits_.result_bytes);
+        // One byte more than the limit: the isolation marker the server strips.
+        const uint64_t limit = limits_.result_bytes + 1;
+        uint64_t room = limit - std::min<uint64_t>(outcome->result.size(), limit);
         if (size > room) outcome->result_truncated = true;
         outcome->result.append(buf, std::min(size, room));
         continue;
@@ -342,6 +350,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     KillGroup(pid);
   };
   int violation_nr = -1;
+  bool listener_used = false;  // the child reports violations through the listener
   double next_handover_check = start + kHandoverInterval;
   while (!reaped) {
     pollfd fds[7];
@@ -404,6 +413,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
       // pay a wake-up for it; a violating thread waits at most kHandoverInterval.
       next_handover_check = now + kHandoverInterval;
       int fd = ReceiveFd(notify_server_end.get());
+      if (fd >= 0) listener_used = true;
       if (fd >= 0 || errno != EAGAIN) {
         listener.Reset(fd);
         notify_server_end.Reset();
@@ -422,6 +432,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     // Take the listener out of the socket before closing it: closing a unix socket while
     // descriptors are in flight runs the kernel's unix garbage collector (~1 ms).
     listener.Reset(ReceiveFd(notify_server_end.get()));
+    if (listener.valid()) listener_used = true;
   }
   // The child is gone; anything still in its group (only possible without seccomp) goes
   // too, then the pipes are drained of what was written before the end.
@@ -442,10 +453,15 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
   outcome->max_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
   const ViolationRecord& record = *state.record;
+  // The isolation marker (see ChildMainOuter) is the sandbox's, not the payload's.
+  const bool isolated = !outcome->result.empty() && outcome->result[0] == kIsolatedMarker;
+  if (isolated) outcome->result.erase(0, 1);
   if (WIFEXITED(status)) {
     outcome->termination = Termination::kExited;
     outcome->exit_code = WEXITSTATUS(status);
-    if (outcome->exit_code == kIsolationFailedExit && record.setup_failed) {
+    // Only a child that never reached the program can report a setup failure: the program
+    // can write the shared page and exit with any code, but not unwrite the marker.
+    if (!isolated && outcome->exit_code == kIsolationFailedExit && record.setup_failed) {
       return fmt::format(
           "sandbox setup failed in the child: {}",
           std::string(record.setup_error, strnlen(record.setup_error, sizeof(record.setup_error))));
@@ -466,7 +482,9 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     outcome->termination = Termination::kViolation;
     outcome->violation = SyscallName(violation_nr);
     outcome->signal = SIGSYS;
-  } else if (record.magic == kViolationMagic) {
+  } else if (!listener_used && record.magic == kViolationMagic) {
+    // The SIGSYS reporter's page. With a listener the kernel told the server itself, and
+    // the page holds only what the program may have written there.
     outcome->termination = Termination::kViolation;
     outcome->violation = SyscallName(record.syscall_nr);
     outcome->signal = SIGSYS;
@@ -479,6 +497,43 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     outcome->termination = Termination::kCpuTimeout;
   }
   return {};
+}
+
+// The server is a fork of the caller: its command line and environment strings (say,
+// egca-run --expect 3 or a --tests path) are the caller's, and every child would read them
+// in /proc/self/cmdline and /proc/self/environ. They are zeroed in place (the kernel reads
+// the same memory for both files).
+void EraseArgumentsAndEnvironment() {
+  FILE* f = std::fopen("/proc/self/stat", "re");
+  if (f == nullptr) return;
+  char buf[4096];
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  // Fields after the command name (which may hold spaces): from the last ')'.
+  const char* p = std::strrchr(buf, ')');
+  if (p == nullptr) return;
+  // ") S 1234 ...": skip the state letter; field[0] is then field 4 of proc(5).
+  p += 2;
+  while (*p != '\0' && *p != ' ') ++p;
+  while (*p == ' ') ++p;
+  unsigned long long field[64] = {};
+  int count = 0;
+  while (*p != '\0' && count < 64) {
+    char* end = nullptr;
+    field[count++] = std::strtoull(p, &end, 10);
+    if (end == p) break;
+    p = end;
+    while (*p == ' ') ++p;
+  }
+  // Fields 48-51 of proc(5): arg_start, arg_end, env_start, env_end.
+  if (count < 48) return;
+  for (int i : {44, 46}) {
+    const unsigned long long start = field[i], end = field[i + 1];
+    if (start != 0 && end > start && end - start < (64ull << 20)) {
+      explicit_bzero(reinterpret_cast<void*>(start), end - start);
+    }
+  }
 }
 
 void ResetSignals() {
@@ -514,6 +569,7 @@ void ServerMain(const ForkServerOptions& options, int sock) {
   fcntl(kServerSocketFd, F_SETFD, FD_CLOEXEC);
   CloseFdsFrom(kServerSocketFd + 1);
 
+  EraseArgumentsAndEnvironment();
   ServerState state;
   state.options = &options;
   state.self = getpid();
@@ -571,6 +627,10 @@ void ServerMain(const ForkServerOptions& options, int sock) {
     if (!ReceiveRequest(kServerSocketFd, &request)) break;
     ChildOutcome outcome;
     std::string error = RunOne(state, request, &outcome);
+    // Later children are forks of this process: this run's request must not stay in
+    // freed memory for them to read.
+    explicit_bzero(request.payload.data(), request.payload.size());
+    explicit_bzero(request.stdin_data.data(), request.stdin_data.size());
     if (!WriteAll(kServerSocketFd, EncodeOutcome(outcome, error))) break;
   }
   SweepOrphans(state.self);

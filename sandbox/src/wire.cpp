@@ -136,8 +136,12 @@ bool ReceiveRequest(int fd, ChildRequest* request) {
   std::string body;
   if (!ReceiveFrame(fd, kRequestMagic, &body)) return false;
   Decoder d(body);
-  return GetLimits(&d, &request->limits) && d.GetString(&request->payload) &&
-         d.GetString(&request->stdin_data) && d.done();
+  const bool ok = GetLimits(&d, &request->limits) && d.GetString(&request->payload) &&
+                  d.GetString(&request->stdin_data) && d.done();
+  // The request may hold what a child must not find in the memory it inherits (a test's
+  // data, a key): no copy stays behind in freed memory.
+  explicit_bzero(body.data(), body.size());
+  return ok;
 }
 
 std::string EncodeOutcome(const ChildOutcome& o, const std::string& error) {

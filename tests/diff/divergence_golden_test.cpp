@@ -1,7 +1,10 @@
 // Golden dumps of alignments and divergence reports: each case is a candidate/reference
 // pair in tests/diff/golden/<case>.cand.py / .ref.py with its call in <case>.call
 // ("function\n[args as JSON]"), and the reviewed dump in <case>.expected.
-// Regenerate after a reviewed change with EGCA_UPDATE_GOLDEN=1.
+// Regenerate after a reviewed change with EGCA_UPDATE_GOLDEN=1. "rebinding" and
+// "comprehension" (issue 16): a value divergence is blamed on the assignment after which
+// the values differ (not the first binding in the block), and before a comprehension of
+// the same block that uses the value.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -35,7 +38,8 @@ TEST_P(DiffGolden, MatchesReviewedDump) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, DiffGolden,
                          ::testing::Values("lis", "renamed", "reordered", "extra_print",
-                                           "value_bug", "early_return", "recursion"));
+                                           "value_bug", "early_return", "recursion",
+                                           "rebinding", "comprehension"));
 
 }  // namespace
 }  // namespace egca::diff

@@ -1,5 +1,8 @@
 // egca-trace end to end: the paper's case study, a real HumanEval failure (a CodeT sample
-// against the canonical solution), JSON / plain text / HTML output, exit codes.
+// against the canonical solution), JSON / plain text / HTML output, exit codes; without an
+// expected value the reference's result is expected (issue 16, point 1); bad inputs are
+// one line and exit 2 (point 2); NameError of the tests' own code (point 6); the section 5
+// bypass (point 7); 1-based test numbers and the HTML page's contents (point 12).
 #include <gtest/gtest.h>
 
 #include "common/run_command.h"
@@ -11,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
+#include <algorithm>
 
 #include "egca/core/files.h"
 
@@ -133,6 +138,193 @@ TEST_F(EgcaTrace, BadInputsExitWithTwo) {
   RunOutput s = Invoke(broken + " " + ok + " --fn f --input '[1]' --json");
   EXPECT_EQ(s.exit_code, 0);
   EXPECT_EQ(json::parse(s.out)["mode"], "SYNTAX");
+}
+
+// Point 1: the case study as the README gives it, without --expect: the reference's
+// result (3) is the expected value, so the candidate's 4 is a wrong answer.
+TEST_F(EgcaTrace, WithoutExpectTheReferenceGivesTheExpectedValue) {
+  std::string cand = Write("cand.py", Lis("lis_buggy.py"));
+  std::string ref = Write("ref.py", Lis("lis_correct.py"));
+  RunOutput r = Invoke(cand + " " + ref +
+                       " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["mode"], "LOGIC");
+  EXPECT_EQ(j["tests"][0]["verdict"], "WRONG_ANSWER");
+  EXPECT_TRUE(j["tests"][0]["expected_from_reference"].get<bool>());
+  EXPECT_EQ(j["tests"][0]["detail"], "got 4, the reference gives 3");
+  EXPECT_EQ(j["divergence"]["earliest"]["line"], 10);
+  // The correct program against itself passes.
+  RunOutput same = Invoke(ref + " " + ref +
+                          " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --json");
+  ASSERT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_EQ(json::parse(same.out)["mode"], "CORRECT");
+}
+
+TEST_F(EgcaTrace, WithoutExpectedStdoutTheReferencePrintsTheExpectedOutput) {
+  std::string ref = Write("ref.py", "n = int(input())\nprint(n * (n + 1) // 2)\n");
+  std::string cand = Write("cand.py", "n = int(input())\nprint(n * (n - 1) // 2)\n");
+  std::string in = Write("in.txt", "4\n");
+  RunOutput r = Invoke(cand + " " + ref + " --stdin " + in + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["mode"], "LOGIC");
+  EXPECT_EQ(j["tests"][0]["detail"], "got 6\n, the reference gives 10\n");
+}
+
+TEST_F(EgcaTrace, AReferenceFailingItsOwnTestIsReported) {
+  std::string ref = Write("ref.py", "def f(x):\n    return x + 1\n");
+  std::string cand = Write("cand.py", "def f(x):\n    return x + 2\n");
+  RunOutput r = Invoke(cand + " " + ref + " --fn f --input '[1]' --expect 5", true);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "egca-trace: the reference " + ref +
+                       " fails its own test 1 (f(1)): WRONG_ANSWER got 2, expected 5\n");
+  std::string raising = Write("raising.py", "def f(x):\n    return 1 // (x - 1)\n");
+  RunOutput e = Invoke(cand + " " + raising + " --fn f --input '[1]'", true);
+  EXPECT_EQ(e.exit_code, 2) << e.out;
+  EXPECT_NE(e.out.find("fails its own test 1 (f(1)): RUNTIME_ERROR ZeroDivisionError"),
+            std::string::npos)
+      << e.out;
+}
+
+// Point 2: each bad input is one line naming what is wrong, exit 2.
+TEST_F(EgcaTrace, BadInputsAreOneLineExit2) {
+  std::string ok = Write("ok.py", "def f(x):\n    return x\n");
+  std::string empty = Write("empty.py", "\n  \n");
+  std::string comments = Write("comments.py", "# no test here\n");
+  std::string prose = Write("prose.py", "x = 1\n");
+  std::string in = Write("in.txt", "1\n");
+  std::string empty_json = Write("cases.json", "[]");
+  fs::create_directories(dir_ / "adir");
+  std::string adir = (dir_ / "adir").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {ok + " " + ok + " --tests " + adir, "adir: is a directory, not a file"},
+      {ok + " " + ok + " --tests " + empty, "empty.py: no test in it"},
+      {ok + " " + ok + " --tests " + comments, "comments.py: no test in it"},
+      {ok + " " + ok + " --tests " + prose, "prose.py: no test in it"},
+      {ok + " " + ok + " --tests " + empty_json, "cases.json: no test in it (an empty list)"},
+      {adir + " " + ok + " --fn f", "adir: is a directory, not a file"},
+      {ok + " " + adir + " --fn f", "adir: is a directory, not a file"},
+      {empty + " " + ok + " --fn f", "empty.py: the candidate is an empty file"},
+      {ok + " " + empty + " --fn f", "empty.py: the reference is an empty file"},
+      {ok + " " + ok + " --fn f --stdin " + in, "--fn and --stdin conflict"},
+      {ok + " " + ok + " --fn f --tests " + prose, "--fn and --tests conflict"},
+      {ok + " " + ok + " --fn f --entry-point f", "--entry-point needs --tests FILE"},
+      {ok + " " + ok + " --fn f --setup " + ok, "--setup needs --tests FILE"},
+      {ok + " " + ok + " --stdin " + in + " --expect-stdout " + in + " --expect-stdout " + in,
+       "--expect-stdout given a different number of times than --stdin"},
+  };
+  for (const auto& [args, needle] : cases) {
+    RunOutput r = Invoke(args, true);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("egca-trace: ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
+  }
+}
+
+// Point 2: a HumanEval test file that ends with check(NAME), as the official harness runs
+// it, needs no --entry-point.
+TEST_F(EgcaTrace, ACheckCallAtTheEndNamesTheEntryPoint) {
+  std::string ref = Write("ref.py", "def inc(x):\n    return x + 1\n");
+  std::string cand = Write("cand.py", "def inc(x):\n    return x + 2\n");
+  std::string test = Write("test.py",
+                           "def check(candidate):\n    assert candidate(1) == 2\n\ncheck(inc)\n");
+  RunOutput r = Invoke(cand + " " + ref + " --tests " + test + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["tests"][0]["name"], "check(inc)");
+  EXPECT_EQ(j["mode"], "LOGIC");
+  EXPECT_EQ(json::parse(Invoke(ref + " " + ref + " --tests " + test + " --json").out)["mode"],
+            "CORRECT");
+  RunOutput other = Invoke(cand + " " + ref + " --tests " + test + " --entry-point dec", true);
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.out.find("calls check(inc)"), std::string::npos) << other.out;
+}
+
+// Point 6: a NameError the tests' own code raises (the entry point is missing) is not a
+// wrong value to localize.
+TEST_F(EgcaTrace, AMissingEntryPointIsNotLocalized) {
+  std::string ref = Write("ref.py", "def f(x):\n    return x + 1\n");
+  std::string cand = Write("cand.py", "def g(x):\n    return x + 1\n");
+  std::string asserts = Write("asserts.py", "assert f(1) == 2\nassert f(2) == 3\n");
+  for (const std::string& tests : {" --tests " + asserts, std::string(" --fn f --input '[1]'")}) {
+    RunOutput r = Invoke(cand + " " + ref + tests + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["mode"], "CONSTRAINT") << tests;
+    ASSERT_EQ(j["constraint_violations"].size(), 1u);
+    EXPECT_EQ(j["constraint_violations"][0]["constraint"], "defines_tested_names");
+    EXPECT_TRUE(j["divergence"].is_null()) << tests;
+  }
+}
+
+// Point 7: a program that passes every test but is not comparable to the reference is
+// CONSTRAINT by eq. 5, CORRECT with the section 5 bypass.
+TEST_F(EgcaTrace, PassingButNotComparableAndTheBypass) {
+  std::string ref = Write("ref.py", Lis("lis_correct.py"));
+  std::string cand =
+      Write("cand.py", "def longest_increasing_subsequence(nums):\n    return len(set(nums))\n");
+  std::string args = cand + " " + ref +
+                     " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --json";
+  json gated = json::parse(Invoke(args).out);
+  EXPECT_EQ(gated["mode"], "CONSTRAINT");
+  EXPECT_EQ(gated["pass_fraction"], 1.0);
+  EXPECT_EQ(gated["comparable"], false);
+  json bypassed = json::parse(Invoke(args + " --passing-bypasses-gates").out);
+  EXPECT_EQ(bypassed["mode"], "CORRECT");
+  EXPECT_EQ(bypassed["reward"], 1.0);
+}
+
+// Point 12: tests are numbered from 1 in text, JSON and HTML; the page shows the localized
+// test and its input, the last divergence and the random boundary; --html says so.
+TEST_F(EgcaTrace, OneBasedTestNumbersAndTheHtmlPage) {
+  std::string cand = Write("cand.py", Lis("lis_buggy.py"));
+  std::string ref = Write("ref.py", Lis("lis_correct.py"));
+  std::string html = (dir_ / "page.html").string();
+  std::string args = cand + " " + ref +
+                     " --fn longest_increasing_subsequence --input '[[1, 2]]' --input "
+                     "'[[1, 3, 3, 5]]'";
+  RunOutput j = Invoke(args + " --json --html " + html);
+  ASSERT_EQ(j.exit_code, 0) << j.out;
+  json doc = json::parse(j.out);
+  EXPECT_EQ(doc["tests"][0]["number"], 1);
+  EXPECT_EQ(doc["tests"][1]["number"], 2);
+  EXPECT_EQ(doc["first_failing_test"], 2);
+  RunOutput text = Invoke(args + " --html " + html, true);
+  EXPECT_NE(text.out.find("\n    2 longest_increasing_subseq"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("localized on test 2:"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("egca-trace: wrote " + html + "\n"), std::string::npos) << text.out;
+  auto page = egca::ReadFile(html);
+  ASSERT_TRUE(page.ok());
+  EXPECT_NE(page->find("Localized on test 2: longest_increasing_subsequence([1,3,3,5])"),
+            std::string::npos);
+  EXPECT_NE(page->find("longest_increasing_subsequence(*[[1, 3, 3, 5]])"), std::string::npos);
+  EXPECT_NE(page->find("Earliest divergence (control)"), std::string::npos);
+  EXPECT_NE(page->find("Last divergence (return)"), std::string::npos);
+  EXPECT_NE(page->find("Random executed boundary"), std::string::npos);
+  EXPECT_NE(page->find("<tr><td>2</td>"), std::string::npos);
+}
+
+// Point 12: the step table fits the terminal's width.
+TEST_F(EgcaTrace, TablesFitTheWidth) {
+  std::string cand = Write("cand.py", Lis("lis_buggy.py"));
+  std::string ref = Write("ref.py", Lis("lis_correct.py"));
+  for (int width : {80, 100, 160}) {
+    RunOutput r = egca::testing::RunCommand(
+        "COLUMNS=" + std::to_string(width) + " " + ToolPath() + " " + cand + " " + ref +
+        " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' 2>/dev/null");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    std::istringstream lines(r.out);
+    std::string line;
+    bool in_table = false;
+    while (std::getline(lines, line)) {
+      if (line.rfind(" step ", 0) == 0) in_table = true;
+      if (line.empty()) in_table = false;
+      if (in_table) EXPECT_LE(line.size(), static_cast<size_t>(width)) << width << ": " << line;
+    }
+  }
 }
 
 }  // namespace

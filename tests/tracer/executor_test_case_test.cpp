@@ -21,7 +21,7 @@ TEST(ExecutorTestCase, ParsesJsonListOfCases) {
   EXPECT_EQ(call.args_json, "[1,[2,3]]");
   EXPECT_TRUE(call.has_expected);
   EXPECT_EQ(call.expected_json, "{\"a\":1}");
-  EXPECT_EQ(call.name, "test 0");
+  EXPECT_EQ(call.name, "test 1");
   EXPECT_EQ((*tests)[1].kind, TestKind::kStdio);
   EXPECT_EQ((*tests)[1].name, "sum");
   EXPECT_EQ((*tests)[1].expected_stdout, "3\n");
@@ -33,10 +33,10 @@ TEST(ExecutorTestCase, ErrorsNameTheRecordAndField) {
       ParseTestsJson(R"([{"kind": "call", "function": "f"}, {"kind": "x"}])", "cases.json");
   ASSERT_FALSE(bad_kind.ok());
   EXPECT_EQ(bad_kind.status().message(),
-            "cases.json: test 1: unknown kind \"x\" (expected call, stdio or assert)");
+            "cases.json: test 2: unknown kind \"x\" (expected call, stdio or assert)");
   auto missing = ParseTestsJson(R"([{"kind": "call"}])", "cases.json");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().message(), "cases.json: test 0: missing field \"function\"");
+  EXPECT_EQ(missing.status().message(), "cases.json: test 1: missing field \"function\"");
   EXPECT_FALSE(ParseTestsJson("[", "cases.json").ok());
 }
 

@@ -11,34 +11,32 @@ namespace {
 
 using testing::RunInProcess;
 
-proto::ExecRequest Call(const std::string& source, const std::string& fn, const std::string& args,
-                        const std::string* expected = nullptr) {
+proto::ExecRequest Call(const std::string& source, const std::string& fn,
+                        const std::string& args) {
   proto::ExecRequest r;
   r.set_source(source);
   r.set_kind(proto::TEST_KIND_CALL);
   r.set_function(fn);
   r.set_args_json(args);
-  if (expected != nullptr) {
-    r.set_expected_json(*expected);
-    r.set_has_expected(true);
-  }
   return r;
 }
 
 proto::ExecResult RunCall(const std::string& source, const std::string& fn, const std::string& args,
                           const std::string& expected) {
-  return RunInProcess(Call(source, fn, args, &expected));
+  testing::Expected e;
+  e.json = &expected;
+  return RunInProcess(Call(source, fn, args), e);
 }
 
 proto::ExecResult RunStdio(const std::string& source, const std::string& input,
-                           const std::string& expected) {
+                           const std::string& expected, std::string* printed = nullptr) {
   proto::ExecRequest r;
   r.set_source(source);
   r.set_kind(proto::TEST_KIND_STDIO);
   r.set_stdin_data(input);
-  r.set_expected_stdout(expected);
-  r.set_has_expected(true);
-  return RunInProcess(r);
+  testing::Expected e;
+  e.stdout_text = &expected;
+  return RunInProcess(r, e, printed);
 }
 
 proto::ExecResult RunAssert(const std::string& source, const std::string& test_code,
@@ -87,14 +85,15 @@ TEST(HarnessCall, SolutionClassMethod) {
       "            k -= n not in s\n"
       "        return n\n";
   proto::ExecRequest r = Call(source, "findKthPositive", "[[2, 3, 4, 7, 11], 5]");
-  r.set_expected_json("9");
-  r.set_has_expected(true);
+  const std::string nine = "9";
+  testing::Expected e;
+  e.json = &nine;
   // `List` comes from the APPS import header.
-  proto::ExecResult without = RunInProcess(r);
+  proto::ExecResult without = RunInProcess(r, e);
   EXPECT_EQ(without.outcome(), proto::EXEC_RUNTIME_ERROR);
   EXPECT_EQ(without.error_type(), "NameError");
   r.set_apps_import_header(true);
-  EXPECT_EQ(RunInProcess(r).outcome(), proto::EXEC_OK);
+  EXPECT_EQ(RunInProcess(r, e).outcome(), proto::EXEC_OK);
 }
 
 TEST(HarnessCall, AlwaysEqualObjectDoesNotPass) {
@@ -181,9 +180,10 @@ TEST(HarnessStdio, ComparisonLadder) {
 
 TEST(HarnessStdio, ExitAfterPrintingCompletes) {
   const std::string source = "n = int(input())\nprint(n * 2)\nexit()\nprint('unreachable')\n";
-  proto::ExecResult r = RunStdio(source, "21\n", "42\n");
+  std::string printed;
+  proto::ExecResult r = RunStdio(source, "21\n", "42\n", &printed);
   EXPECT_EQ(r.outcome(), proto::EXEC_OK);
-  EXPECT_EQ(r.stdout_data(), "42\n");
+  EXPECT_EQ(printed, "42\n");
   const std::string sys_exit = "import sys\nprint('YES')\nsys.exit(0)\n";
   EXPECT_EQ(RunStdio(sys_exit, "", "YES").outcome(), proto::EXEC_OK);
 }
@@ -191,9 +191,10 @@ TEST(HarnessStdio, ExitAfterPrintingCompletes) {
 TEST(HarnessStdio, DunderStreamsAreTheTestStreams) {
   const std::string source =
       "import sys\nn = int(sys.__stdin__.readline())\nsys.__stdout__.write(str(n + 1) + '\\n')\n";
-  proto::ExecResult r = RunStdio(source, "41\n", "42\n");
+  std::string printed;
+  proto::ExecResult r = RunStdio(source, "41\n", "42\n", &printed);
   EXPECT_EQ(r.outcome(), proto::EXEC_OK) << r.message();
-  EXPECT_EQ(r.stdout_data(), "42\n");
+  EXPECT_EQ(printed, "42\n");
 }
 
 TEST(HarnessStdio, MainGuardRunsAndInputIsTheTestInput) {
@@ -204,17 +205,16 @@ TEST(HarnessStdio, MainGuardRunsAndInputIsTheTestInput) {
   EXPECT_EQ(RunStdio(source, "", "5\n").error_type(), "EOFError");
 }
 
-TEST(HarnessStdio, OutputLimit) {
-  proto::ExecRequest r;
-  r.set_source("while True:\n    print('x' * 1000)\n");
-  r.set_kind(proto::TEST_KIND_STDIO);
-  r.set_output_limit_bytes(100000);
-  EXPECT_EQ(RunInProcess(r).outcome(), proto::EXEC_OUTPUT_LIMIT);
-  // `except Exception` in the program does not swallow the limit.
-  r.set_source(
-      "while True:\n    try:\n        print('x' * 1000)\n    except Exception:\n"
-      "        pass\n");
-  EXPECT_EQ(RunInProcess(r).outcome(), proto::EXEC_OUTPUT_LIMIT);
+// Output goes to descriptor 1, where the sandbox counts it (the output limit is enforced
+// there: tests/sandbox/hostile/catch_output_limit.py); what reaches it is what is compared,
+// os.write(1, ...) included.
+TEST(HarnessStdio, OutputIsWhatReachedDescriptorOne) {
+  std::string printed;
+  proto::ExecResult r =
+      RunStdio("import os\nprint('a', flush=True)\nos.write(1, b'b\\n')\nprint('c')\n", "",
+               "a\nb\nc\n", &printed);
+  EXPECT_EQ(r.outcome(), proto::EXEC_OK) << printed;
+  EXPECT_EQ(printed, "a\nb\nc\n");
 }
 
 TEST(HarnessAssert, HumanEvalCheck) {
@@ -241,6 +241,41 @@ TEST(HarnessAssert, ExitingBeforeTheTestsRanDoesNotPass) {
   EXPECT_EQ(r.outcome(), proto::EXEC_EXITED);
   proto::ExecResult call = RunCall("exit()\ndef f():\n    return 1\n", "f", "[]", "1");
   EXPECT_EQ(call.outcome(), proto::EXEC_EXITED);
+}
+
+// The test code sees the program's callables behind plain-value proxies, and builtins as
+// they were before the program ran.
+TEST(HarnessAssert, TestCodeSeesOnlyPlainValues) {
+  const std::string always_equal =
+      "class Any:\n    def __eq__(self, other):\n        return True\n"
+      "def f():\n    return Any()\n";
+  proto::ExecResult r = RunAssert(always_equal, "assert f() == 42");
+  EXPECT_EQ(r.outcome(), proto::EXEC_RUNTIME_ERROR);
+  EXPECT_EQ(r.error_type(), "TypeError");
+  // Subclasses of plain types are rebuilt as their base (Counter as dict); generators
+  // yield rebuilt items; the program's own calls to its functions are not proxied.
+  EXPECT_EQ(RunAssert("from collections import Counter\ndef f(s):\n    return Counter(s)\n",
+                      "assert f('aab') == {'a': 2, 'b': 1}")
+                .outcome(),
+            proto::EXEC_OK);
+  EXPECT_EQ(RunAssert("def g(n):\n    yield from range(n)\ndef f(n):\n    return g(n)\n",
+                      "assert list(f(3)) == [0, 1, 2]")
+                .outcome(),
+            proto::EXEC_OK);
+  EXPECT_EQ(RunAssert("class Yes(str):\n    def __eq__(self, o):\n        return True\n"
+                      "    __hash__ = str.__hash__\ndef f():\n    return Yes('no')\n",
+                      "assert f() == 'yes'")
+                .error_type(),
+            "AssertionError");
+  EXPECT_EQ(RunAssert("import builtins\nbuiltins.abs = lambda x: 0\ndef f():\n    return 5\n",
+                      "assert abs(f() - 2) < 1e-6")
+                .error_type(),
+            "AssertionError");
+  // Objects of the test code's own classes pass through (QuixBugs builds Node graphs).
+  EXPECT_EQ(RunAssert("def f(n):\n    return [n]\n",
+                      "class Node:\n    pass\nx = Node()\nassert f(x)[0] is x")
+                .outcome(),
+            proto::EXEC_OK);
 }
 
 TEST(HarnessAssert, MalformedTestCodeIsATestError) {

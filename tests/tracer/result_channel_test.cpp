@@ -1,5 +1,7 @@
-// The child's result channel framing (tracer/src/result_channel.h): records are found and
-// merged in order; bytes the program wrote around them and frames cut short are skipped.
+// The child's result channel (tracer/src/result_channel.h): exactly two records at fixed
+// positions, the preparation record (written before the candidate ran) and the completion
+// record; nothing is searched for, so bytes the program writes can at most take the place
+// of the completion record, and a test error is believed only from the first.
 #include "result_channel.h"
 
 #include <gtest/gtest.h>
@@ -13,80 +15,88 @@ std::string Serialized(const proto::ExecResult& r) {
   return out;
 }
 
-proto::ExecResult Verdict(uint64_t key) {
+proto::ExecResult Record(proto::ExecOutcome outcome) {
   proto::ExecResult r;
-  r.set_record_key(key);
-  r.set_outcome(proto::EXEC_WRONG_ANSWER);
-  r.set_stdout_data("hello\n");
-  r.set_retrace_follows(true);
+  r.set_outcome(outcome);
   return r;
 }
 
-proto::ExecResult TraceTail(uint64_t key) {
-  proto::ExecResult r;
-  r.set_record_key(key);
-  r.mutable_trace()->set_filename("<candidate>");
-  r.mutable_trace()->add_events()->set_line(3);
-  return r;
-}
-
-TEST(ResultChannel, OneRecord) {
+std::string Channel(proto::ExecOutcome first, proto::ExecOutcome second) {
   std::string channel;
-  AppendResultFrame(Serialized(Verdict(7)), &channel);
-  proto::ExecResult out;
-  ASSERT_TRUE(ParseResultChannel(channel, 7, &out));
-  EXPECT_EQ(out.outcome(), proto::EXEC_WRONG_ANSWER);
-  EXPECT_EQ(out.stdout_data(), "hello\n");
-  EXPECT_FALSE(out.has_trace());
+  AppendResultFrame(Serialized(Record(first)), &channel);
+  AppendResultFrame(Serialized(Record(second)), &channel);
+  return channel;
 }
 
-TEST(ResultChannel, VerdictThenTraceMerge) {
+TEST(ResultChannel, PreparedThenCompletion) {
+  proto::ExecResult done = Record(proto::EXEC_OK);
+  done.set_actual("3");
+  done.mutable_trace()->add_events()->set_line(3);
   std::string channel;
-  AppendResultFrame(Serialized(Verdict(7)), &channel);
-  AppendResultFrame(Serialized(TraceTail(7)), &channel);
-  proto::ExecResult out;
-  ASSERT_TRUE(ParseResultChannel(channel, 7, &out));
-  EXPECT_EQ(out.outcome(), proto::EXEC_WRONG_ANSWER);
-  EXPECT_TRUE(out.retrace_follows());
-  ASSERT_TRUE(out.has_trace());
-  EXPECT_EQ(out.trace().events_size(), 1);
-  EXPECT_EQ(out.trace().events(0).line(), 3u);
+  AppendResultFrame(Serialized(Record(proto::EXEC_PREPARED)), &channel);
+  AppendResultFrame(Serialized(done), &channel);
+  channel += "bytes after the second frame";
+  ResultChannel out = ParseResultChannel(channel);
+  ASSERT_TRUE(out.has_prepared);
+  EXPECT_EQ(out.prepared.outcome(), proto::EXEC_PREPARED);
+  ASSERT_TRUE(out.has_completion);
+  EXPECT_EQ(out.completion.outcome(), proto::EXEC_OK);
+  EXPECT_EQ(out.completion.actual(), "3");
+  EXPECT_EQ(out.completion.trace().events(0).line(), 3u);
 }
 
-// A kill during the traced second run: the verdict frame is whole, the trace frame cut.
-TEST(ResultChannel, CutTraceFrameKeepsTheVerdict) {
+TEST(ResultChannel, TestErrorOnlyFromThePreparationRecord) {
   std::string channel;
-  AppendResultFrame(Serialized(Verdict(7)), &channel);
-  std::string tail;
-  AppendResultFrame(Serialized(TraceTail(7)), &tail);
-  channel += tail.substr(0, tail.size() - 3);
-  proto::ExecResult out;
-  ASSERT_TRUE(ParseResultChannel(channel, 7, &out));
-  EXPECT_EQ(out.outcome(), proto::EXEC_WRONG_ANSWER);
-  EXPECT_FALSE(out.has_trace());
+  proto::ExecResult error = Record(proto::EXEC_TEST_ERROR);
+  error.set_message("test code does not compile");
+  AppendResultFrame(Serialized(error), &channel);
+  ResultChannel out = ParseResultChannel(channel);
+  ASSERT_TRUE(out.has_prepared);
+  EXPECT_EQ(out.prepared.outcome(), proto::EXEC_TEST_ERROR);
+  EXPECT_FALSE(out.has_completion);
+  // The program raised the harness's error type or forged the record after it ran: the
+  // completion record cannot say "test error" (nor "prepared").
+  for (auto forged : {proto::EXEC_TEST_ERROR, proto::EXEC_PREPARED}) {
+    ResultChannel f = ParseResultChannel(Channel(proto::EXEC_PREPARED, forged));
+    ASSERT_TRUE(f.has_completion);
+    EXPECT_EQ(f.completion.outcome(), proto::EXEC_OUTCOME_UNSPECIFIED);
+  }
 }
 
-// The program writes to the channel's descriptor itself: before, between, and a forged
-// frame header whose length swallows the real frame. None of it is taken for a record.
-TEST(ResultChannel, ProgramBytesAroundFramesAreSkipped) {
-  std::string channel = "garbage EGR1";
-  channel += std::string("EGR1\xff\x00\x00\x00", 8);
-  AppendResultFrame(Serialized(Verdict(7)), &channel);
-  channel += "EGR1EGR1 more";
-  AppendResultFrame(Serialized(TraceTail(7)), &channel);
-  proto::ExecResult out;
-  ASSERT_TRUE(ParseResultChannel(channel, 7, &out));
-  EXPECT_EQ(out.outcome(), proto::EXEC_WRONG_ANSWER);
-  EXPECT_TRUE(out.has_trace());
+TEST(ResultChannel, FirstRecordMustBeAPreparationRecord) {
+  // A forged "ok" in first place (no preparation record: the child died before it, or
+  // the bytes are not ours) is no record at all.
+  ResultChannel out = ParseResultChannel(Channel(proto::EXEC_OK, proto::EXEC_OK));
+  EXPECT_FALSE(out.has_prepared);
+  EXPECT_FALSE(out.has_completion);
 }
 
-TEST(ResultChannel, WrongKeyOrNoFrameIsNoRecord) {
-  std::string channel;
-  AppendResultFrame(Serialized(Verdict(7)), &channel);
-  proto::ExecResult out;
-  EXPECT_FALSE(ParseResultChannel(channel, 8, &out));
-  EXPECT_FALSE(ParseResultChannel(Serialized(Verdict(7)), 7, &out));  // unframed
-  EXPECT_FALSE(ParseResultChannel("", 7, &out));
+TEST(ResultChannel, FramesAreNotSearchedFor) {
+  std::string channel = "garbage ";
+  AppendResultFrame(Serialized(Record(proto::EXEC_PREPARED)), &channel);
+  EXPECT_FALSE(ParseResultChannel(channel).has_prepared);
+  // Junk where the completion record belongs, then a well-formed frame: no completion.
+  std::string second;
+  AppendResultFrame(Serialized(Record(proto::EXEC_PREPARED)), &second);
+  second += "EGR1";
+  AppendResultFrame(Serialized(Record(proto::EXEC_OK)), &second);
+  ResultChannel out = ParseResultChannel(second);
+  EXPECT_TRUE(out.has_prepared);
+  EXPECT_FALSE(out.has_completion);
+}
+
+TEST(ResultChannel, CutOrOversizedFramesEndTheReading) {
+  std::string channel = Channel(proto::EXEC_PREPARED, proto::EXEC_OK);
+  ResultChannel cut = ParseResultChannel(std::string_view(channel).substr(0, channel.size() - 1));
+  EXPECT_TRUE(cut.has_prepared);
+  EXPECT_FALSE(cut.has_completion);
+  // A length field far past the end.
+  std::string huge;
+  AppendResultFrame(Serialized(Record(proto::EXEC_PREPARED)), &huge);
+  huge += std::string("EGR1\xff\xff\xff\x7f", 8);
+  EXPECT_FALSE(ParseResultChannel(huge).has_completion);
+  EXPECT_FALSE(ParseResultChannel("").has_prepared);
+  EXPECT_FALSE(ParseResultChannel("EGR").has_prepared);
 }
 
 }  // namespace

@@ -379,24 +379,33 @@ std::string WriteConfig(const std::string& path, const std::string& model, const
   return path;
 }
 
-TEST(EgcaTrainMultiTurnCli, EveryFeedbackModeTrainsAndDumpsTrees) {
-  testing::ScratchDir dir("mt_cli");
-  const std::string model = MakeTinyQwen3(dir.file("model"));
+// One egca-train run per feedback mode (a test each, so each has its own time limit).
+class EgcaTrainMultiTurnCli : public ::testing::TestWithParam<std::string> {};
+
+// A 2-turn, 2-step run with feedback `mode`; returns the run directory ("" on failure).
+std::string RunMode(const testing::ScratchDir& dir, const std::string& model, const std::string& mode) {
   std::ofstream(dir.file("hook.sh")) << "#!/bin/sh\ncat >/dev/null\necho 'Revise the loop.'\n";
   fs::permissions(dir.file("hook.sh"), fs::perms::owner_all);
-  const std::vector<std::pair<std::string, std::string>> modes = {
-      {"plain", ""},
-      {"level_feedback", "  sandbox_slice: 0\n"},
-      {"egca", "  prune: inter\n  prune_budget: 1\n"},
-      {"expert_edits", "  expert_model: " + model + "\n  expert_max_new_tokens: 8\n"},
-      {"custom", "  feedback_command: " + dir.file("hook.sh") + "\n  advantage: mt_grpo\n"},
-  };
-  for (const auto& [mode, extra] : modes) {
-    const std::string run = dir.file("run_" + mode);
-    const std::string cfg = WriteConfig(dir.file(mode + ".yaml"), model, run, "  feedback: " + mode + "\n" + extra);
-    auto r = egca::testing::RunCommand(kTrain + " --config " + cfg + " 2>&1");
-    ASSERT_EQ(r.exit_code, 0) << mode << ": " << r.out;
-    EXPECT_NE(r.out.find("step 2/2"), std::string::npos) << mode << ": " << r.out;
+  std::string extra;
+  if (mode == "level_feedback") extra = "  sandbox_slice: 0\n";
+  if (mode == "egca") extra = "  prune: inter\n  prune_budget: 1\n";
+  if (mode == "expert_edits") extra = "  expert_model: " + model + "\n  expert_max_new_tokens: 8\n";
+  if (mode == "custom") extra = "  feedback_command: " + dir.file("hook.sh") + "\n  advantage: mt_grpo\n";
+  const std::string run = dir.file("run_" + mode);
+  const std::string cfg = WriteConfig(dir.file(mode + ".yaml"), model, run, "  feedback: " + mode + "\n" + extra);
+  auto r = egca::testing::RunCommand(kTrain + " --config " + cfg + " 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << mode << ": " << r.out;
+  EXPECT_NE(r.out.find("step 2/2"), std::string::npos) << mode << ": " << r.out;
+  return r.exit_code == 0 ? run : "";
+}
+
+TEST_P(EgcaTrainMultiTurnCli, FeedbackModeTrainsAndDumpsTrees) {
+  const std::string mode = GetParam();
+  testing::ScratchDir dir("mt_cli_" + mode);
+  const std::string model = MakeTinyQwen3(dir.file("model"));
+  const std::string run = RunMode(dir, model, mode);
+  ASSERT_FALSE(run.empty());
+  {
     for (const char* f : {"trees/step-1.txt", "trees/step-2.json", "rollouts/step-2.jsonl",
                           "checkpoints/step-2/model.safetensors"}) {
       EXPECT_TRUE(fs::exists(run + "/" + f)) << mode << ": " << f;
@@ -429,7 +438,16 @@ TEST(EgcaTrainMultiTurnCli, EveryFeedbackModeTrainsAndDumpsTrees) {
     }
     EXPECT_EQ(revised, 8) << mode;
   }
+}
 
+INSTANTIATE_TEST_SUITE_P(Modes, EgcaTrainMultiTurnCli,
+                         ::testing::Values("plain", "level_feedback", "egca", "expert_edits", "custom"));
+
+TEST(EgcaTrainMultiTurnResume, KilledRunResumesIdentically) {
+  testing::ScratchDir dir("mt_cli_resume");
+  const std::string model = MakeTinyQwen3(dir.file("model"));
+  const std::string reference_run = RunMode(dir, model, "level_feedback");
+  ASSERT_FALSE(reference_run.empty());
   // Resume: a 2-step run killed after its step-1 checkpoint and resumed ends with the same
   // weights as the uninterrupted level_feedback run.
   const std::string run_b = dir.file("run_b");
@@ -454,7 +472,7 @@ TEST(EgcaTrainMultiTurnCli, EveryFeedbackModeTrainsAndDumpsTrees) {
   }
   auto b = egca::testing::RunCommand(kTrain + " --resume " + run_b + " 2>&1");
   ASSERT_EQ(b.exit_code, 0) << b.out;
-  const std::string wa = *ReadFile(dir.file("run_level_feedback/checkpoints/step-2/model.safetensors"));
+  const std::string wa = *ReadFile(reference_run + "/checkpoints/step-2/model.safetensors");
   const std::string wb = *ReadFile(run_b + "/checkpoints/step-2/model.safetensors");
   EXPECT_TRUE(wa == wb) << "resumed weights differ from the uninterrupted run's";
 }

@@ -8,6 +8,7 @@
 //   egca-batch run ... --shard 0/3 --store out/s0     (any machine / array task)
 //   egca-batch merge out/all out/s0 out/s1 out/s2
 //   egca-batch report out/codet                       (report.json / .md / .svg)
+//   egca-batch show out/codet 1f2e3d4c5b6a7980 [--html s.html]   one sample's route and trace
 //   egca-batch convert --source mapcoder --in final-results.tar.gz --problems apps.jsonl
 //       --dataset APPS --out samples.jsonl
 //
@@ -19,8 +20,11 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
+#include <unistd.h>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <set>
 
 #include "egca/batch/records.h"
 #include "egca/batch/report.h"
@@ -30,6 +34,7 @@
 #include "egca/gates/constraints.h"
 #include "egca/tools/cli.h"
 #include "cpp_batch.h"
+#include "egca/tools/trace_view.h"
 #include "egca_commit.h"  // generated: EGCA_COMMIT, the commit this binary was built from
 
 namespace {
@@ -115,6 +120,12 @@ void PrintSummary(const Report& report) {
                  FailureMode::kCorrect}) {
     fmt::print(" {} {:.1f}%", egca::credit::FailureModeName(m), 100 * s.modes.fraction(m));
   }
+  if (s.empty > 0) fmt::print("  ({} empty samples apart)", s.empty);
+  fmt::print("\npass every test {} ({:.1f}%)", s.passing,
+             s.samples ? 100.0 * static_cast<double>(s.passing) / s.samples : 0.0);
+  for (size_t i = 0; i < kPassAtK.size(); ++i) {
+    if (s.pass_at[i]) fmt::print("  pass@{} {:.2f}%", kPassAtK[i], 100 * *s.pass_at[i]);
+  }
   fmt::print("\nK {:.2f}  trigger rate {:.1f}%  stand-ins {}  no reference {}  bad records {}\n",
              s.k_mean, 100 * s.trigger_rate, s.references_stand_in, s.references_none,
              s.bad.size());
@@ -124,8 +135,282 @@ void PrintSummary(const Report& report) {
   }
 }
 
+
+// Some sample must belong to one of the problems: a run where none does is a mistake
+// (another data set, another id scheme), not an empty result.
+egca::Status CheckSamplesMatch(const std::vector<ProblemRecord>& problems,
+                               const std::vector<Sample>& samples, const std::string& path) {
+  if (samples.empty()) return egca::Status::Ok();
+  std::vector<std::string> ids;
+  std::set<std::string> known;
+  for (const ProblemRecord& p : problems) {
+    ids.push_back(p.id);
+    known.insert(p.id);
+  }
+  for (const Sample& s : samples) {
+    if (known.count(s.problem_id)) return egca::Status::Ok();
+  }
+  std::string nearest = NearestProblemId(samples.front().problem_id, ids);
+  return egca::InvalidArgument(fmt::format(
+      "{}: no sample matches a problem of --problems (the first is for \"{}\"{})", path,
+      samples.front().problem_id, nearest.empty() ? "" : ", did you mean " + nearest + "?"));
+}
+
+// The loader options a store's problems_format records ("auto+id_prefix=x+...", as Run
+// writes it), so `show` loads the same problems.
+egca::StatusOr<DatasetOptions> OptionsOfStore(const RunConfig& config) {
+  DatasetOptions options;
+  std::vector<std::string> parts;
+  size_t start = 0;
+  const std::string& text = config.problems_format;
+  while (true) {
+    size_t plus = text.find('+', start);
+    parts.push_back(text.substr(start, plus == std::string::npos ? std::string::npos
+                                                                  : plus - start));
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  EGCA_ASSIGN_OR_RETURN(options.format, ParseDatasetFormat(parts[0]));
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    if (p == "mapcoder_call_tests=call") {
+      options.mapcoder_call_tests = MapCoderCallTests::kCall;
+    } else if (p.rfind("field:", 0) == 0) {
+      EGCA_RETURN_IF_ERROR(SetAppsPlusField(&options.apps_plus, p.substr(6)));
+    } else if (p.rfind("id_prefix=", 0) == 0) {
+      options.id_prefix = p.substr(10);
+    } else if (p == "mbpp_challenge_tests") {
+      options.mbpp_challenge_tests = true;
+    } else if (p.rfind("max_problems=", 0) == 0) {
+      options.limit = std::stoll(p.substr(13));
+    } else {
+      return egca::InvalidArgument(
+          fmt::format("problems_format \"{}\": unknown part \"{}\"", text, p));
+    }
+  }
+  return options;
+}
+
+// One stored sample routed again, as it was routed in the run.
+struct StoredRoute {
+  egca::gates::RouteResult route;
+  std::vector<egca::tracer::TestCase> tests;
+  std::string reference, reference_name, sample_name;
+};
+
+// Routes `record`'s stored program again against the reference its problem was routed
+// against (given, or the stand-in's stored program), with the store's options. `problems`
+// are the store's problems (LoadProblems with OptionsOfStore). Errors are one line.
+egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
+                                              const std::vector<ProblemRecord>& problems,
+                                              const SampleRecord& record,
+                                              egca::tracer::Executor* executor) {
+  if (record.program.empty()) {
+    return egca::FailedPrecondition(fmt::format(
+        "the store predates stored programs (sample {} has none); run it again with this "
+        "egca-batch",
+        HexKey(record.key)));
+  }
+  const ProblemResolution* resolution = nullptr;
+  for (const ProblemResolution& p : store.problems) {
+    if (p.problem == record.problem) resolution = &p;
+  }
+  if (resolution == nullptr) {
+    return egca::FailedPrecondition("no problem line for " + record.problem);
+  }
+  const ProblemRecord* problem = nullptr;
+  for (const ProblemRecord& p : problems) {
+    if (p.id == record.problem) problem = &p;
+  }
+  if (problem == nullptr) {
+    return egca::FailedPrecondition(fmt::format("problem {} is not in {} any more",
+                                                record.problem, store.config.problems_path));
+  }
+  StoredRoute out;
+  egca::gates::Problem routing;
+  routing.tests = problem->tests;
+  egca::gates::RouterOptions router;
+  router.run.limits.wall_seconds = store.config.timeout_seconds;
+  router.run.limits.cpu_seconds = store.config.timeout_seconds;
+  router.run.apps_import_header = problem->apps_conventions;
+  router.runtime_error_is_logic = store.config.runtime_error_is_logic;
+  router.check_comparability = store.config.check_comparability;
+  router.passing_bypasses_gates = store.config.passing_bypasses_gates;
+  router.divergence.random_seed = store.config.seed;
+  switch (resolution->reference) {
+    case ReferenceKind::kGiven:
+      if (resolution->reference_index < 0 ||
+          static_cast<size_t>(resolution->reference_index) >= problem->references.size()) {
+        return egca::FailedPrecondition(
+            fmt::format("the store names reference {} of {}, which has {}",
+                        resolution->reference_index + 1, problem->id, problem->references.size()));
+      }
+      routing.reference = problem->references[resolution->reference_index];
+      out.reference_name =
+          fmt::format("reference {} of {}", resolution->reference_index + 1, problem->id);
+      break;
+    case ReferenceKind::kStandIn:
+      for (const SampleRecord& r : store.samples) {
+        if (r.problem == record.problem && r.key == resolution->stand_in_key) {
+          routing.reference = r.program;
+        }
+      }
+      if (routing.reference.empty()) {
+        return egca::FailedPrecondition(fmt::format("the stand-in sample {} has no stored program",
+                                                    HexKey(resolution->stand_in_key)));
+      }
+      out.reference_name = "stand-in sample " + HexKey(resolution->stand_in_key);
+      break;
+    case ReferenceKind::kNone:
+      routing.reference = "pass\n";
+      router.check_comparability = false;
+      router.localize = false;
+      out.reference_name = "no reference (graded only)";
+      break;
+  }
+  if (record.empty) {
+    router.check_comparability = false;
+    router.localize = false;
+  }
+  egca::gates::Router r(executor, router);
+  EGCA_ASSIGN_OR_RETURN(out.route, r.Route(record.program, routing));
+  out.tests = std::move(routing.tests);
+  out.reference = std::move(routing.reference);
+  out.sample_name = fmt::format("sample {}#{} of {} ({}{})", HexKey(record.key), record.dup,
+                                record.problem, record.origin,
+                                record.model.empty() ? "" : ", " + record.model);
+  return out;
+}
+
+egca::tools::RouteViewInput ViewOf(const StoredRoute& routed, const SampleRecord& record) {
+  egca::tools::RouteViewInput view;
+  view.route = &routed.route;
+  view.tests = &routed.tests;
+  view.candidate_path = routed.sample_name;
+  view.candidate = record.program;
+  view.reference_path = routed.reference_name;
+  view.reference = routed.reference;
+  return view;
+}
+
+egca::StatusOr<std::vector<ProblemRecord>> ProblemsOfStore(const StoreContents& store) {
+  EGCA_ASSIGN_OR_RETURN(DatasetOptions options, OptionsOfStore(store.config));
+  LoadReport loaded;
+  return LoadProblems(store.config.problems_path, options, &loaded);
+}
+
+// report --views: an HTML view of every example the report lists, in OUT/views/, linked
+// from report.md. Returns the written views by "KEY#DUP" (relative paths).
+egca::StatusOr<std::map<std::string, std::string>> WriteExampleViews(
+    const StoreContents& store, const Report& report, const std::string& out_dir) {
+  std::map<std::string, std::string> written;
+  if (report.summary.examples.empty()) return written;
+  EGCA_ASSIGN_OR_RETURN(std::vector<ProblemRecord> problems, ProblemsOfStore(store));
+  EGCA_ASSIGN_OR_RETURN(auto executor, egca::tracer::Executor::Create({}));
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir + "/views", ec);
+  for (const ExampleRef& e : report.summary.examples) {
+    const std::string id = fmt::format("{}#{}", HexKey(e.key), e.dup);
+    if (written.count(id)) continue;
+    const SampleRecord* record = nullptr;
+    for (const SampleRecord& r : store.samples) {
+      if (r.problem == e.problem && r.key == e.key && r.dup == e.dup) record = &r;
+    }
+    if (record == nullptr) continue;
+    EGCA_ASSIGN_OR_RETURN(StoredRoute routed,
+                          RouteStoredSample(store, problems, *record, executor.get()));
+    const std::string relative = fmt::format("views/{}-{}.html", HexKey(e.key), e.dup);
+    EGCA_RETURN_IF_ERROR(egca::WriteFileAtomic(out_dir + "/" + relative,
+                                               egca::tools::RouteHtml(ViewOf(routed, *record))));
+    written[id] = relative;
+  }
+  return written;
+}
+
+struct ShowArgs {
+  std::string store, key, problem, html, color = "auto";
+  bool json = false;
+  size_t max_steps = 30;
+};
+
+// `egca-batch show STORE KEY`: routes one stored sample's program again, against the
+// reference its problem was routed against, and prints the route and trace view.
+int Show(const ShowArgs& a) {
+  auto contents = ReadStore(a.store);
+  if (!contents.ok()) return Fail(kExitUsage, contents.status().ToString());
+  const StoreContents& store = contents.value();
+  uint64_t key = 0;
+  int32_t dup = -1;
+  std::string key_text = a.key;
+  if (size_t hash = key_text.find('#'); hash != std::string::npos) {
+    try {
+      dup = std::stoi(key_text.substr(hash + 1));
+    } catch (const std::exception&) {
+      return Fail(kExitUsage, fmt::format("KEY \"{}\": expected HEX or HEX#DUP", a.key));
+    }
+    key_text.resize(hash);
+  }
+  if (!ParseHexKey(key_text, &key)) {
+    return Fail(kExitUsage, fmt::format("KEY \"{}\": expected 16 hex digits (a sample key of "
+                                        "results.jsonl or report.md)", a.key));
+  }
+  std::vector<const SampleRecord*> found;
+  for (const SampleRecord& r : store.samples) {
+    if (r.key != key || (dup >= 0 && r.dup != dup)) continue;
+    if (!a.problem.empty() && r.problem != a.problem) continue;
+    found.push_back(&r);
+  }
+  if (found.empty()) {
+    return Fail(kExitUsage, fmt::format("{}: no sample with key {}{}", a.store, a.key,
+                                        a.problem.empty() ? "" : " of problem " + a.problem));
+  }
+  std::set<std::string> problems_found;
+  for (const SampleRecord* r : found) problems_found.insert(r->problem);
+  if (problems_found.size() > 1) {
+    return Fail(kExitUsage, fmt::format("key {} is a sample of {} problems ({}, ...); give "
+                                        "--problem ID",
+                                        a.key, problems_found.size(), *problems_found.begin()));
+  }
+  const SampleRecord& record = *found.front();
+  auto problems = ProblemsOfStore(store);
+  if (!problems.ok()) return Fail(kExitUsage, a.store + ": " + problems.status().ToString());
+  auto executor = egca::tracer::Executor::Create({});
+  if (!executor.ok()) return Fail(kExitFailed, executor.status().ToString());
+  auto routed = RouteStoredSample(store, problems.value(), record, executor.value().get());
+  if (!routed.ok()) {
+    return Fail(routed.status().code() == egca::StatusCode::kFailedPrecondition ? kExitUsage
+                                                                                : kExitFailed,
+                a.store + ": " + routed.status().message());
+  }
+  egca::tools::RouteViewInput view = ViewOf(routed.value(), record);
+  if (a.json) {
+    fmt::print("{}\n", egca::tools::RouteJson(view).dump(2));
+  } else {
+    fmt::print("{}\nstored: {} ({}){}\n\n", routed->sample_name,
+               egca::credit::FailureModeName(record.mode), record.reason,
+               record.empty ? "; an empty sample" : "");
+    egca::tools::TextViewOptions text;
+    text.color = a.color == "always" || (a.color == "auto" && isatty(STDOUT_FILENO));
+    text.width = egca::tools::TerminalWidth();
+    text.max_steps = a.max_steps;
+    egca::tools::PrintRouteText(view, text);
+  }
+  if (routed->route.mode != record.mode) {
+    std::cerr << fmt::format("{}: note: routed {} now, the store has {} (egca commit {})\n", kTool,
+                             egca::credit::FailureModeName(routed->route.mode),
+                             egca::credit::FailureModeName(record.mode),
+                             store.config.egca_commit);
+  }
+  if (!a.html.empty()) {
+    egca::Status written = egca::WriteFileAtomic(a.html, egca::tools::RouteHtml(view));
+    if (!written.ok()) return Fail(kExitUsage, "--html: " + written.ToString());
+    std::cerr << kTool << ": wrote " << a.html << "\n";
+  }
+  return kExitOk;
+}
+
 int WriteAndPrintReport(const std::string& store_dir, const std::string& out_dir,
-                        const std::string& title, bool print) {
+                        const std::string& title, bool print, bool views = false) {
   auto contents = ReadStore(store_dir);
   if (!contents.ok()) return Fail(kExitUsage, contents.status().ToString());
   if (contents->torn_lines > 0 || contents->corrupt_lines > 0) {
@@ -137,6 +422,11 @@ int WriteAndPrintReport(const std::string& store_dir, const std::string& out_dir
   Report report = BuildReport(contents.value(), options);
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
+  if (views) {
+    auto written = WriteExampleViews(contents.value(), report, out_dir);
+    if (!written.ok()) return Fail(kExitUsage, "--views: " + written.status().ToString());
+    report.options.example_views = std::move(written).value();
+  }
   egca::Status written = WriteReport(report, out_dir);
   if (!written.ok()) return Fail(kExitUsage, written.ToString());
   if (print) PrintSummary(report);
@@ -153,6 +443,7 @@ struct RunArgs {
   int64_t max_problems = -1;
   bool mbpp_challenge_tests = false;
   bool extract_constraints = false, runtime_error_is_logic = false, no_comparability = false;
+  bool passing_bypasses_gates = false;
   bool all_attempts = false, raw_responses = false;
   int workers = 0;
   double timeout = 5;
@@ -211,6 +502,10 @@ int Run(const RunArgs& a) {
   std::cerr << fmt::format("{}: {} problems ({} bad records), {} samples ({} bad records)\n", kTool,
                            problems->size(), problem_report.bad.size(), samples->size(),
                            sample_report.bad.size());
+  if (egca::Status matched = CheckSamplesMatch(problems.value(), samples.value(), a.samples);
+      !matched.ok()) {
+    return Fail(kExitUsage, matched.message());
+  }
 
   config.problems_path = std::filesystem::absolute(a.problems).string();
   config.samples_path = std::filesystem::absolute(a.samples).string();
@@ -248,6 +543,7 @@ int Run(const RunArgs& a) {
   config.timeout_seconds = a.timeout;
   config.runtime_error_is_logic = a.runtime_error_is_logic;
   config.check_comparability = !a.no_comparability;
+  config.passing_bypasses_gates = a.passing_bypasses_gates;
   config.limit = a.limit;
   config.max_program_bytes = a.max_program_bytes;
   config.seed = a.seed;
@@ -275,6 +571,7 @@ int Run(const RunArgs& a) {
   options.router.runtime_error_is_logic = a.runtime_error_is_logic;
   options.router.grading_trace = grading_trace;  // cost only: routes do not depend on it
   options.router.check_comparability = !a.no_comparability;
+  options.router.passing_bypasses_gates = a.passing_bypasses_gates;
   options.router.divergence.random_seed = a.seed;
   options.limit = a.limit;
   options.max_program_bytes = a.max_program_bytes;
@@ -363,6 +660,9 @@ int main(int argc, char** argv) {
   run->add_flag("--runtime-error-is-logic", r.runtime_error_is_logic,
                 "route run-time errors to LOGIC (appendix D.2)");
   run->add_flag("--no-comparability", r.no_comparability, "skip the I_cmp gate");
+  run->add_flag("--passing-bypasses-gates", r.passing_bypasses_gates,
+                "a program that passes every test is CORRECT even if I_C or I_cmp rejects it "
+                "(the bypass EGCA section 5 suggests; default: eq. 5, CONSTRAINT)");
   run->add_option("--progress", r.progress, "auto, always, never (log lines only) or off")
       ->check(CLI::IsMember({"auto", "always", "never", "off"}));
   run->add_option("--title", r.title, "report title");
@@ -378,6 +678,24 @@ int main(int argc, char** argv) {
   rep->add_option("store", report_store, "store directory")->required();
   rep->add_option("--out", report_out, "output directory (default: the store)");
   rep->add_option("--title", report_title, "report title");
+  bool report_views = false;
+  rep->add_flag("--views", report_views,
+                "route the report's examples again and write their pages to OUT/views/, "
+                "linked from report.md");
+
+  ShowArgs show_args;
+  CLI::App* show = app.add_subcommand(
+      "show", "route one stored sample again and print its route and trace view");
+  show->add_option("store", show_args.store, "store directory")->required();
+  show->add_option("key", show_args.key, "sample key (HEX or HEX#DUP, as report.md lists them)")
+      ->required();
+  show->add_option("--problem", show_args.problem, "the sample's problem (when the key is "
+                   "a sample of several)");
+  show->add_option("--html", show_args.html, "also write a self-contained HTML page");
+  show->add_flag("--json", show_args.json, "print one JSON document");
+  show->add_option("--color", show_args.color, "auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  show->add_option("--steps", show_args.max_steps, "aligned steps shown before the divergence");
 
   std::string conv_in, conv_source, conv_problems, conv_format = "auto", conv_out;
   ConvertOptions conv;
@@ -425,6 +743,7 @@ int main(int argc, char** argv) {
   }
 
   if (run->parsed()) return Run(r);
+  if (show->parsed()) return Show(show_args);
   if (merge->parsed()) {
     MergeReport mr;
     egca::Status merged = MergeStores(merge_inputs, merge_out, &mr);
@@ -434,7 +753,7 @@ int main(int argc, char** argv) {
   }
   if (rep->parsed()) {
     return WriteAndPrintReport(report_store, report_out.empty() ? report_store : report_out,
-                               report_title, true);
+                               report_title, true, report_views);
   }
   if (convert->parsed()) {
     auto format = ParseDatasetFormat(conv_format);

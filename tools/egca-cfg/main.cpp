@@ -103,6 +103,10 @@ std::optional<ProgramCfg> Load(const std::string& path, bool extract,
     return std::nullopt;
   }
   std::string source = std::move(text).value();
+  if (source.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
+    fmt::print(stderr, "egca-cfg: {}: empty file\n", path);
+    return std::nullopt;
+  }
   if (extract) {
     egca::cfg::ExtractedProgram e =
         egca::cfg::ExtractProgram(source, egca::cfg::ExtractOptions().set_entry_point(entry_point));
@@ -132,11 +136,27 @@ int main(int argc, char** argv) {
   app.add_flag("--statements", statements, "boundaries per statement instead of per block");
   app.add_flag("--json", as_json, "JSON output");
   app.add_option("--compare", compare, "reference program: print similarity and I_cmp");
-  app.add_option("--threshold", threshold, "comparability threshold")->check(CLI::Range(0.0, 1.0));
+  CLI::Option* threshold_opt = app.add_option("--threshold", threshold, "comparability threshold")
+                                   ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--extract", extract,
                "FILE is an LLM completion: extract the program (fences, prose) first");
   app.add_option("--entry-point", entry_point, "function the program defines (for --extract)");
   if (auto exit_code = egca::tools::ParseArgs(app, argc, argv, "egca-cfg")) return *exit_code;
+  // Options another option makes meaningless are errors, not silently ignored.
+  const char* conflict = nullptr;
+  if (!compare.empty() && boundaries) conflict = "--compare and --boundaries conflict: "
+                                                 "--compare prints similarity, not boundaries";
+  else if (!compare.empty() && statements) conflict = "--compare and --statements conflict";
+  else if (!compare.empty() && !function.empty())
+    conflict = "--compare and --function conflict: --compare compares every scope";
+  else if (statements && !boundaries) conflict = "--statements needs --boundaries";
+  else if (threshold_opt->count() > 0 && compare.empty())
+    conflict = "--threshold needs --compare REF";
+  else if (!entry_point.empty() && !extract) conflict = "--entry-point needs --extract";
+  if (conflict != nullptr) {
+    fmt::print(stderr, "egca-cfg: {}\n", conflict);
+    return 2;
+  }
 
   uint32_t offset = 0;
   std::optional<ProgramCfg> program = Load(file, extract, entry_point, &offset);

@@ -153,6 +153,10 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The fork server is a fork of this process, and every candidate a fork of the server:
+  // it starts before the tests and expected values are read, so they are not in the
+  // memory candidates inherit (the server also erases the inherited command line).
+  auto executor = egca::tracer::Executor::Create({});
   CLI::App app{"Run a Python program on tests in egca's sandbox; one verdict per test."};
   Args a;
   app.add_option("program", a.program, "Python source file (UTF-8)")->required();
@@ -201,7 +205,6 @@ int main(int argc, char** argv) {
   if (a.trace) options.trace_mode = egca::tracer::TraceMode::kNative;
   if (options.trace_mode == egca::tracer::TraceMode::kNative) options.trace.enabled = true;
 
-  auto executor = egca::tracer::Executor::Create({});
   if (!executor.ok()) return Fail(executor.status().ToString());
   StatusOr<ProgramResult> result = (*executor)->RunAll(*source, *tests, options);
   if (!result.ok()) return Fail(result.status().ToString());

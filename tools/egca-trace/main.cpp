@@ -1,30 +1,36 @@
 // egca-trace: route a candidate program against its reference (SYNTAX / CONSTRAINT / LOGIC
 // / CORRECT) and, for LOGIC, show where its execution first diverges from the reference's.
 //
-//   egca-trace cand.py ref.py --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --expect
-//   3 egca-trace cand.py ref.py --stdin in.txt --expect-stdout out.txt egca-trace cand.py ref.py
-//   --tests test.py --entry-point has_close_elements   (HumanEval) egca-trace cand.py ref.py
-//   --tests asserts.py                               (MBPP/QuixBugs)
+//   egca-trace cand.py ref.py --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]'
+//   egca-trace cand.py ref.py --stdin in.txt [--expect-stdout out.txt]
+//   egca-trace cand.py ref.py --tests test.py [--entry-point has_close_elements]  (HumanEval)
+//   egca-trace cand.py ref.py --tests asserts.py                               (MBPP/QuixBugs)
 //   ... --json            one JSON document for machines
 //   ... --html page.html  a self-contained page: both programs, the aligned steps
 //
-// Tests are read as egca-run reads them (egca::tracer::BuildTests). Output for people: the
-// mode and why, one verdict per test, and for LOGIC a side-by-side table of the aligned
-// steps up to and including the divergence, then the candidate's source with the divergent
-// span highlighted (ANSI colours on a terminal, markers when piped; --color to force).
+// Tests are read as egca-run reads them (egca::tracer::BuildTests). The reference runs on
+// every test first: a test without an expected value (no --expect / --expect-stdout) takes
+// the reference's result as its expected value, and a reference that fails a test is bad
+// input. Output for people: the mode and why, one verdict per test (numbered from 1), and
+// for LOGIC a side-by-side table of the aligned steps up to and including the divergence,
+// fitted to the terminal's width, then the candidate's source with the divergent span
+// highlighted (ANSI colours on a terminal, markers when piped; --color to force).
 //
-// Exit status: 0 routed (whatever the mode), 2 bad usage or unreadable/unparseable input
-// files (or a reference that does not parse), 1 egca itself failed.
+// Exit status: 0 routed (whatever the mode), 2 bad usage, unreadable, empty or unparseable
+// input files, a tests file with no test, or a reference that fails its own tests (one
+// line on stderr), 1 egca itself failed.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "egca/tools/cli.h"
+#include "egca/tools/trace_view.h"
 #include "egca/core/files.h"
 #include "egca/core/text.h"
 #include "egca/gates/router.h"
@@ -33,428 +39,80 @@
 
 namespace {
 
-using egca::SourceSpan;
-using egca::diff::AlignedPair;
-using egca::diff::Divergence;
-using egca::diff::DivergenceReport;
-using egca::diff::Step;
-using egca::gates::FailureMode;
-using egca::gates::RouteResult;
-using json = nlohmann::ordered_json;
+using egca::tools::OneLine;
+using egca::tools::VerdictDetail;
 
 constexpr int kExitOk = 0;
 constexpr int kExitInternal = 1;
 using egca::tools::kExitUsage;
 
-std::string OneLine(const std::string& text, size_t width) {
-  std::string out;
-  for (char c : text) out += (c == '\n') ? std::string("\\n") : std::string(1, c == '\t' ? ' ' : c);
-  if (out.size() <= width) return out;
-  size_t cut = width > 3 ? width - 3 : width;
-  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
-  return out.substr(0, cut) + "...";
+int Usage(const std::string& line) {
+  std::cerr << "egca-trace: " << line << "\n";
+  return kExitUsage;
 }
 
-std::string Trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(b, e - b + 1));
+// A program file: readable, UTF-8, not a directory, with some code in it.
+egca::StatusOr<std::string> ReadProgram(const std::string& path, const char* role) {
+  EGCA_ASSIGN_OR_RETURN(std::string text, egca::ReadSourceFile(path));
+  if (text.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
+    return egca::InvalidArgument(fmt::format("{}: the {} is an empty file", path, role));
+  }
+  return text;
 }
 
-std::string LineText(const std::string& source, int line) {
-  egca::LineIndex index(source);
-  if (line < 1 || line > index.line_count()) return "";
-  return Trim(index.LineText(line));
-}
-
-std::string VerdictDetail(const egca::sandbox::Verdict& v) {
-  using egca::sandbox::VerdictKind;
-  switch (v.kind) {
-    case VerdictKind::kOk:
-      return v.actual.empty() ? "" : "-> " + v.actual;
-    case VerdictKind::kWrongAnswer:
-      return fmt::format("got {}, expected {}", v.actual, v.expected);
-    case VerdictKind::kSyntaxError:
-    case VerdictKind::kRuntimeError: {
-      std::string text = v.error_type + (v.message.empty() ? "" : ": " + v.message);
-      if (v.line > 0) text += fmt::format(" at {}:{}", v.line, v.column);
-      if (!v.detail.empty()) text += " (" + v.detail + ")";
-      return text;
+// Runs the reference on every test first. A test with no expected value (--fn without
+// --expect, --stdin without --expect-stdout) gets the reference's result as its expected
+// value: the tool's question is where the candidate parts from the reference on the same
+// input. A reference that fails a test (or cannot give an expected value) is bad input.
+// (*from_reference)[i]: test i's expected value came from the reference.
+egca::Status CheckReference(egca::tracer::Executor& executor, const std::string& reference,
+                            const std::string& ref_path, egca::tracer::RunOptions run,
+                            std::vector<egca::tracer::TestCase>* tests,
+                            std::vector<bool>* from_reference) {
+  using egca::tracer::TestKind;
+  run.trace_mode = egca::tracer::TraceMode::kNone;
+  run.max_report_bytes = 1u << 24;  // the returned value becomes an expected value: uncut
+  from_reference->assign(tests->size(), false);
+  for (size_t i = 0; i < tests->size(); ++i) {
+    egca::tracer::TestCase& t = (*tests)[i];
+    auto result = executor.Run(reference, t, run);
+    if (!result.ok()) return egca::Internal(result.status().ToString());
+    const egca::sandbox::Verdict& v = result->verdict;
+    if (!v.passed()) {
+      return egca::InvalidArgument(fmt::format(
+          "the reference {} fails its own test {} ({}): {} {}", ref_path, i + 1,
+          OneLine(t.name, 60), egca::sandbox::VerdictName(v.kind), OneLine(VerdictDetail(v), 160)));
     }
-    default:
-      return v.detail;
-  }
-}
-
-std::string Changes(const Step& s, size_t width) {
-  std::string out;
-  for (const std::string& name : s.changed) {
-    for (const auto& [n, v] : s.state) {
-      if (n == name) out += fmt::format("{}{}={}", out.empty() ? "" : " ", n, v);
-    }
-  }
-  if (s.returned) out += (out.empty() ? "" : " ") + std::string("-> ") + s.return_value;
-  if (!s.exception.empty()) out += (out.empty() ? "" : " ") + std::string("! ") + s.exception;
-  return OneLine(out, width);
-}
-
-// Index of the last pair to show: the earliest divergence's pair (a control divergence is
-// detected at the pair after the blamed step).
-size_t LastPairShown(const DivergenceReport& r) {
-  if (!r.earliest) return r.alignment.pairs.size();
-  return std::min<size_t>(r.alignment.pairs.size(), static_cast<size_t>(r.earliest->pair) + 1);
-}
-
-// ---------------------------------------------------------------- text output
-struct Style {
-  bool color = false;
-  std::string Bold(const std::string& s) const { return color ? "\x1b[1m" + s + "\x1b[0m" : s; }
-  std::string Red(const std::string& s) const { return color ? "\x1b[1;31m" + s + "\x1b[0m" : s; }
-  std::string Dim(const std::string& s) const { return color ? "\x1b[2m" + s + "\x1b[0m" : s; }
-  std::string Mark(const std::string& s) const {
-    return color ? "\x1b[1;97;41m" + s + "\x1b[0m" : s;
-  }
-};
-
-void PrintSourceWithSpan(const std::string& source, const SourceSpan& span, const Style& st) {
-  egca::LineIndex index(source);
-  int first = std::max(1, span.begin.line - 3),
-      last = std::min(index.line_count(), span.end.line + 3);
-  for (int line = first; line <= last; ++line) {
-    std::string text(index.LineText(line));
-    bool inside = line >= span.begin.line && line <= span.end.line;
-    size_t b = line == span.begin.line ? std::min<size_t>(span.begin.column, text.size()) : 0;
-    size_t e = line == span.end.line ? std::min<size_t>(span.end.column, text.size()) : text.size();
-    if (!inside || e < b) e = b = text.size();
-    if (st.color) {
-      fmt::print("{:>4} | {}{}{}\n", line, text.substr(0, b), st.Mark(text.substr(b, e - b)),
-                 text.substr(e));
+    if (t.has_expected || t.kind == TestKind::kAssert) continue;
+    if (t.kind == TestKind::kStdio) {
+      t.expected_stdout = result->stdout_data;
     } else {
-      fmt::print("{}{:>3} | {}\n", inside ? ">" : " ", line, text);
-      if (inside && e > b) fmt::print("      {}{}\n", std::string(b, ' '), std::string(e - b, '^'));
+      auto expected = egca::tracer::PythonReprToJson(v.actual);
+      if (!expected.ok()) {
+        return egca::InvalidArgument(fmt::format(
+            "test {} ({}): the reference's value {}; give --expect", i + 1, OneLine(t.name, 60),
+            expected.status().message()));
+      }
+      t.expected_json = expected.value();
     }
+    t.has_expected = true;
+    (*from_reference)[i] = true;
   }
-}
-
-void PrintDivergence(const char* label, const Divergence& d, const std::string& cand,
-                     const Style& st) {
-  fmt::print("{} {} divergence in {} at line {} [{}]: {}\n", st.Bold(label),
-             egca::diff::DivergenceKindName(d.kind), d.function, d.line, d.span.ToString(),
-             d.detail);
-  for (const auto& v : d.variables) {
-    std::string name = v.candidate_name == v.reference_name
-                           ? v.candidate_name
-                           : v.candidate_name + " (ref: " + v.reference_name + ")";
-    fmt::print("    {}: candidate {}  reference {}\n", name, OneLine(v.candidate_value, 60),
-               OneLine(v.reference_value, 60));
-  }
-  if (!d.context.empty()) {
-    std::string ctx;
-    for (const auto& [n, v] : d.context) ctx += fmt::format(" {}={}", n, OneLine(v, 30));
-    fmt::print("    at{}\n", ctx);
-  }
-}
-
-void PrintText(const RouteResult& r, const std::vector<egca::tracer::TestCase>& tests,
-               const std::string& cand, const std::string& ref, size_t max_steps, const Style& st) {
-  fmt::print("{} {}  ({})\n", st.Bold("mode"), st.Bold(egca::gates::FailureModeName(r.mode)),
-             r.reason);
-  fmt::print("R_hat {:.4f} ({}/{})  I_C {}  R {:.4f}", r.pass_fraction, r.grading.passed,
-             r.grading.total, r.constraints_satisfied ? 1 : 0, r.reward);
-  if (r.comparability) {
-    fmt::print("  I_cmp {} (similarity {:.3f}, threshold {:.2f})",
-               r.comparability->comparable ? 1 : 0, r.comparability->score,
-               r.comparability->threshold);
-  }
-  fmt::print("\n\n");
-  for (size_t i = 0; i < r.grading.tests.size(); ++i) {
-    const auto& v = r.grading.tests[i].verdict;
-    std::string verdict = egca::sandbox::VerdictName(v.kind);
-    fmt::print("  {:<32} {:<14} {}\n", OneLine(tests[i].name, 32),
-               v.passed() ? verdict : st.Red(verdict), OneLine(VerdictDetail(v), 90));
-  }
-  for (const auto& c : r.constraint_violations) {
-    fmt::print("  constraint violated: {}\n", c.ToString());
-    if (c.span) PrintSourceWithSpan(cand, *c.span, st);
-  }
-  if (r.error_span) {
-    fmt::print("\n{} [{}] {}\n", st.Bold("error"), r.error_span->ToString(), r.error_message);
-    PrintSourceWithSpan(cand, *r.error_span, st);
-  }
-  if (r.mode != FailureMode::kLogic) return;
-  fmt::print("\nlocalized on test {}: {}\n", r.first_failing_test + 1,
-             OneLine(tests[r.first_failing_test].name, 80));
-  if (!r.divergence) {
-    fmt::print("no localization: {}\n", r.localization_note);
-    return;
-  }
-  const DivergenceReport& d = *r.divergence;
-  const auto& a = d.alignment;
-  size_t end = LastPairShown(d);
-  size_t begin = end > max_steps ? end - max_steps : 0;
-  fmt::print("\n{:>5}  {:<36} {:<36} {}\n", "step", "candidate", "reference",
-             "changes (candidate || reference)");
-  if (begin > 0)
-    fmt::print("{}\n", st.Dim(fmt::format("  ... {} earlier aligned steps agree", begin)));
-  for (size_t k = begin; k < end; ++k) {
-    const AlignedPair& p = a.pairs[k];
-    auto side = [&](int32_t idx, const std::vector<Step>& steps, const std::string& src) {
-      if (idx < 0) return std::string("-");
-      const Step& s = steps[idx];
-      return OneLine(fmt::format("{:>3} {}", s.first_line, LineText(src, s.first_line)), 36);
-    };
-    std::string ch = p.candidate >= 0 ? Changes(a.candidate_steps[p.candidate], 40) : "";
-    std::string rh = p.reference >= 0 ? Changes(a.reference_steps[p.reference], 40) : "";
-    std::string row = fmt::format("{}{:>4}  {:<36} {:<36} {}{}", p.diverges ? ">" : " ", k,
-                                  side(p.candidate, a.candidate_steps, cand),
-                                  side(p.reference, a.reference_steps, ref), ch,
-                                  rh.empty() && ch.empty() ? "" : " || " + rh);
-    fmt::print("{}\n", p.diverges ? st.Red(row) : row);
-  }
-  fmt::print("\n");
-  if (!d.earliest) {
-    fmt::print("no divergence found: {}\n", d.note);
-    return;
-  }
-  PrintDivergence("earliest", *d.earliest, cand, st);
-  PrintSourceWithSpan(cand, d.earliest->span, st);
-  if (d.last && d.divergence_count > 1) {
-    fmt::print("\n");
-    PrintDivergence("last", *d.last, cand, st);
-  }
-  if (d.random_boundary)
-    fmt::print("random executed boundary [{}]\n", d.random_boundary->ToString());
-}
-
-// ---------------------------------------------------------------- JSON output
-json SpanJson(const std::optional<SourceSpan>& s) {
-  if (!s) return nullptr;
-  return {{"start_line", s->begin.line}, {"start_col", s->begin.column}, {"end_line", s->end.line},
-          {"end_col", s->end.column},    {"begin_byte", s->begin_byte},  {"end_byte", s->end_byte}};
-}
-
-json ViolationsJson(const std::vector<egca::gates::ConstraintViolation>& violations) {
-  json out = json::array();
-  for (const auto& v : violations) {
-    out.push_back({{"constraint", v.constraint}, {"message", v.message}, {"span", SpanJson(v.span)}});
-  }
-  return out;
-}
-
-json StepJson(const Step& s) {
-  json state = json::object();
-  for (const auto& [n, v] : s.state) state[n] = v;
-  json j = {{"function", s.function}, {"line", s.first_line}, {"block", s.block},
-            {"frame", s.frame},       {"changed", s.changed}, {"state", state}};
-  if (s.returned) j["return"] = s.return_value;
-  if (!s.exception.empty()) j["exception"] = s.exception;
-  return j;
-}
-
-json DivergenceJson(const Divergence& d) {
-  json vars = json::array();
-  for (const auto& v : d.variables) {
-    vars.push_back({{"candidate_name", v.candidate_name},
-                    {"reference_name", v.reference_name},
-                    {"candidate_value", v.candidate_value},
-                    {"reference_value", v.reference_value}});
-  }
-  json ctx = json::object();
-  for (const auto& [n, v] : d.context) ctx[n] = v;
-  return {{"kind", egca::diff::DivergenceKindName(d.kind)},
-          {"function", d.function},
-          {"line", d.line},
-          {"span", SpanJson(d.span)},
-          {"block_span", SpanJson(d.block_span)},
-          {"pair", d.pair},
-          {"detail", d.detail},
-          {"variables", vars},
-          {"context", ctx}};
-}
-
-json RouteJson(const RouteResult& r, const std::vector<egca::tracer::TestCase>& tests) {
-  json t = json::array();
-  for (size_t i = 0; i < r.grading.tests.size(); ++i) {
-    const auto& v = r.grading.tests[i].verdict;
-    t.push_back({{"name", tests[i].name},
-                 {"verdict", egca::sandbox::VerdictName(v.kind)},
-                 {"passed", v.passed()},
-                 {"detail", VerdictDetail(v)}});
-  }
-  json j = {{"mode", egca::gates::FailureModeName(r.mode)},
-            {"reason", r.reason},
-            {"pass_fraction", r.pass_fraction},
-            {"constraints_satisfied", r.constraints_satisfied},
-            {"constraint_violations", ViolationsJson(r.constraint_violations)},
-            {"reward", r.reward},
-            {"comparable", r.comparability ? json(r.comparability->comparable) : json(nullptr)},
-            {"similarity", r.comparability ? json(r.comparability->score) : json(nullptr)},
-            {"tests", t},
-            {"first_failing_test", r.first_failing_test},
-            {"error_span", SpanJson(r.error_span)},
-            {"error_message", r.error_message},
-            {"earliest_divergence", SpanJson(r.earliest_divergence)},
-            {"last_divergence", SpanJson(r.last_divergence)},
-            {"random_boundary", SpanJson(r.random_boundary)},
-            {"localization_note", r.localization_note},
-            {"grade_seconds", r.grade_seconds},
-            {"localize_seconds", r.localize_seconds}};
-  if (r.divergence) {
-    const DivergenceReport& d = *r.divergence;
-    json pairs = json::array();
-    size_t end = LastPairShown(d);
-    for (size_t k = 0; k < end; ++k) {
-      const AlignedPair& p = d.alignment.pairs[k];
-      pairs.push_back(
-          {{"candidate",
-            p.candidate >= 0 ? StepJson(d.alignment.candidate_steps[p.candidate]) : json(nullptr)},
-           {"reference",
-            p.reference >= 0 ? StepJson(d.alignment.reference_steps[p.reference]) : json(nullptr)},
-           {"diverges", p.diverges}});
-    }
-    json renamed = json::array();
-    for (const auto& v : d.alignment.variables) {
-      if (v.renamed)
-        renamed.push_back(
-            {{"function", v.function}, {"candidate", v.candidate}, {"reference", v.reference}});
-    }
-    j["divergence"] = {{"earliest", d.earliest ? DivergenceJson(*d.earliest) : json(nullptr)},
-                       {"last", d.last ? DivergenceJson(*d.last) : json(nullptr)},
-                       {"count", d.divergence_count},
-                       {"note", d.note},
-                       {"renamed_variables", renamed},
-                       {"candidate_truncated", d.alignment.candidate_truncated},
-                       {"reference_truncated", d.alignment.reference_truncated},
-                       {"steps", pairs}};
-  }
-  return j;
-}
-
-// ---------------------------------------------------------------- HTML output
-
-// Source as numbered lines with `span` wrapped in <mark>.
-std::string SourceHtml(const std::string& source, const std::optional<SourceSpan>& span) {
-  std::string marked;
-  if (span && span->end_byte <= source.size() && !span->empty()) {
-    marked = egca::XmlEscape(std::string_view(source).substr(0, span->begin_byte)) + "\x01" +
-             egca::XmlEscape(std::string_view(source).substr(span->begin_byte,
-                                                    span->end_byte - span->begin_byte)) +
-             "\x02" + egca::XmlEscape(std::string_view(source).substr(span->end_byte));
-  } else {
-    marked = egca::XmlEscape(source);
-  }
-  std::string out;
-  int line = 1;
-  bool open = false;
-  out += "<span class=ln>1</span>";
-  for (char c : marked) {
-    if (c == '\x01') {
-      out += "<mark>";
-      open = true;
-      continue;
-    }
-    if (c == '\x02') {
-      out += "</mark>";
-      open = false;
-      continue;
-    }
-    if (c == '\n') {
-      if (open) out += "</mark>";
-      out += fmt::format("\n<span class=ln>{}</span>", ++line);
-      if (open) out += "<mark>";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-std::string Html(const RouteResult& r, const std::vector<egca::tracer::TestCase>& tests,
-                 const std::string& cand_path, const std::string& cand, const std::string& ref_path,
-                 const std::string& ref) {
-  std::optional<SourceSpan> cand_span =
-      r.mode == FailureMode::kSyntax ? r.error_span : r.earliest_divergence;
-  std::optional<SourceSpan> ref_span;
-  if (r.divergence && r.divergence->earliest && r.divergence->earliest->reference_step >= 0) {
-    const Step& s = r.divergence->alignment.reference_steps[r.divergence->earliest->reference_step];
-    ref_span = s.last_statement;
-  }
-  std::string h;
-  h += "<!DOCTYPE html><html><head><meta charset=utf-8><title>egca-trace</title><style>"
-       "body{font-family:sans-serif;margin:1.5em;color:#222}"
-       "pre{background:#f7f7f7;border:1px solid #ddd;padding:.6em;overflow:auto;font-size:13px}"
-       ".ln{display:inline-block;width:2.5em;color:#999;user-select:none}"
-       "mark{background:#ffb3b3;outline:1px solid #d33}"
-       ".cols{display:flex;gap:1em}.cols>div{flex:1;min-width:0}"
-       "table{border-collapse:collapse;font-size:12px;font-family:monospace}"
-       "td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}"
-       "tr.div td{background:#ffd6d6;font-weight:bold}.mode{font-size:1.4em;font-weight:bold}"
-       ".pass{color:#080}.fail{color:#c00}</style></head><body>";
-  h += fmt::format("<div class=mode>{}</div><p>{}</p>", egca::gates::FailureModeName(r.mode),
-                   egca::XmlEscape(r.reason));
-  h += fmt::format("<p>R_hat {:.4f} ({}/{}), I_C {}, R {:.4f}", r.pass_fraction, r.grading.passed,
-                   r.grading.total, r.constraints_satisfied ? 1 : 0, r.reward);
-  if (r.comparability)
-    h += fmt::format(", I_cmp {} (similarity {:.3f})", r.comparability->comparable ? 1 : 0,
-                     r.comparability->score);
-  h += "</p><table><tr><th>test</th><th>verdict</th><th>detail</th></tr>";
-  for (size_t i = 0; i < r.grading.tests.size(); ++i) {
-    const auto& v = r.grading.tests[i].verdict;
-    h += fmt::format("<tr><td>{}</td><td class={}>{}</td><td>{}</td></tr>",
-                     egca::XmlEscape(OneLine(tests[i].name, 80)), v.passed() ? "pass" : "fail",
-                     egca::sandbox::VerdictName(v.kind), egca::XmlEscape(OneLine(VerdictDetail(v), 160)));
-  }
-  h += "</table>";
-  if (r.divergence && r.divergence->earliest) {
-    const Divergence& d = *r.divergence->earliest;
-    h += fmt::format("<h3>Earliest divergence ({}) in {} at line {}</h3><p>{}</p>",
-                     egca::diff::DivergenceKindName(d.kind), egca::XmlEscape(d.function), d.line,
-                     egca::XmlEscape(d.detail));
-    std::string ctx;
-    for (const auto& [n, v] : d.context) ctx += fmt::format(" {}={}", n, v);
-    if (!ctx.empty()) h += "<p><code>" + egca::XmlEscape(ctx) + "</code></p>";
-  } else if (!r.localization_note.empty()) {
-    h += "<p>" + egca::XmlEscape(r.localization_note) + "</p>";
-  }
-  h += fmt::format(
-      "<div class=cols><div><h4>candidate: {}</h4><pre>{}</pre></div>"
-      "<div><h4>reference: {}</h4><pre>{}</pre></div></div>",
-      egca::XmlEscape(cand_path), SourceHtml(cand, cand_span), egca::XmlEscape(ref_path), SourceHtml(ref, ref_span));
-  if (r.divergence) {
-    const DivergenceReport& d = *r.divergence;
-    h += "<h3>Aligned steps</h3><table><tr><th>#</th><th>candidate line</th><th>candidate "
-         "changes</th>"
-         "<th>reference line</th><th>reference changes</th></tr>";
-    size_t end = LastPairShown(d);
-    size_t begin = end > 200 ? end - 200 : 0;
-    for (size_t k = begin; k < end; ++k) {
-      const AlignedPair& p = d.alignment.pairs[k];
-      auto cell = [&](int32_t idx, const std::vector<Step>& steps, const std::string& src) {
-        if (idx < 0) return std::string("<td>-</td><td></td>");
-        const Step& s = steps[idx];
-        return fmt::format("<td>{}: {}</td><td>{}</td>", s.first_line,
-                           egca::XmlEscape(OneLine(LineText(src, s.first_line), 50)),
-                           egca::XmlEscape(Changes(s, 80)));
-      };
-      h += fmt::format("<tr{}><td>{}</td>{}{}</tr>", p.diverges ? " class=div" : "", k,
-                       cell(p.candidate, d.alignment.candidate_steps, cand),
-                       cell(p.reference, d.alignment.reference_steps, ref));
-    }
-    h += "</table>";
-  }
-  h += "</body></html>\n";
-  return h;
+  return egca::Status::Ok();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Candidates run in forks of the fork server, itself a fork of this process: it starts
+  // before the reference and the tests are read, so they are not in the memory candidates
+  // inherit (the server also erases the inherited command line).
+  auto executor = egca::tracer::Executor::Create({});
   CLI::App app{
       "egca-trace: route a candidate against its reference and localize the earliest divergence"};
   std::string cand_path, ref_path, html_path, color = "auto";
   egca::tracer::TestArgs targs;
-  bool json_out = false, runtime_is_logic = false, no_cmp = false;
+  bool json_out = false, runtime_is_logic = false, no_cmp = false, bypass = false;
   double timeout = 10;
   size_t max_steps = 30;
   uint64_t seed = 0;
@@ -486,33 +144,43 @@ int main(int argc, char** argv) {
   app.add_flag("--runtime-error-is-logic", runtime_is_logic,
                "route run-time errors to LOGIC (appendix D.2)");
   app.add_flag("--no-comparability", no_cmp, "skip the I_cmp gate");
+  app.add_flag("--passing-bypasses-gates", bypass,
+               "a program that passes every test is CORRECT even if I_C or I_cmp rejects it "
+               "(the bypass EGCA section 5 suggests)");
   if (auto exit_code = egca::tools::ParseArgs(app, argc, argv, "egca-trace")) return *exit_code;
 
-  auto cand = egca::ReadSourceFile(cand_path);
-  auto ref = egca::ReadSourceFile(ref_path);
-  if (!cand.ok() || !ref.ok()) {
-    std::cerr << "egca-trace: " << (!cand.ok() ? cand.status() : ref.status()).ToString() << "\n";
-    return kExitUsage;
-  }
+  auto cand = ReadProgram(cand_path, "candidate");
+  if (!cand.ok()) return Usage(cand.status().message());
+  auto ref = ReadProgram(ref_path, "reference");
+  if (!ref.ok()) return Usage(ref.status().message());
   auto tests = egca::tracer::BuildTests(targs);
-  if (!tests.ok()) {
-    std::cerr << "egca-trace: " << tests.status().ToString() << "\n";
-    return kExitUsage;
-  }
+  if (!tests.ok()) return Usage(tests.status().message());
   if (auto p = egca::diff::PreparedProgram::Build(ref.value()); !p.ok()) {
-    std::cerr << "egca-trace: " << ref_path << ": " << p.status().message() << "\n";
-    return kExitUsage;
+    return Usage(ref_path + ": " + p.status().message());
   }
-  auto executor = egca::tracer::Executor::Create({});
   if (!executor.ok()) {
     std::cerr << "egca-trace: " << executor.status().ToString() << "\n";
     return kExitInternal;
+  }
+  egca::tracer::RunOptions reference_run;
+  reference_run.limits.wall_seconds = timeout;
+  reference_run.limits.cpu_seconds = timeout;
+  std::vector<bool> from_reference;
+  egca::Status checked = CheckReference(*executor.value(), ref.value(), ref_path, reference_run,
+                                        &tests.value(), &from_reference);
+  if (!checked.ok()) {
+    if (checked.code() == egca::StatusCode::kInternal) {
+      std::cerr << "egca-trace: " << checked.ToString() << "\n";
+      return kExitInternal;
+    }
+    return Usage(checked.message());
   }
   egca::gates::RouterOptions options;
   options.run.limits.wall_seconds = timeout;
   options.run.limits.cpu_seconds = timeout;
   options.runtime_error_is_logic = runtime_is_logic;
   options.check_comparability = !no_cmp;
+  options.passing_bypasses_gates = bypass;
   options.divergence.random_seed = seed;
   egca::gates::Router router(executor.value().get(), options);
   egca::gates::Problem problem;
@@ -523,20 +191,29 @@ int main(int argc, char** argv) {
     std::cerr << "egca-trace: " << routed.status().ToString() << "\n";
     return kExitInternal;
   }
+  egca::tools::RouteViewInput view;
+  view.route = &routed.value();
+  view.tests = &problem.tests;
+  view.from_reference = from_reference;
+  view.candidate_path = cand_path;
+  view.candidate = cand.value();
+  view.reference_path = ref_path;
+  view.reference = ref.value();
   if (json_out) {
-    std::cout << RouteJson(routed.value(), problem.tests).dump(2) << "\n";
+    std::cout << egca::tools::RouteJson(view).dump(2) << "\n";
   } else {
-    Style st;
-    st.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO));
-    PrintText(routed.value(), problem.tests, cand.value(), ref.value(), max_steps, st);
+    egca::tools::TextViewOptions text;
+    text.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO));
+    text.width = egca::tools::TerminalWidth();
+    text.max_steps = max_steps;
+    egca::tools::PrintRouteText(view, text);
   }
   if (!html_path.empty()) {
     std::ofstream out(html_path);
-    out << Html(routed.value(), problem.tests, cand_path, cand.value(), ref_path, ref.value());
-    if (!out) {
-      std::cerr << "egca-trace: cannot write " << html_path << "\n";
-      return kExitUsage;
-    }
+    out << egca::tools::RouteHtml(view);
+    out.close();
+    if (!out) return Usage("--html " + html_path + ": cannot write the file");
+    std::cerr << "egca-trace: wrote " << html_path << "\n";
   }
   return kExitOk;
 }

@@ -1,11 +1,15 @@
 #include "child_main.h"
 
+#include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <string>
 
+#include "plain_value_encode.h"
 #include "python_runtime.h"
 #include "result_channel.h"
 #include "trace_recorder.h"
@@ -51,24 +55,16 @@ PyRef BuildRequestDict(const proto::ExecRequest& r) {
   PyObject* d = dict.get();
   bool ok = SetString(d, "source", r.source()) && SetString(d, "kind", KindName(r.kind())) &&
             SetString(d, "function", r.function()) && SetString(d, "args_json", r.args_json()) &&
-            SetString(d, "expected_json", r.expected_json()) &&
-            SetItem(d, "has_expected", PyBool_FromLong(r.has_expected())) &&
             SetItem(d, "stdin",
                     PyBytes_FromStringAndSize(r.stdin_data().data(), r.stdin_data().size())) &&
-            SetString(d, "expected_stdout", r.expected_stdout()) &&
             SetString(d, "setup_code", r.setup_code()) &&
             SetString(d, "test_code", r.test_code()) &&
             SetString(d, "entry_point", r.entry_point()) &&
             SetItem(d, "apps_import_header", PyBool_FromLong(r.apps_import_header())) &&
             SetString(d, "trace_mode", ModeName(r.trace_mode())) &&
-            SetItem(d, "retrace_failures", PyBool_FromLong(r.retrace_failures())) &&
-            SetItem(d, "retrace_exceptions", PyBool_FromLong(r.retrace_exceptions())) &&
             SetItem(d, "trace_seconds", PyFloat_FromDouble(r.trace_seconds())) &&
             SetItem(d, "trace_budget_raises", PyBool_FromLong(r.trace_budget_raises())) &&
-            SetItem(d, "float_rel_tolerance", PyFloat_FromDouble(r.float_rel_tolerance())) &&
-            SetItem(d, "float_abs_tolerance", PyFloat_FromDouble(r.float_abs_tolerance())) &&
-            SetItem(d, "max_report_bytes", PyLong_FromUnsignedLong(r.max_report_bytes())) &&
-            SetItem(d, "output_limit", PyLong_FromUnsignedLongLong(r.output_limit_bytes()));
+            SetItem(d, "max_report_bytes", PyLong_FromUnsignedLong(r.max_report_bytes()));
   if (!ok) return PyRef();
   return dict;
 }
@@ -113,7 +109,7 @@ proto::ExecOutcome OutcomeFromName(const std::string& name) {
   return proto::EXEC_OUTCOME_UNSPECIFIED;
 }
 
-void FillResult(PyObject* dict, proto::ExecResult* out) {
+void FillResult(PyObject* dict, size_t max_value_bytes, proto::ExecResult* out) {
   out->set_outcome(OutcomeFromName(GetString(dict, "outcome")));
   out->set_error_type(GetString(dict, "error_type"));
   out->set_message(GetString(dict, "message"));
@@ -122,10 +118,18 @@ void FillResult(PyObject* dict, proto::ExecResult* out) {
   out->set_end_line(static_cast<int32_t>(GetInt(dict, "end_line")));
   out->set_end_column(static_cast<int32_t>(GetInt(dict, "end_column")));
   out->set_actual(GetString(dict, "actual"));
-  out->set_expected(GetString(dict, "expected"));
   out->set_detail(GetString(dict, "detail"));
-  out->set_stdout_data(GetString(dict, "stdout"));
   out->set_settrace_snapshots(static_cast<uint64_t>(GetInt(dict, "settrace_snapshots")));
+  PyObject* value = PyDict_GetItemString(dict, "value");  // Borrowed.
+  if (value != nullptr) {
+    std::string why;
+    if (EncodePlainValue(value, max_value_bytes, out->mutable_value(), &why)) {
+      out->set_has_value(true);
+    } else {
+      out->clear_value();
+      out->set_value_type(why);
+    }
+  }
 }
 
 TraceOptions TraceOptionsFromProto(const proto::TraceOptionsUsed& p) {
@@ -181,46 +185,50 @@ void FlushStream(const char* name) {
 }  // namespace
 
 proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request,
-                                      const std::function<void(const proto::ExecResult&)>& on_verdict,
+                                      const std::function<void(const proto::ExecResult&)>& on_prepared,
                                       std::string* serialized_trace) {
   proto::ExecResult result;
-  result.set_record_key(request.record_key());
+  PyObject* prepare_test = HarnessPrepareTest();
   PyObject* run_test = HarnessRunTest();
-  if (run_test == nullptr) {
+  if (prepare_test == nullptr || run_test == nullptr) {
     result.set_outcome(proto::EXEC_TEST_ERROR);
     result.set_message("the embedded interpreter is not initialized");
+    if (on_prepared) on_prepared(result);
     return result;
   }
+  // Before any candidate code: is the test well formed? The answer goes out first.
+  PyRef dict = BuildRequestDict(request);
+  PyRef prepared = dict ? PyRef::Steal(PyObject_CallOneArg(prepare_test, dict.get())) : PyRef();
+  PyObject* state = nullptr;  // Borrowed from `prepared`.
+  if (!prepared || !PyDict_Check(prepared.get())) {
+    result.set_outcome(proto::EXEC_TEST_ERROR);
+    result.set_message("the harness failed to prepare the test: " +
+                       (PyErr_Occurred() ? FetchPythonError() : std::string("no answer")));
+  } else if (GetString(prepared.get(), "outcome") != "prepared" ||
+             (state = PyDict_GetItemString(prepared.get(), "prepared")) == nullptr) {
+    result.set_outcome(proto::EXEC_TEST_ERROR);
+    result.set_message(GetString(prepared.get(), "message"));
+  } else {
+    result.set_outcome(proto::EXEC_PREPARED);
+  }
+  if (on_prepared) on_prepared(result);
+  if (result.outcome() == proto::EXEC_TEST_ERROR) return result;
+  result.Clear();
+
   const bool native = request.trace_mode() == proto::TRACE_MODE_NATIVE;
   if (native) ConfigureTrace(TraceOptionsFromProto(request.trace_options()), request.source());
-  PyRef dict = BuildRequestDict(request);
-  PyRef record = dict ? PyRef::Steal(PyObject_CallOneArg(run_test, dict.get())) : PyRef();
+  PyRef record = PyRef::Steal(PyObject_CallOneArg(run_test, state));
   if (!record || !PyDict_Check(record.get())) {
-    // The harness itself failed (possibly because the candidate sabotaged it): no verdict
-    // can be trusted, so report an unspecified outcome, which maps to KILLED.
+    // The harness itself failed (possibly because the candidate sabotaged it): report an
+    // unspecified outcome, which maps to KILLED.
     result.set_outcome(proto::EXEC_OUTCOME_UNSPECIFIED);
     result.set_detail("the harness failed: " +
                       (PyErr_Occurred() ? FetchPythonError() : std::string("no record")));
   } else {
-    FillResult(record.get(), &result);
+    const uint64_t cap = request.max_value_bytes() > 0 ? request.max_value_bytes() : (16u << 20);
+    FillResult(record.get(), static_cast<size_t>(cap), &result);
   }
-  // A passing run's trace is not wanted when trace_failures_only: leave it in the
-  // recorder (the child exits) instead of copying and serializing it.
-  bool drop_trace = request.trace_failures_only() && result.outcome() == proto::EXEC_OK;
-  if (request.retrace_failures()) {
-    // Only a failing run, run again traced, has a trace. Its verdict is committed first.
-    const bool pending = record && PyDict_Check(record.get()) &&
-                         GetInt(record.get(), "retrace_pending") != 0;
-    drop_trace = true;
-    if (pending) {
-      result.set_retrace_follows(true);
-      if (on_verdict) on_verdict(result);
-      PyRef done = PyRef::Steal(PyObject_CallNoArgs(HarnessRetrace()));
-      if (!done) PyErr_Clear();  // the trace says how far it got
-      drop_trace = false;
-    }
-  }
-  if (native && !drop_trace) {
+  if (native) {
     if (serialized_trace == nullptr) {
       TakeTrace(result.mutable_trace());
     } else if (!TakeSerializedTrace(serialized_trace)) {
@@ -232,6 +240,22 @@ proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request,
 }
 
 Status ExerciseChildPath(int rounds) {
+  // The samples print to file descriptor 1 as candidates do; in the server that is the
+  // caller's stdout, so it points at /dev/null meanwhile.
+  std::fflush(stdout);
+  const int saved_stdout = ::dup(1);
+  const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (saved_stdout < 0 || devnull < 0 || ::dup2(devnull, 1) != 1) {
+    return Internal("executor warm-up: cannot redirect stdout");
+  }
+  ::close(devnull);
+  struct RestoreStdout {
+    int fd;
+    ~RestoreStdout() {
+      ::dup2(fd, 1);
+      ::close(fd);
+    }
+  } restore{saved_stdout};
   struct Sample {
     proto::TestKindProto kind;
     const char* source;
@@ -271,17 +295,12 @@ Status ExerciseChildPath(int rounds) {
       request.set_source(sample.source);
       request.set_function(sample.function);
       request.set_args_json(sample.args_json);
-      request.set_expected_json(sample.expected_json);
-      request.set_has_expected(sample.kind != proto::TEST_KIND_ASSERT);
       request.set_stdin_data(sample.stdin_data);
-      request.set_expected_stdout("42\nx\n");
       request.set_test_code(sample.test_code);
       request.set_entry_point(sample.entry_point);
       request.set_float_rel_tolerance(1e-5);
       request.set_float_abs_tolerance(1e-8);
       request.set_max_report_bytes(2048);
-      request.set_output_limit_bytes(1 << 20);
-      request.set_record_key(1);
       std::string payload;
       proto::ExecRequest parsed;
       if (!request.SerializeToString(&payload) ||
@@ -307,6 +326,11 @@ int ExecutorChildMain(std::string_view payload, int result_fd) {
   PyOS_AfterFork_Child();
   proto::ExecRequest request;
   if (!request.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) return 71;
+  // The completion key lives on this stack frame only: the payload (this process's copy
+  // of the server's buffer) and the parsed field are erased before the candidate runs.
+  const uint64_t key = request.completion_key();
+  request.clear_completion_key();
+  explicit_bzero(const_cast<char*>(payload.data()), payload.size());
   bool channel_ok = true;
   // A record, and the trace (serialized straight from the recorder) as its field `trace`.
   auto write_frame = [&](const proto::ExecResult& record, const std::string& trace) {
@@ -319,25 +343,21 @@ int ExecutorChildMain(std::string_view payload, int result_fd) {
     AppendResultFrame(bytes, &frame);
     channel_ok = WriteAll(result_fd, frame) && channel_ok;
   };
-  // With a retrace the verdict goes out before the traced run, the trace after it.
+  // The preparation record goes out before the candidate runs: the parent believes a test
+  // error only from it.
+  bool test_error = false;
   std::string trace;
   proto::ExecResult result = RunRequestInProcess(
       request,
-      [&](const proto::ExecResult& verdict) {
-        FlushStream("stderr");
-        FlushStream("stdout");
-        write_frame(verdict, {});
+      [&](const proto::ExecResult& prepared) {
+        test_error = prepared.outcome() == proto::EXEC_TEST_ERROR;
+        write_frame(prepared, {});
       },
       &trace);
   FlushStream("stderr");
   FlushStream("stdout");
-  if (result.retrace_follows()) {
-    proto::ExecResult tail;
-    tail.set_record_key(result.record_key());
-    write_frame(tail, trace);
-  } else {
-    write_frame(result, trace);
-  }
+  result.set_completion_key(key);
+  if (!test_error) write_frame(result, trace);
   return channel_ok ? 0 : 73;
 }
 

@@ -11,17 +11,18 @@
 
 namespace egca::tracer {
 
-// Runs one test in this process's interpreter and returns the completion record.
-// Requires InitializeInterpreter() and the GIL. The candidate runs in this process: use
-// only with trusted programs outside the sandbox.
-// With retrace_failures and a failing test, `on_verdict` (if set) gets the untraced run's
-// record (retrace_follows set) before the traced second run starts; the returned record is
-// that one plus the trace. With `serialized_trace`, the trace is not put in the record but
+// Runs one test in this process's interpreter. Requires InitializeInterpreter() and the
+// GIL. The candidate runs in this process: use only with trusted programs outside the
+// sandbox. `on_prepared` (if set) gets the preparation record (EXEC_PREPARED, or
+// EXEC_TEST_ERROR for a malformed test) before any candidate code runs; the return value
+// is the completion record (for a malformed test: that test-error record again). Nothing
+// is judged here: a completed run is EXEC_OK with, for a call test, the returned value
+// (ExecResult.value). With `serialized_trace`, the trace is not put in the record but
 // serialized (a proto::Trace) into *serialized_trace, straight from the recorder (empty:
 // no trace).
 proto::ExecResult RunRequestInProcess(
     const proto::ExecRequest& request,
-    const std::function<void(const proto::ExecResult&)>& on_verdict = nullptr,
+    const std::function<void(const proto::ExecResult&)>& on_prepared = nullptr,
     std::string* serialized_trace = nullptr);
 
 // Runs trusted sample tests of every kind `rounds` times through the child's whole path
@@ -32,9 +33,9 @@ proto::ExecResult RunRequestInProcess(
 Status ExerciseChildPath(int rounds);
 
 // sandbox::ChildMain for the executor's fork server: re-initializes the interpreter's
-// per-process state after fork, parses `payload` (a serialized ExecRequest, see
-// executor.cpp for the framing), runs it and writes the record (with the request's
-// record_key) to `result_fd` as result_channel.h frames. Returns the child's exit code (0 after a written record).
+// per-process state after fork, parses `payload` (a serialized ExecRequest), runs it and
+// writes the preparation and completion records to `result_fd` as result_channel.h
+// frames. Returns the child's exit code (0 after a written record).
 int ExecutorChildMain(std::string_view payload, int result_fd);
 
 }  // namespace egca::tracer

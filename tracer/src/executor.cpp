@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <optional>
+#include <algorithm>
 #include <random>
 #include <thread>
 #include <utility>
@@ -11,6 +12,9 @@
 #include "child_main.h"
 #include "egca/tracer/exec.pb.h"
 #include "egca/tracer/trace.pb.h"
+#include "egca/tracer/trace_validate.h"
+#include "judge.h"
+#include "plain_value.h"
 #include "python_runtime.h"
 #include "result_channel.h"
 #include "result_mapping.h"
@@ -60,17 +64,16 @@ void TraceOptionsToProto(const TraceOptions& o, proto::TraceOptionsUsed* p) {
   p->set_max_hash_string_bytes(o.max_hash_string_bytes);
 }
 
+// The request holds nothing the candidate could pass with: the expected value and the
+// expected output stay in this process (judge.h).
 proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
-                                const RunOptions& options, uint64_t record_key) {
+                                const RunOptions& options, uint64_t max_value_bytes) {
   proto::ExecRequest r;
   r.set_source(std::string(source));
   r.set_kind(KindToProto(test.kind));
   r.set_function(test.function);
   r.set_args_json(test.args_json);
-  r.set_expected_json(test.expected_json);
-  r.set_has_expected(test.has_expected);
   r.set_stdin_data(test.stdin_data);
-  r.set_expected_stdout(test.expected_stdout);
   r.set_setup_code(test.setup_code);
   r.set_test_code(test.test_code);
   r.set_entry_point(test.entry_point);
@@ -78,18 +81,38 @@ proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
   r.set_trace_mode(ModeToProto(options.trace_mode));
   if (options.trace_mode == TraceMode::kNative) {
     TraceOptionsToProto(options.trace, r.mutable_trace_options());
-    r.set_trace_failures_only(options.trace_failures_only);
-    r.set_retrace_failures(options.retrace_failures);
-    r.set_retrace_exceptions(options.retrace_exceptions);
     r.set_trace_seconds(options.trace_seconds);
     r.set_trace_budget_raises(options.trace_budget_raises);
   }
-  r.set_float_rel_tolerance(options.float_rel_tolerance);
-  r.set_float_abs_tolerance(options.float_abs_tolerance);
   r.set_max_report_bytes(options.max_report_bytes);
-  r.set_output_limit_bytes(options.limits.output_bytes);
-  r.set_record_key(record_key);
+  r.set_max_value_bytes(max_value_bytes);
   return r;
+}
+
+// A call test's returned value may take this much of the result channel.
+constexpr uint64_t kMaxValueBytes = 16ull << 20;
+// Room for the rest of a record (messages, positions; a trace's code objects and framing).
+constexpr uint64_t kRecordSlack = 1ull << 20;
+
+// What the parent reads from one child's result channel: the records it can legitimately
+// write, so a child writing junk cannot make the server and the caller hold more (the
+// server drains and drops the rest).
+uint64_t ResultCap(const RunOptions& options) {
+  uint64_t cap = kMaxValueBytes + kRecordSlack;
+  if (options.trace_mode == TraceMode::kNative) {
+    const uint64_t trace = options.trace.max_bytes;
+    cap = trace > options.limits.result_bytes ? options.limits.result_bytes : cap + trace + kRecordSlack;
+  }
+  return std::min(cap, options.limits.result_bytes);
+}
+
+// A failing run that with retrace_failures is run again traced: a wrong answer, an early
+// exit, a failing assert of the test code (an exception not located in the program), and
+// the program's own exception when retrace_exceptions.
+bool WantsRetrace(const sandbox::Verdict& v, bool exited, bool retrace_exceptions) {
+  if (v.kind == sandbox::VerdictKind::kWrongAnswer || exited) return true;
+  if (v.kind != sandbox::VerdictKind::kRuntimeError) return false;
+  return v.line <= 0 || retrace_exceptions;
 }
 
 // Rounds of the sample tests the server runs before forking (ExerciseChildPath): enough
@@ -127,44 +150,111 @@ class Executor::Impl {
 
   StatusOr<TestResult> Run(std::string_view source, const TestCase& test,
                            const RunOptions& options) {
-    const uint64_t key = rng_() | 1;  // never 0, the proto default
-    sandbox::ChildRequest request;
-    BuildRequest(source, test, options, key).SerializeToString(&request.payload);
-    if (test.kind == TestKind::kStdio) request.stdin_data = test.stdin_data;
-    request.limits = options.limits;
-    EGCA_ASSIGN_OR_RETURN(sandbox::ChildOutcome outcome, server_->Run(request));
-
-    auto record = std::make_shared<proto::ExecResult>();
-    const bool has_record = ParseResultChannel(outcome.result, key, record.get());
-    StatusOr<sandbox::Verdict> verdict =
-        MapVerdict(outcome, has_record ? record.get() : nullptr, options.limits);
-    if (!verdict.ok()) {
-      return verdict.status().WithContext(test.name.empty() ? "test" : test.name);
+    if (options.trace_mode != TraceMode::kNative || !options.retrace_failures) {
+      return RunOnce(source, test, options, nullptr);
     }
-    TestResult result;
-    result.verdict = std::move(verdict).value();
-    result.verdict.minor_faults = outcome.minor_faults;
-    result.verdict.phases = outcome.phases;
-    if (outcome.result_truncated && result.verdict.detail.empty()) {
-      result.verdict.detail = "result record exceeded the result channel limit";
-    }
-    result.termination = outcome.termination;
-    result.exit_code = outcome.exit_code;
-    result.stderr_data = std::move(outcome.stderr_data);
-    if (has_record) {
-      result.stdout_data = record->stdout_data();
-      result.settrace_snapshots = record->settrace_snapshots();
-      if (record->has_trace()) {
-        // Aliasing constructor: the Trace lives inside the record, which it keeps alive.
-        result.trace = std::shared_ptr<const proto::Trace>(record, &record->trace());
-      }
-    } else {
-      result.stdout_data = std::move(outcome.stdout_data);
-    }
+    // The graded run is untraced; only a failing one is run again, traced, in a second
+    // child: the child cannot know whether it failed (it never sees the expected value).
+    RunOptions graded = options;
+    graded.trace_mode = TraceMode::kNone;
+    graded.retrace_failures = false;
+    graded.trace_failures_only = false;
+    graded.trace_seconds = 0;
+    graded.trace_budget_raises = false;
+    bool exited = false;
+    EGCA_ASSIGN_OR_RETURN(TestResult result, RunOnce(source, test, graded, &exited));
+    if (!WantsRetrace(result.verdict, exited, options.retrace_exceptions)) return result;
+    RunOptions traced = options;
+    traced.retrace_failures = false;
+    traced.trace_failures_only = false;
+    traced.trace_budget_raises = false;
+    // Its verdict does not count (a limit, the time budget): only its trace is wanted.
+    StatusOr<TestResult> second = RunOnce(source, test, traced, nullptr);
+    if (second.ok()) result.trace = second->trace;
     return result;
   }
 
  private:
+  // One child. *exited (if given): the program ended itself before its test completed.
+  StatusOr<TestResult> RunOnce(std::string_view source, const TestCase& test,
+                               const RunOptions& options, bool* exited) {
+    const std::string what = test.name.empty() ? "test" : test.name;
+    PlainValue expected_value;
+    const PlainValue* expected = nullptr;
+    if (test.kind == TestKind::kCall && test.has_expected) {
+      if (!ParsePythonJson(test.expected_json, &expected_value)) {
+        return InvalidArgument("malformed test: expected value is not valid JSON: " +
+                               BoundedText(test.expected_json, 80))
+            .WithContext(what);
+      }
+      expected = &expected_value;
+    }
+    sandbox::ChildRequest request;
+    request.limits = options.limits;
+    request.limits.result_bytes = ResultCap(options);
+    const uint64_t key = rng_() | 1;  // never 0, the proto default
+    proto::ExecRequest exec =
+        BuildRequest(source, test, options, std::min(kMaxValueBytes, request.limits.result_bytes));
+    exec.set_completion_key(key);
+    exec.SerializeToString(&request.payload);
+    if (test.kind == TestKind::kStdio) request.stdin_data = test.stdin_data;
+    EGCA_ASSIGN_OR_RETURN(sandbox::ChildOutcome outcome, server_->Run(request));
+
+    ResultChannel channel = ParseResultChannel(outcome.result);
+    std::string().swap(outcome.result);
+    if (channel.has_prepared && channel.prepared.outcome() == proto::EXEC_TEST_ERROR) {
+      // Written before the candidate ran: egca's error, not the program's.
+      return InvalidArgument("malformed test: " + channel.prepared.message()).WithContext(what);
+    }
+    auto record = std::make_shared<proto::ExecResult>(std::move(channel.completion));
+    const bool has_record = channel.has_completion && record->completion_key() == key;
+    StatusOr<sandbox::Verdict> verdict =
+        MapVerdict(outcome, has_record ? record.get() : nullptr, options.limits);
+    if (!verdict.ok()) return verdict.status().WithContext(what);
+    TestResult result;
+    result.verdict = std::move(verdict).value();
+    sandbox::Verdict& v = result.verdict;
+    if (exited != nullptr) *exited = has_record && record->outcome() == proto::EXEC_EXITED;
+    if (v.kind == sandbox::VerdictKind::kOk && test.kind != TestKind::kAssert) {
+      Judgement j = test.kind == TestKind::kCall
+                        ? JudgeCall(*record, expected, options.float_rel_tolerance,
+                                    options.float_abs_tolerance, options.max_report_bytes)
+                        : JudgeStdio(outcome.stdout_data,
+                                     test.has_expected ? &test.expected_stdout : nullptr,
+                                     options.float_rel_tolerance, options.float_abs_tolerance,
+                                     options.max_report_bytes);
+      if (!j.passed) v.kind = sandbox::VerdictKind::kWrongAnswer;
+      v.actual = std::move(j.actual);
+      v.expected = std::move(j.expected);
+      v.detail = std::move(j.detail);
+    }
+    v.minor_faults = outcome.minor_faults;
+    v.phases = outcome.phases;
+    if (outcome.result_truncated && v.detail.empty()) {
+      v.detail = "result record exceeded the result channel limit";
+    }
+    result.termination = outcome.termination;
+    result.exit_code = outcome.exit_code;
+    result.stderr_data = std::move(outcome.stderr_data);
+    result.stdout_data = std::move(outcome.stdout_data);
+    if (has_record) {
+      result.settrace_snapshots = record->settrace_snapshots();
+      if (record->has_trace()) {
+        // The trace comes from the candidate's process: every index in it is checked
+        // before anything reads it; a forged one fails the run.
+        Status valid = ValidateTrace(record->trace(), source);
+        if (!valid.ok()) {
+          v.kind = sandbox::VerdictKind::kKilled;
+          v.detail = "the child sent an invalid trace: " + valid.message();
+        } else if (!(options.trace_failures_only && v.passed())) {
+          // Aliasing constructor: the Trace lives inside the record, which it keeps alive.
+          result.trace = std::shared_ptr<const proto::Trace>(record, &record->trace());
+        }
+      }
+    }
+    return result;
+  }
+
   ExecutorOptions options_;
   std::unique_ptr<sandbox::ForkServer> server_;
   std::mt19937_64 rng_;
@@ -190,6 +280,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& opti
   server_options.child_main = &ExecutorChildMain;
   server_options.scratch_root = options.scratch_root;
   server_options.install_seccomp = options.install_seccomp;
+  // The interpreter's stdlib must stay readable when Landlock confines reads.
+  server_options.readable_paths.push_back(interpreter.stdlib_dir);
   EGCA_ASSIGN_OR_RETURN(std::unique_ptr<sandbox::ForkServer> server,
                         sandbox::ForkServer::Start(std::move(server_options)));
   return std::unique_ptr<Executor>(

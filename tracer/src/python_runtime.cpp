@@ -12,7 +12,7 @@ namespace {
 // Owned by the process for its lifetime (the interpreter is never finalized: children
 // are forked from it and _exit()).
 PyObject* g_run_test = nullptr;
-PyObject* g_retrace = nullptr;
+PyObject* g_prepare_test = nullptr;
 PyObject* g_harness = nullptr;
 
 std::wstring Widen(const std::string& s) { return std::wstring(s.begin(), s.end()); }
@@ -70,10 +70,12 @@ Status LoadHarness() {
   if (PyDict_DelItemString(PyImport_GetModuleDict(), "_egca_harness") != 0) PyErr_Clear();
   PyObject* run_test = PyObject_GetAttrString(module.get(), "run_test");
   if (run_test == nullptr) return Internal("embedded Python: harness.py: " + FetchPythonError());
-  PyObject* retrace = PyObject_GetAttrString(module.get(), "retrace");
-  if (retrace == nullptr) return Internal("embedded Python: harness.py: " + FetchPythonError());
+  PyObject* prepare_test = PyObject_GetAttrString(module.get(), "prepare_test");
+  if (prepare_test == nullptr) {
+    return Internal("embedded Python: harness.py: " + FetchPythonError());
+  }
   g_run_test = run_test;
-  g_retrace = retrace;
+  g_prepare_test = prepare_test;
   g_harness = module.release();
   return Status::Ok();
 }
@@ -121,7 +123,7 @@ Status WarmUpForForking(const std::function<Status()>& exercise) {
 }
 
 PyObject* HarnessRunTest() { return g_run_test; }
-PyObject* HarnessRetrace() { return g_retrace; }
+PyObject* HarnessPrepareTest() { return g_prepare_test; }
 
 std::vector<std::string> DefaultPreloadModules() {
   return {"collections", "itertools", "math",     "heapq",  "bisect",    "functools",

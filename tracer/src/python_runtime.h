@@ -75,8 +75,8 @@ Status WarmUpForForking(const std::function<Status()>& exercise = {});
 
 // harness.run_test (borrowed; valid after InitializeInterpreter succeeded).
 PyObject* HarnessRunTest();
-// harness.retrace (borrowed): the traced second run run_test left pending.
-PyObject* HarnessRetrace();
+// harness.prepare_test (borrowed): checks and compiles a test before the candidate runs.
+PyObject* HarnessPrepareTest();
 
 // "TypeError: message" for the pending Python exception, which is cleared. Requires the GIL.
 std::string FetchPythonError();

@@ -8,6 +8,22 @@ namespace {
 constexpr char kMagic[4] = {'E', 'G', 'R', '1'};
 constexpr size_t kHeader = 8;
 
+// The frame at *at: its payload, and *at moved past it. False if there is no whole frame.
+bool NextFrame(std::string_view channel, size_t* at, std::string_view* payload) {
+  if (channel.size() - *at < kHeader) return false;
+  if (std::memcmp(channel.data() + *at, kMagic, sizeof(kMagic)) != 0) return false;
+  uint32_t size = 0;
+  for (int i = 0; i < 4; ++i) {
+    size |= static_cast<uint32_t>(static_cast<unsigned char>(channel[*at + 4 + i])) << (8 * i);
+  }
+  if (size > channel.size() - *at - kHeader || size > static_cast<uint32_t>(INT32_MAX)) {
+    return false;
+  }
+  *payload = channel.substr(*at + kHeader, size);
+  *at += kHeader + size;
+  return true;
+}
+
 }  // namespace
 
 void AppendResultFrame(std::string_view payload, std::string* out) {
@@ -17,28 +33,31 @@ void AppendResultFrame(std::string_view payload, std::string* out) {
   out->append(payload);
 }
 
-bool ParseResultChannel(std::string_view channel, uint64_t key, proto::ExecResult* out) {
-  bool found = false;
+ResultChannel ParseResultChannel(std::string_view channel) {
+  ResultChannel out;
   size_t at = 0;
-  while (at + kHeader <= channel.size()) {
-    const size_t magic = channel.find(std::string_view(kMagic, sizeof(kMagic)), at);
-    if (magic == std::string_view::npos || magic + kHeader > channel.size()) break;
-    uint32_t size = 0;
-    for (int i = 0; i < 4; ++i) {
-      size |= static_cast<uint32_t>(static_cast<unsigned char>(channel[magic + 4 + i])) << (8 * i);
-    }
-    proto::ExecResult record;
-    if (size <= channel.size() - magic - kHeader &&
-        record.ParseFromArray(channel.data() + magic + kHeader, static_cast<int>(size)) &&
-        record.record_key() == key) {
-      out->MergeFrom(record);
-      found = true;
-      at = magic + kHeader + size;
-    } else {
-      at = magic + 1;  // not a frame of ours: look further
-    }
+  std::string_view payload;
+  if (!NextFrame(channel, &at, &payload) ||
+      !out.prepared.ParseFromArray(payload.data(), static_cast<int>(payload.size())) ||
+      (out.prepared.outcome() != proto::EXEC_PREPARED &&
+       out.prepared.outcome() != proto::EXEC_TEST_ERROR)) {
+    out.prepared.Clear();
+    return out;
   }
-  return found;
+  out.has_prepared = true;
+  if (out.prepared.outcome() != proto::EXEC_PREPARED) return out;
+  if (NextFrame(channel, &at, &payload) &&
+      out.completion.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+    // A completion record cannot claim what only the preparation record may say.
+    if (out.completion.outcome() == proto::EXEC_TEST_ERROR ||
+        out.completion.outcome() == proto::EXEC_PREPARED) {
+      out.completion.set_outcome(proto::EXEC_OUTCOME_UNSPECIFIED);
+    }
+    out.has_completion = true;
+  } else {
+    out.completion.Clear();
+  }
+  return out;
 }
 
 }  // namespace egca::tracer

@@ -10,7 +10,8 @@
 namespace egca::tracer {
 
 // `record` is the parsed completion record, or null when the child wrote none (or one
-// that did not parse or carried the wrong key). Precedence:
+// that did not parse). EXEC_OK (the run completed) maps to OK: the caller then compares
+// (judge.h). Precedence:
 //   1. limits the server enforced: wall/CPU timeout -> TIMEOUT, output -> OUTPUT_LIMIT,
 //      seccomp -> VIOLATION; they win over a record (the test did not end normally);
 //   2. a record: its outcome (EXITED -> KILLED: the program ended before its test did);

@@ -88,7 +88,7 @@ StatusOr<std::vector<TestCase>> FromAppsObject(const json& doc, const std::strin
   for (size_t i = 0; i < inputs->size(); ++i) {
     const json& in = (*inputs)[i];
     const json& out = (*outputs)[i];
-    const std::string where = fmt::format("{}: test {}", origin, i);
+    const std::string where = fmt::format("{}: test {}", origin, i + 1);
     TestCase test;
     if (!fn_name.empty()) {
       // APPS call-based inputs are the argument list.
@@ -110,7 +110,7 @@ StatusOr<std::vector<TestCase>> FromAppsObject(const json& doc, const std::strin
       }
       test = TestCase::Stdio(in.get<std::string>(), std::move(expected));
     }
-    test.name = fmt::format("test {}", i);
+    test.name = fmt::format("test {}", i + 1);
     tests.push_back(std::move(test));
   }
   return tests;
@@ -186,8 +186,8 @@ StatusOr<std::vector<TestCase>> ParseTestsJson(const std::string& text, const st
   std::vector<TestCase> tests;
   for (size_t i = 0; i < doc.size(); ++i) {
     EGCA_ASSIGN_OR_RETURN(TestCase test,
-                          ParseOneTest(doc[i], fmt::format("{}: test {}", origin, i)));
-    if (test.name.empty()) test.name = fmt::format("test {}", i);
+                          ParseOneTest(doc[i], fmt::format("{}: test {}", origin, i + 1)));
+    if (test.name.empty()) test.name = fmt::format("test {}", i + 1);
     tests.push_back(std::move(test));
   }
   return tests;
@@ -207,7 +207,7 @@ std::vector<TestCase> TestsFromAssertLines(const std::vector<std::string>& asser
   std::vector<TestCase> tests;
   for (size_t i = 0; i < assert_lines.size(); ++i) {
     TestCase t = TestCase::Asserts(assert_lines[i], setup_code);
-    t.name = fmt::format("assert {}", i);
+    t.name = assert_lines[i];  // the assert itself: a label people can read
     tests.push_back(std::move(t));
   }
   return tests;

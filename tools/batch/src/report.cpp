@@ -10,6 +10,7 @@
 
 #include "egca/core/files.h"
 #include "egca/core/text.h"
+#include "egca/credit/pass_at_k.h"
 
 namespace egca::batch {
 
@@ -113,15 +114,46 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
   double k_total = 0, k_exec_total = 0, r_hat_total = 0, pos_total = 0;
   int64_t pos_n = 0, localized_programs = 0;
   std::set<std::string> problems;
+  std::map<std::string, ProblemRow> rows;
+  // (model, problem) -> (n, c) for pass@k per model.
+  std::map<std::string, std::map<std::string, std::pair<int64_t, int64_t>>> model_n_c;
+  std::map<std::string, ExampleRef> mode_examples, kind_examples;
   for (const SampleRecord* r : records) {
     ++s.samples;
     problems.insert(r->problem);
+    const bool passes = r->tests > 0 && r->passed == r->tests;
+    ProblemRow& row = rows[r->problem];
+    row.problem = r->problem;
+    ++row.samples;
+    auto& model_row = model_n_c[r->model][r->problem];
+    ++model_row.first;
+    if (passes) {
+      ++s.passing;
+      ++row.passing;
+      ++model_row.second;
+    } else if (row.first_failing_key == 0 || r->key < row.first_failing_key) {
+      row.first_failing_key = r->key;
+    }
+    r_hat_total += r->r_hat;
+    if (r->empty) {
+      // Nothing of an empty sample is the model's code: no mode, K or position to count.
+      ++s.empty;
+      ++row.empty;
+      continue;
+    }
+    row.modes.n[Index(r->mode)]++;
+    const char* mode_name = credit::FailureModeName(r->mode);
+    mode_examples.emplace(mode_name, ExampleRef{mode_name, r->problem, r->key, r->dup, r->reason});
+    if (r->localized) {
+      kind_examples.emplace(r->divergence_kind,
+                            ExampleRef{"divergence: " + r->divergence_kind, r->problem, r->key,
+                                       r->dup, r->reason});
+    }
     s.modes.n[Index(r->mode)]++;
     s.by_difficulty[r->difficulty].n[Index(r->mode)]++;
     s.by_model[r->model].n[Index(r->mode)]++;
     auto kind = kind_of.find(r->problem);
     s.by_kind[kind == kind_of.end() ? "" : kind->second].n[Index(r->mode)]++;
-    r_hat_total += r->r_hat;
     if (r->k) {
       ++s.k_samples;
       k_total += *r->k;
@@ -169,6 +201,61 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
   if (s.samples > 0) {
     s.r_hat_mean = Round(r_hat_total / static_cast<double>(s.samples));
     s.trigger_rate = Round(static_cast<double>(s.localized) / static_cast<double>(s.samples));
+  }
+  // pass@k: per problem, then the mean over problems (overall and per model).
+  std::vector<std::pair<int64_t, int64_t>> n_c;
+  for (auto& [id, row] : rows) {
+    for (size_t i = 0; i < kPassAtK.size(); ++i) {
+      std::optional<double> p = credit::PassAtK(row.samples, row.passing, kPassAtK[i]);
+      if (p) row.pass_at[i] = Round(*p);
+    }
+    n_c.emplace_back(row.samples, row.passing);
+    s.by_problem.push_back(row);
+  }
+  for (size_t i = 0; i < kPassAtK.size(); ++i) {
+    std::optional<double> p = credit::MeanPassAtK(n_c, kPassAtK[i]);
+    if (p) s.pass_at[i] = Round(*p);
+  }
+  if (model_n_c.size() > 1) {
+    for (const auto& [model, per_problem] : model_n_c) {
+      std::vector<std::pair<int64_t, int64_t>> m_n_c;
+      for (const auto& [id, nc] : per_problem) m_n_c.push_back(nc);
+      auto& out = s.pass_at_by_model[model];
+      for (size_t i = 0; i < kPassAtK.size(); ++i) {
+        std::optional<double> p = credit::MeanPassAtK(m_n_c, kPassAtK[i]);
+        if (p) out[i] = Round(*p);
+      }
+    }
+  }
+  std::stable_sort(s.by_problem.begin(), s.by_problem.end(),
+                   [](const ProblemRow& a, const ProblemRow& b) {
+                     double pa = static_cast<double>(a.passing) / static_cast<double>(a.samples);
+                     double pb = static_cast<double>(b.passing) / static_cast<double>(b.samples);
+                     if (pa != pb) return pa < pb;
+                     if (a.samples != b.samples) return a.samples > b.samples;
+                     return a.problem < b.problem;
+                   });
+  for (FailureMode m : kModes) {
+    auto it = mode_examples.find(credit::FailureModeName(m));
+    if (it != mode_examples.end()) s.examples.push_back(it->second);
+  }
+  for (const auto& [kind, example] : kind_examples) s.examples.push_back(example);
+  const size_t worst_begin = s.examples.size();
+  constexpr size_t kWorstExamples = 5;
+  for (const ProblemRow& row : s.by_problem) {
+    if (s.examples.size() >= worst_begin + kWorstExamples) break;
+    if (row.first_failing_key == 0) continue;
+    int32_t dup = 0;
+    std::string what;
+    for (const SampleRecord* r : records) {
+      if (r->problem == row.problem && r->key == row.first_failing_key) {
+        dup = r->dup;
+        what = r->empty ? "empty sample" : r->reason;
+        break;
+      }
+    }
+    s.examples.push_back({"worst problem " + row.problem, row.problem, row.first_failing_key, dup,
+                          what});
   }
   if (s.modes.count(FailureMode::kLogic) > 0) {
     s.trigger_rate_logic = Round(static_cast<double>(s.localized) /
@@ -258,9 +345,39 @@ json SummaryObject(const Report& report) {
   json bad = json::array();
   for (const auto& b : s.bad)
     bad.push_back({{"file", b.file}, {"line", b.line}, {"message", b.message}});
+  auto pass_at = [](const std::array<std::optional<double>, 3>& v) {
+    json out = json::object();
+    for (size_t i = 0; i < kPassAtK.size(); ++i) {
+      out[fmt::format("pass@{}", kPassAtK[i])] = v[i] ? json(*v[i]) : json(nullptr);
+    }
+    return out;
+  };
+  json by_problem = json::array();
+  for (const ProblemRow& row : s.by_problem) {
+    by_problem.push_back({{"problem", row.problem},
+                          {"n", row.samples},
+                          {"c", row.passing},
+                          {"empty", row.empty},
+                          {"pass_at_k", pass_at(row.pass_at)},
+                          {"modes", ModesJson(row.modes)}});
+  }
+  json pass_by_model = json::object();
+  for (const auto& [m, v] : s.pass_at_by_model) pass_by_model[ModelName(m)] = pass_at(v);
+  json examples = json::array();
+  for (const ExampleRef& e : s.examples) {
+    examples.push_back({{"label", e.label},
+                        {"problem", e.problem},
+                        {"key", HexKey(e.key)},
+                        {"dup", e.dup},
+                        {"what", e.what}});
+  }
   return {
       {"samples", s.samples},
       {"problems", s.problems},
+      {"empty_samples", s.empty},
+      {"passing_samples", s.passing},
+      {"pass_at_k", pass_at(s.pass_at)},
+      {"pass_at_k_by_model", pass_by_model},
       {"modes", ModesJson(s.modes)},
       {"by_difficulty", by_difficulty},
       {"by_model", by_model},
@@ -295,6 +412,8 @@ json SummaryObject(const Report& report) {
         {"samples_without_reference", s.samples_no_reference},
         {"failed_references", failed}}},
       {"bad_records", bad},
+      {"by_problem", by_problem},
+      {"examples", examples},
   };
 }
 
@@ -344,7 +463,32 @@ std::string ReportMarkdown(const Report& report) {
                     s.problems, s.r_hat_mean);
   md += "![modes and divergence positions](report.svg)\n\n";
 
-  md += "## Failure modes\n\n| mode | samples | fraction |\n|---|---:|---:|\n";
+  auto pass_cell = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.2f}%", 100 * *v) : std::string("n/a");
+  };
+  md += fmt::format(
+      "## Tests passed\n\n{} samples ({}) pass every test. pass@k (unbiased estimator, mean "
+      "over problems; n/a where some problem has fewer than k samples):\n\n"
+      "| | pass@1 | pass@10 | pass@100 |\n|---|---:|---:|---:|\n| all samples | {} | {} | {} |\n",
+      s.passing, Pct(s.samples ? static_cast<double>(s.passing) / s.samples : 0),
+      pass_cell(s.pass_at[0]), pass_cell(s.pass_at[1]), pass_cell(s.pass_at[2]));
+  for (const auto& [m, v] : s.pass_at_by_model) {
+    md += fmt::format("| {} | {} | {} | {} |\n", MdEscape(ModelName(m)), pass_cell(v[0]),
+                      pass_cell(v[1]), pass_cell(v[2]));
+  }
+  md +=
+      "\nCORRECT is not \"passes the tests\": a program that passes every test is CONSTRAINT "
+      "when a static gate (I_C, I_cmp) rejects it (eq. 5; `--passing-bypasses-gates` turns "
+      "that off), and pass@k counts every passing program.\n\n";
+  if (s.empty > 0) {
+    md += fmt::format(
+        "{} samples ({}) are empty (the completion holds no code): graded, never localized, "
+        "left out of the mode tables below, counted as failures in pass@k.\n\n",
+        s.empty, Pct(static_cast<double>(s.empty) / s.samples));
+  }
+
+  md += fmt::format("## Failure modes\n\n{} non-empty samples.\n\n", s.modes.total());
+  md += "| mode | samples | fraction |\n|---|---:|---:|\n";
   for (FailureMode m : kModes) {
     md += fmt::format("| {} | {} | {} |\n", credit::FailureModeName(m), s.modes.count(m),
                       Pct(s.modes.fraction(m)));
@@ -446,6 +590,39 @@ std::string ReportMarkdown(const Report& report) {
     }
   }
 
+  // Per problem, worst first.
+  constexpr size_t kProblemRows = 30;
+  md += fmt::format(
+      "\n## Problems, worst first\n\n{} of {} problems (all of them are in report.json). "
+      "c = samples that pass every test; the mode mix is over non-empty samples.\n\n"
+      "| problem | n | c | empty | pass@1 | pass@10 | SYNTAX | CONSTRAINT | LOGIC | CORRECT |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+      std::min(kProblemRows, s.by_problem.size()), s.by_problem.size());
+  for (size_t i = 0; i < s.by_problem.size() && i < kProblemRows; ++i) {
+    const ProblemRow& row = s.by_problem[i];
+    md += fmt::format("| {} | {} | {} | {} | {} | {}", MdEscape(row.problem), row.samples,
+                      row.passing, row.empty, pass_cell(row.pass_at[0]), pass_cell(row.pass_at[1]));
+    for (FailureMode m : kModes) md += fmt::format(" | {}", row.modes.count(m));
+    md += " |\n";
+  }
+  if (!s.examples.empty()) {
+    md +=
+        "\n## Examples to look at\n\nOne sample per mode and per divergence kind, then the "
+        "worst problems' first failing sample. `egca-batch show STORE KEY` prints its route and "
+        "trace view (`--html FILE` writes the page; `egca-batch report --views` writes the pages "
+        "of all of them and links them here).\n\n| example | problem | key | why |\n"
+        "|---|---|---|---|\n";
+    for (const ExampleRef& e : s.examples) {
+      std::string key = fmt::format("`{}{}`", HexKey(e.key), e.dup > 0 ? fmt::format("#{}", e.dup) : "");
+      auto view = report.options.example_views.find(fmt::format("{}#{}", HexKey(e.key), e.dup));
+      if (view != report.options.example_views.end()) {
+        key = fmt::format("[{}]({})", key, view->second);
+      }
+      md += fmt::format("| {} | {} | {} | {} |\n", MdEscape(e.label), MdEscape(e.problem), key,
+                        MdEscape(Shorten(e.what, 120)));
+    }
+  }
+
   md += fmt::format("\n## Bad records\n\n{} bad input records were reported and skipped.\n",
                     s.bad.size());
   if (!s.bad.empty()) {
@@ -490,7 +667,7 @@ std::string ReportSvg(const Report& report) {
   for (const auto& [d, c] : s.by_difficulty) difficulties.push_back({DifficultyName(d), c});
   if (!models.empty()) groups.push_back({"by source model", models});
   if (!difficulties.empty()) groups.push_back({"by difficulty", difficulties});
-  if (s.by_kind.size() > 1) {
+  if (!s.by_kind.empty()) {
     std::vector<Row> kinds;
     for (const auto& [k, c] : s.by_kind) kinds.push_back({DifficultyName(k), c});
     groups.push_back({"by how the problem is tested", kinds});

@@ -202,6 +202,8 @@ std::string SampleRecordJson(const SampleRecord& r) {
             {"model", r.model},
             {"difficulty", r.difficulty},
             {"origin", r.origin},
+            {"sample_id", r.sample_id},
+            {"empty", r.empty},
             {"mode", credit::FailureModeName(r.mode)},
             {"reason", r.reason},
             {"verdict", r.verdict},
@@ -230,7 +232,8 @@ std::string SampleRecordJson(const SampleRecord& r) {
             {"program_lines", r.program_lines},
             {"grade_seconds", r.grade_seconds},
             {"localize_seconds", r.localize_seconds},
-            {"shared_result", r.shared_result}};
+            {"shared_result", r.shared_result},
+            {"program", r.program}};
   // Invalid UTF-8 in a message (a candidate's exception text) must not make the store
   // unwritable: replace it.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -262,6 +265,10 @@ StatusOr<SampleRecord> ParseSampleRecord(std::string_view text) {
   r.model = in.String("model");
   r.difficulty = in.String("difficulty");
   r.origin = in.String("origin");
+  // Stores written before these fields existed lack them.
+  if (j.contains("sample_id")) r.sample_id = in.String("sample_id");
+  if (j.contains("empty")) r.empty = in.Bool("empty");
+  if (j.contains("program")) r.program = in.String("program");
   std::string mode = in.String("mode");
   r.reason = in.String("reason");
   r.verdict = in.String("verdict");

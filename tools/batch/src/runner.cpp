@@ -183,6 +183,9 @@ SampleRecord MakeRecord(const Sample& sample, const ProblemRecord& problem,
   out.model = sample.model;
   out.difficulty = problem.difficulty;
   out.origin = sample.origin;
+  out.sample_id = sample.sample_id;
+  out.program = program.code;
+  out.empty = program.empty;
   out.mode = r.mode;
   out.reason = r.reason;
   if (r.first_failing_test >= 0 &&
@@ -297,7 +300,12 @@ void Runner::Plan(std::vector<BadRecord>* bad) {
   // Problems by id (first wins: the loaders already report duplicates).
   std::unordered_map<std::string, size_t> by_id;
   std::vector<int64_t> work_index(problems_.size(), -1);
-  for (size_t i = 0; i < problems_.size(); ++i) by_id.emplace(problems_[i].id, i);
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < problems_.size(); ++i) {
+    by_id.emplace(problems_[i].id, i);
+    ids.push_back(problems_[i].id);
+  }
+  std::unordered_map<std::string, std::string> hints;  // unknown id -> did-you-mean text
 
   std::set<std::tuple<std::string, uint64_t, int32_t>> done;
   for (const auto& r : store_->existing().samples) done.emplace(r.problem, r.key, r.dup);
@@ -311,8 +319,15 @@ void Runner::Plan(std::vector<BadRecord>* bad) {
     const Sample& sample = samples_[s];
     auto found = by_id.find(sample.problem_id);
     if (found == by_id.end()) {
-      bad->push_back(BadAt(sample.origin,
-                           fmt::format("sample for unknown problem \"{}\"", sample.problem_id)));
+      auto hint = hints.find(sample.problem_id);
+      if (hint == hints.end()) {
+        std::string nearest = NearestProblemId(sample.problem_id, ids);
+        hint = hints.emplace(sample.problem_id,
+                             nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest))
+                   .first;
+      }
+      bad->push_back(BadAt(sample.origin, fmt::format("sample for unknown problem \"{}\"{}",
+                                                      sample.problem_id, hint->second)));
       continue;
     }
     const ProblemRecord& problem = problems_[found->second];
@@ -513,8 +528,10 @@ Status Runner::RouteTask(Task& t, int worker) {
   WorkProblem& p = work_.problems[t.problem];
   const ProblemRecord& problem = *p.record;
   ReferenceKind kind = p.resolution.reference;
-  gates::Router& r =
-      *routers_[worker][problem.apps_conventions ? 1 : 0][kind == ReferenceKind::kNone ? 1 : 0];
+  // An empty sample is graded only: nothing of it to compare or localize (a body sample's
+  // program is the prompt alone, whose lines no completion token produced).
+  const bool bare = kind == ReferenceKind::kNone || t.program.empty;
+  gates::Router& r = *routers_[worker][problem.apps_conventions ? 1 : 0][bare ? 1 : 0];
   auto routed = r.Route(t.program.code, p.routing);
   if (!routed.ok()) {
     Error(fmt::format("{}: {}: {}", samples_[t.items.front().sample].origin, problem.id,

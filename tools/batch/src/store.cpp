@@ -162,6 +162,7 @@ std::string RunConfig::ToJson() const {
             {"timeout_seconds", timeout_seconds},
             {"runtime_error_is_logic", runtime_error_is_logic},
             {"check_comparability", check_comparability},
+            {"passing_bypasses_gates", passing_bypasses_gates},
             {"limit", limit},
             {"max_program_bytes", max_program_bytes},
             {"seed", seed},
@@ -186,6 +187,10 @@ StatusOr<RunConfig> RunConfig::FromJson(std::string_view text) {
     c.timeout_seconds = j.at("timeout_seconds").get<double>();
     c.runtime_error_is_logic = j.at("runtime_error_is_logic").get<bool>();
     c.check_comparability = j.at("check_comparability").get<bool>();
+    // Absent in stores written before the option existed (it was off).
+    if (j.contains("passing_bypasses_gates")) {
+      c.passing_bypasses_gates = j.at("passing_bypasses_gates").get<bool>();
+    }
     c.limit = j.at("limit").get<int64_t>();
     c.max_program_bytes = j.at("max_program_bytes").get<uint64_t>();
     c.seed = j.at("seed").get<uint64_t>();

@@ -53,7 +53,9 @@ struct ExtractedProgram {
 // (any case), the last one that defines `def <entry_point>(` if an entry point is given,
 // else the last one with a top-level def/class, else the longest; blocks in other languages
 // only if there is no Python-looking block. An opening fence with a language inside an open
-// block closes it (LLMs forget closing fences). Without fences: the completion as is if it
+// block closes it (LLMs forget closing fences), and so does a closing fence glued to the
+// end of a code line ("    return x```": the code before it is kept). Without fence lines,
+// a glued closing fence ends the code the same way. Without fences: the completion as is if it
 // parses; otherwise from the first line that starts a Python statement (def/class/import/
 // from/@/async/if __name__, after any common indentation) to the longest following prefix
 // that parses, cutting at most 64 trailing lines of prose; if nothing parses, from that

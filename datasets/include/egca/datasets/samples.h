@@ -5,9 +5,13 @@
 // Sample JSONL, one object per line:
 //   {"problem_id": "HumanEval/0", "completion": "...",          required, strings
 //    "model": "codegen16B", "sample_id": "...",                   optional strings
-//    "completion_is_body": true,                                  optional bool (false)
+//    "completion_is_body": true,                                  optional bool (false;
+//                                                                 null: ProgramOf decides)
 //    "reported_solved": true}                                     optional bool (the source's
 //                                                                 own verdict; absent: unknown)
+// The sample files of the official harnesses are read too: human-eval's
+// {"task_id", "completion"} (a function body or a whole program: decided per sample by
+// ProgramOf, Sample::detect_body) and evalplus's {"task_id", "solution"} (a whole program).
 // Converters produce problem ids exactly as the loaders in datasets.h do.
 #pragma once
 
@@ -89,24 +93,49 @@ StatusOr<std::vector<Sample>> ConvertSamples(const std::string& path, SampleSour
                                              const ConvertOptions& options, LoadReport* report);
 
 // The program that is run for a sample, and where it sits in the completion.
+//
+// What is executed, as the official harnesses execute it:
+//   body samples      prompt + completion (human-eval's check_correctness runs exactly
+//                     that), the completion cut at a closing Markdown fence;
+//   whole programs    the prompt's context, then the program extracted from the completion
+//                     (cfg::ExtractProgram: fences, prose). The context is what prompt +
+//                     completion would have defined and the completion does not: the
+//                     prompt's imports, module-level assignments and helper functions and
+//                     classes (e.g. HumanEval/38's encode_cyclic), without the entry point's
+//                     own stub, any top-level def/class the program defines itself, and
+//                     any import line the program has too. Problems whose prompt is not code (MBPP, APPS) get none.
 struct SampleProgram {
   std::string code;
-  // completion byte = code byte + offset, when no dedent happened. Body samples: code is
-  // prompt + completion, so offset = -prompt size (negative: code bytes before the
-  // completion are the prompt's, which no completion token produced).
+  // completion byte = code byte + offset, when no dedent happened. Code bytes before the
+  // completion's (the prompt of a body sample, the prompt's context) have a negative
+  // completion byte: no completion token produced them.
   int64_t offset = 0;
   bool from_body = false;  // true: prompt + completion; `extraction` unused
   cfg::ExtractedProgram extraction;  // the cfg::ExtractProgram result otherwise
+  // Whole programs: bytes of the prompt's context at the start of `code`.
+  uint32_t context_bytes = 0;
+  // The completion holds no code (blank, only comments, an empty fence): an empty sample
+  // (API failures). Graded, counted apart, never localized.
+  bool empty = false;
 
-  // Completion byte of code byte `code_byte`; -1 when the byte lies in the prompt (body
-  // samples). Exact with dedent (delegates to the extraction's line map).
+  // Completion byte of code byte `code_byte`; -1 when the byte lies in the prompt or its
+  // context. Exact with dedent (delegates to the extraction's line map).
   int64_t ToCompletionByte(int64_t code_byte) const;
   // "body" or cfg::ExtractionKindName() of the extraction ("whole", "fence", ...).
   const char* KindName() const;
 };
 
-// Body samples: prompt + completion. Otherwise cfg::ExtractProgram(completion) with the
-// problem's entry point, so the right fenced block is chosen.
+// Body samples (completion_is_body, or detect_body and the completion does not define the
+// entry point): prompt + completion. Otherwise the prompt's context + cfg::ExtractProgram(
+// completion) with the problem's entry point, so the right fenced block is chosen.
 SampleProgram ProgramOf(const Sample& sample, const ProblemRecord& problem);
+
+// The prompt's context a whole program runs after (see SampleProgram); "" when the prompt
+// is not code or has nothing the program lacks.
+std::string PromptContext(const ProblemRecord& problem, std::string_view program);
+
+// Whether the problem's prompt is code the completion continues (HumanEval: the reference
+// starts with the prompt, which defines the entry point).
+bool PromptIsCode(const ProblemRecord& problem);
 
 }  // namespace egca::datasets

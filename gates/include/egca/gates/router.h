@@ -1,8 +1,10 @@
 // Failure-mode router m(y) (EGCA section 3.5, eq. 5, appendix D.2), in priority order:
 //   SYNTAX      y does not compile, or raises at run time (span: the compiler's location,
 //               or the statement the interpreter was executing when the exception escaped)
-//   CONSTRAINT  I_C(y) = 0 (a constraint checker rejects it) or I_cmp(y) = 0 (its CFG is
-//               not comparable to the reference's, egca::cfg::CompareStructure)
+//   CONSTRAINT  I_C(y) = 0 (a constraint checker rejects it, or the tests' own code raised
+//               NameError: the program lacks a name the tests use, kDefinesTestedNames) or
+//               I_cmp(y) = 0 (its CFG is not comparable to the reference's,
+//               egca::cfg::CompareStructure)
 //   CORRECT     R_hat(y) = 1 and I_C(y) = 1
 //   LOGIC       otherwise; the earliest divergence against the reference is localized on
 //               the first failing test (egca::diff), plus the last divergence and a seeded
@@ -52,6 +54,10 @@ namespace egca::gates {
 using credit::FailureMode;
 using credit::FailureModeName;
 
+// The constraint the router adds when the tests' own code raises NameError: the program
+// does not define a name the tests use (the entry point or a helper).
+inline constexpr const char* kDefinesTestedNames = "defines_tested_names";
+
 // One violated constraint of a candidate: which constraint, why, and where.
 struct ConstraintViolation {
   std::string constraint;          // the checker's name(), e.g. "max_loop_depth"
@@ -98,16 +104,19 @@ struct RouterOptions {
   // appendix D.2 reads "LOGIC: executes but fails tests". On: run-time errors go to LOGIC.
   bool runtime_error_is_logic = false;
   bool check_comparability = true;
+  // EGCA section 5's suggested bypass: a program that passes every test is CORRECT even
+  // when a static gate (I_C, I_cmp) rejects it, with R = R_hat (the violations are still
+  // reported). Off (default): eq. 5 as written, such a program is CONSTRAINT.
+  bool passing_bypasses_gates = false;
   bool localize = true;  // off: route only
   // A timed-out candidate's traced re-run is stopped after this long (wall seconds).
   double bounded_trace_seconds = 0.25;
   uint64_t bounded_trace_events = 50000;  // event cap of that re-run
 
   GradingTrace grading_trace = GradingTrace::kAuto;
-  // How a test is traced during grading: on (default), the child runs it untraced and only
-  // a failing run is repeated traced in the same child (tracer::RunOptions::
-  // retrace_failures), so a passing test costs nothing extra; off, the graded run itself
-  // is traced.
+  // How a test is traced during grading: on (default), it runs untraced and only a failing
+  // run is repeated traced in a second child (tracer::RunOptions::retrace_failures), so a
+  // passing test costs nothing extra; off, the graded run itself is traced.
   bool grading_retrace = true;
   // kAuto's threshold on the reference's trace of a test (events) when the graded run itself
   // is traced (grading_retrace off).

@@ -83,6 +83,12 @@ struct ChildOutcome {
   int pid = 0;                  // the child's pid as the caller sees it (diagnostics, tests)
 };
 
+// What a child needs to read to run a dynamically linked program and an interpreter from
+// the system's packages: /usr/lib (shared libraries, Python's stdlib, locales), /lib,
+// /lib64, /usr/lib64, time zones, /etc/ld.so.cache, /etc/localtime, /etc/ssl, and the
+// user and group databases (pwd/grp lookups).
+std::vector<std::string> DefaultReadablePaths();
+
 // Runs in the forked child after isolation is applied. `payload` is ChildRequest::payload;
 // write the result bytes to `result_fd` (blocking writes; the server drains it
 // concurrently). The return value becomes the child's exit code. Must not return into
@@ -100,6 +106,12 @@ struct ForkServerOptions {
   // where they misbehave). ProbeCapabilities() reports what the machine allows.
   bool use_namespaces = true;
   bool use_landlock = true;
+  // With Landlock: children may read (and map executable) only beneath these paths, their
+  // private directory, /dev/null, /dev/zero, /dev/urandom, /dev/random and their own
+  // /proc/<pid>: no data set, test file, user file or other process's /proc entry. Paths
+  // missing on the host are skipped. confine_reads = false leaves reads unconfined.
+  bool confine_reads = true;
+  std::vector<std::string> readable_paths = DefaultReadablePaths();
   // How a forbidden system call reaches the server. true: a seccomp notification listener
   // (the call is always named, even when the program blocked every signal, as glibc's
   // posix_spawn does). false: a SIGSYS handler in the child, ~0.4 ms cheaper per run, but a

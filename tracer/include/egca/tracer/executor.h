@@ -61,14 +61,15 @@ struct RunOptions {
   TraceMode trace_mode = TraceMode::kNone;
   TraceOptions trace;  // used when trace_mode == kNative
   // kNative: return TestResult::trace only for a test that did not pass; a passing run's
-  // trace is dropped in the child (never serialized or shipped). For grading with tracing
-  // on, where only a failing test's trace is wanted.
+  // trace is dropped by the parent (the child never knows whether it passed: it does not
+  // see the expected value). For grading with tracing on, where only a failing test's
+  // trace is wanted.
   bool trace_failures_only = false;
-  // kNative: run the test untraced; only if it fails with a wrong answer or an exception,
-  // run it again traced in the same child (no second fork). The verdict is always the
-  // untraced run's; TestResult::trace is the second run's (a passing test has none). The
-  // second run shares the child's limits: if it exceeds them the verdict is TIMEOUT etc.,
-  // so a caller that needs the untraced verdict must re-run such a test untraced.
+  // kNative: run the test untraced; only if it fails with a wrong answer, an early exit or
+  // an exception, run it again traced in a second child (the parent judges, so only it
+  // knows that the test failed). The verdict is always the untraced run's;
+  // TestResult::trace is the second run's (a passing test has none; a second run stopped by
+  // a limit leaves none), and TestResult's other fields are the first run's.
   bool retrace_failures = false;
   // With retrace_failures: also retrace a test whose candidate code raised an exception
   // (an exception located in the program; a failing assert of the test code is always

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "egca/core/status.h"
@@ -28,6 +29,16 @@ struct TestArgs {
 // Errors (kInvalidArgument / file errors) name the option or file: bad JSON, mismatched
 // counts, unreadable files, a check() file without --entry-point, no tests at all. Every
 // test gets a name ("add(1, 2)", the stdin file, "test N").
+// Conflicting or ignored options are errors too (--fn with --stdin or --tests; --setup or
+// --entry-point without --tests), and so is a tests file with no test in it (empty, only
+// comments, no assert/raise/check). A check() file that ends with the top-level call
+// `check(NAME)`, as the official HumanEval harness runs it, needs no --entry-point.
 StatusOr<std::vector<TestCase>> BuildTests(const TestArgs& args);
+
+// The JSON form of a plain Python value printed by repr() (None, True/False, int, float,
+// str, list, tuple -> array, dict with str keys -> object), e.g. a reference's returned
+// value that becomes a test's expected value. INVALID_ARGUMENT for anything else (sets,
+// bytes, objects, inf/nan, a cut-off repr ending in "...").
+StatusOr<std::string> PythonReprToJson(std::string_view repr);
 
 }  // namespace egca::tracer

@@ -76,7 +76,8 @@ StatusOr<std::vector<TestCase>> ParseTestsJson(const std::string& json, const st
 StatusOr<std::vector<TestCase>> TestsFromAppsInputOutput(const std::string& json,
                                                          const std::string& origin);
 
-// MBPP: one kAssert test per line of `test_list`, each with `test_setup_code`.
+// MBPP: one kAssert test per line of `test_list`, each with `test_setup_code`, named by
+// the assert line itself.
 std::vector<TestCase> TestsFromAssertLines(const std::vector<std::string>& assert_lines,
                                            const std::string& setup_code);
 

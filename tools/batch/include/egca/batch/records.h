@@ -20,6 +20,7 @@ using datasets::LoadProblems;
 using datasets::LoadReport;
 using datasets::LoadSamples;
 using datasets::MapCoderCallTests;
+using datasets::NearestProblemId;
 using datasets::ParseDatasetFormat;
 using datasets::ParseSampleSource;
 using datasets::ProblemRecord;

@@ -14,6 +14,14 @@
 //   K             execution boundaries of the program (block boundaries of every scope),
 //                 averaged over samples whose program parses (not SYNTAX).
 //   trigger rate  localized samples (LOGIC with an earliest divergence) / all samples.
+//   empty         samples whose completion holds no code (API failures): counted apart,
+//                 left out of the mode fractions, K and positions, counted as failures in
+//                 pass@k.
+//   passes        the sample passes every test (R_hat = 1), whatever its mode: CORRECT is
+//                 not "passes the tests" (a passing program the gates reject is CONSTRAINT).
+//   pass@k        the unbiased estimator (credit::PassAtK) per problem, n = its samples,
+//                 c = those that pass every test, averaged over problems; reported for
+//                 k = 1, 10, 100 where every problem has n >= k.
 //   position      SampleRecord::relative_position, binned into `position_bins` equal bins
 //                 of [0, 1); spans starting in the prompt are counted apart.
 #pragma once
@@ -21,6 +29,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +52,29 @@ struct ReportOptions {
   int position_bins = 10;
   int top = 10;  // rows of the "most frequent" tables
   std::string title = "egca-batch report";
+  // Pages written for the examples ("KEY#DUP" -> path relative to report.md, e.g.
+  // "views/0123456789abcdef-0.html"): report.md links them (egca-batch report --views).
+  std::map<std::string, std::string> example_views;
+};
+
+// One problem's samples: n, c (pass every test), pass@k, the mode mix, an example.
+struct ProblemRow {
+  std::string problem;
+  int64_t samples = 0;  // n
+  int64_t passing = 0;  // c
+  int64_t empty = 0;
+  ModeCounts modes;     // non-empty samples
+  std::array<std::optional<double>, 3> pass_at{};  // k = 1, 10, 100 (absent: n < k)
+  uint64_t first_failing_key = 0;  // the smallest key of a sample that fails a test (0: none)
+};
+
+// A sample the report points at, to be looked at with `egca-batch show STORE KEY`.
+struct ExampleRef {
+  std::string label;  // "LOGIC", "divergence: value", "worst problem HumanEval/3"
+  std::string problem;
+  uint64_t key = 0;
+  int32_t dup = 0;
+  std::string what;  // its reason, one line
 };
 
 struct FailedReference {
@@ -51,10 +83,19 @@ struct FailedReference {
   ReferenceKind fallback = ReferenceKind::kStandIn;
 };
 
+// k of pass@k, in ProblemRow::pass_at / ReportSummary::pass_at order.
+inline constexpr std::array<int64_t, 3> kPassAtK = {1, 10, 100};
+
 struct ReportSummary {
-  int64_t samples = 0;
+  int64_t samples = 0;  // every sample, empty ones included
   int64_t problems = 0;
-  ModeCounts modes;
+  int64_t empty = 0;    // empty samples (not in `modes` or the other mode tables)
+  int64_t passing = 0;  // samples that pass every test, whatever their mode
+  ModeCounts modes;     // non-empty samples
+  std::array<std::optional<double>, 3> pass_at{};  // mean over problems, kPassAtK order
+  std::map<std::string, std::array<std::optional<double>, 3>> pass_at_by_model;
+  std::vector<ProblemRow> by_problem;  // worst first: pass@1 ascending, then more samples
+  std::vector<ExampleRef> examples;    // one per mode and divergence kind, then worst problems
   std::map<std::string, ModeCounts> by_difficulty;  // "" shown as "unknown"
   std::map<std::string, ModeCounts> by_model;
   std::map<std::string, ModeCounts> by_kind;  // ProblemResolution::kind of the sample's problem

@@ -82,6 +82,13 @@ struct SampleRecord {
   std::string model;
   std::string difficulty;
   std::string origin;  // "<file>:<line>"
+  std::string sample_id;  // Sample::sample_id ("" when the sample file gives none)
+  // The program that was run (datasets::ProgramOf), so that one sample can be shown again
+  // (`egca-batch show`) without the sample file.
+  std::string program;
+  // The completion holds no code (datasets::SampleProgram::empty): graded, never
+  // localized, and counted apart from the modes in the report.
+  bool empty = false;
 
   FailureMode mode = FailureMode::kCorrect;
   std::string reason;

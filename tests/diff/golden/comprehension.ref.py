@@ -1,0 +1,4 @@
+def scale(xs):
+    t = len(xs)
+    ys = [v * t for v in xs]
+    return sum(ys)
