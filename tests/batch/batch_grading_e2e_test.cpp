@@ -182,7 +182,7 @@ TEST(EgcaBatchGrading, GradesLikeTheOfficialHarness) {
 TEST(EgcaBatchGrading, NoMatchingSampleIsAnError) {
   ScratchDir dir("batch_grading_no_match");
   BatchRun r = RunBatch(dir, Record("MBPP/2", "completion", "def f():\n    pass\n") +
-                            Record("humaneval_5", "completion", "    return []\n"));
+                                 Record("humaneval_5", "completion", "    return []\n"));
   EXPECT_EQ(r.out.exit_code, 2) << r.out.out;
   EXPECT_NE(r.out.out.find("no sample matches a problem of --problems (the first is for "
                            "\"MBPP/2\")"),

@@ -144,15 +144,20 @@ int main(int argc, char** argv) {
   if (auto exit_code = egca::tools::ParseArgs(app, argc, argv, "egca-cfg")) return *exit_code;
   // Options another option makes meaningless are errors, not silently ignored.
   const char* conflict = nullptr;
-  if (!compare.empty() && boundaries) conflict = "--compare and --boundaries conflict: "
-                                                 "--compare prints similarity, not boundaries";
-  else if (!compare.empty() && statements) conflict = "--compare and --statements conflict";
+  if (!compare.empty() && boundaries)
+    conflict =
+        "--compare and --boundaries conflict: "
+        "--compare prints similarity, not boundaries";
+  else if (!compare.empty() && statements)
+    conflict = "--compare and --statements conflict";
   else if (!compare.empty() && !function.empty())
     conflict = "--compare and --function conflict: --compare compares every scope";
-  else if (statements && !boundaries) conflict = "--statements needs --boundaries";
+  else if (statements && !boundaries)
+    conflict = "--statements needs --boundaries";
   else if (threshold_opt->count() > 0 && compare.empty())
     conflict = "--threshold needs --compare REF";
-  else if (!entry_point.empty() && !extract) conflict = "--entry-point needs --extract";
+  else if (!entry_point.empty() && !extract)
+    conflict = "--entry-point needs --extract";
   if (conflict != nullptr) {
     fmt::print(stderr, "egca-cfg: {}\n", conflict);
     return 2;

@@ -322,8 +322,9 @@ void Runner::Plan(std::vector<BadRecord>* bad) {
       auto hint = hints.find(sample.problem_id);
       if (hint == hints.end()) {
         std::string nearest = NearestProblemId(sample.problem_id, ids);
-        hint = hints.emplace(sample.problem_id,
-                             nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest))
+        hint = hints
+                   .emplace(sample.problem_id,
+                            nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest))
                    .first;
       }
       bad->push_back(BadAt(sample.origin, fmt::format("sample for unknown problem \"{}\"{}",
