@@ -271,6 +271,12 @@ TEST_F(EgcaTrace, PassingButNotComparableAndTheBypass) {
   EXPECT_EQ(gated["mode"], "CONSTRAINT");
   EXPECT_EQ(gated["pass_fraction"], 1.0);
   EXPECT_EQ(gated["comparable"], false);
+  EXPECT_TRUE(gated["passes_all_tests"].get<bool>());
+  RunOutput text = Invoke(cand + " " + ref +
+                          " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]'");
+  EXPECT_NE(text.out.find("passes all tests, but routed CONSTRAINT by a static gate"),
+            std::string::npos)
+      << text.out;
   json bypassed = json::parse(Invoke(args + " --passing-bypasses-gates").out);
   EXPECT_EQ(bypassed["mode"], "CORRECT");
   EXPECT_EQ(bypassed["reward"], 1.0);

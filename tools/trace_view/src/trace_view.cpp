@@ -86,6 +86,15 @@ std::string Changes(const Step& s, size_t width) {
   return OneLine(out, width);
 }
 
+// Passing every test is not CORRECT when a gate rejects the program (eq. 5): say so.
+std::string PassesGatedNote(const RouteResult& r) {
+  if (!r.grading.all_passed() || r.mode == FailureMode::kCorrect) return "";
+  return fmt::format(
+      "passes all tests, but routed {} by a static gate (eq. 5; --passing-bypasses-gates: "
+      "CORRECT)",
+      egca::gates::FailureModeName(r.mode));
+}
+
 // Index of the last pair to show: the earliest divergence's pair (a control divergence is
 // detected at the pair after the blamed step).
 size_t LastPairShown(const DivergenceReport& r) {
@@ -168,7 +177,9 @@ void PrintTextOf(const RouteResult& r, const std::vector<egca::tracer::TestCase>
                r.comparability->comparable ? 1 : 0, r.comparability->score,
                r.comparability->threshold);
   }
-  fmt::print("\n\n");
+  fmt::print("\n");
+  if (!PassesGatedNote(r).empty()) fmt::print("{}\n", PassesGatedNote(r));
+  fmt::print("\n");
   const size_t name_width = std::clamp<size_t>(st.width / 4, 16, 32);
   const size_t detail_width = st.width > name_width + 26 ? st.width - name_width - 26 : 20;
   for (size_t i = 0; i < r.grading.tests.size(); ++i) {
@@ -295,6 +306,7 @@ json RouteJsonOf(const RouteResult& r, const std::vector<egca::tracer::TestCase>
   json j = {{"mode", egca::gates::FailureModeName(r.mode)},
             {"reason", r.reason},
             {"pass_fraction", r.pass_fraction},
+            {"passes_all_tests", r.grading.all_passed()},
             {"constraints_satisfied", r.constraints_satisfied},
             {"constraint_violations", ViolationsJson(r.constraint_violations)},
             {"reward", r.reward},
@@ -445,7 +457,9 @@ std::string HtmlOf(const RouteResult& r, const std::vector<egca::tracer::TestCas
   if (r.comparability)
     h += fmt::format(", I_cmp {} (similarity {:.3f})", r.comparability->comparable ? 1 : 0,
                      r.comparability->score);
-  h += "</p><table><tr><th>#</th><th>test</th><th>verdict</th><th>detail</th></tr>";
+  h += "</p>";
+  if (!PassesGatedNote(r).empty()) h += "<p><b>" + egca::XmlEscape(PassesGatedNote(r)) + "</b></p>";
+  h += "<table><tr><th>#</th><th>test</th><th>verdict</th><th>detail</th></tr>";
   for (size_t i = 0; i < r.grading.tests.size(); ++i) {
     const auto& v = r.grading.tests[i].verdict;
     h += fmt::format("<tr><td>{}</td><td>{}</td><td class={}>{}</td><td>{}</td></tr>", i + 1,
