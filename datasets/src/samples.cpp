@@ -26,9 +26,8 @@ StatusOr<std::vector<Sample>> LoadSamples(const std::string& path, LoadReport* r
     Sample s;
     // egca's problem_id, or the official harnesses' task_id; egca's / human-eval's
     // completion, or evalplus's solution (a whole program).
-    const char* id_key = r && !r->contains("problem_id") && r->contains("task_id")
-                             ? "task_id"
-                             : "problem_id";
+    const char* id_key =
+        r && !r->contains("problem_id") && r->contains("task_id") ? "task_id" : "problem_id";
     const bool solution = r && !r->contains("completion") && r->contains("solution");
     const char* code_key = solution ? "solution" : "completion";
     bool ok = r.has_value() && internal::GetString(*r, id_key, &s.problem_id, &error) &&
@@ -43,8 +42,8 @@ StatusOr<std::vector<Sample>> LoadSamples(const std::string& path, LoadReport* r
     // the record says which.
     if (ok && !solution) {
       auto marked = r->find("completion_is_body");
-      s.detect_body = marked == r->end() ? std::string_view(id_key) == "task_id"
-                                         : marked->is_null();
+      s.detect_body =
+          marked == r->end() ? std::string_view(id_key) == "task_id" : marked->is_null();
     }
     if (ok) {
       auto body = r->find("completion_is_body");
@@ -149,9 +148,7 @@ size_t BodyEnd(std::string_view completion) {
   return completion.size();
 }
 
-bool IsIdentifierChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
+bool IsIdentifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // A top-level `def NAME(` / `async def NAME(` / `class NAME` of `code`.
 bool DefinesTopLevel(std::string_view code, std::string_view name) {
@@ -177,8 +174,8 @@ bool DefinesTopLevel(std::string_view code, std::string_view name) {
 }  // namespace
 
 bool PromptIsCode(const ProblemRecord& problem) {
-  return !problem.entry_point.empty() && !problem.prompt.empty() &&
-         !problem.references.empty() && problem.references[0].rfind(problem.prompt, 0) == 0 &&
+  return !problem.entry_point.empty() && !problem.prompt.empty() && !problem.references.empty() &&
+         problem.references[0].rfind(problem.prompt, 0) == 0 &&
          DefinesTopLevel(problem.prompt, problem.entry_point);
 }
 

@@ -129,6 +129,11 @@ TEST(EgcaBatchGrading, GradesLikeTheOfficialHarness) {
                            std::string::npos;
   }
   EXPECT_TRUE(hinted) << r.summary["bad_records"].dump();
+  EXPECT_NE(r.out.out.find("bad record: " + dir.path().string() +
+                           "/samples.jsonl:6: sample for unknown problem \"humaneval/1\" "
+                           "(did you mean HumanEval/1?)"),
+            std::string::npos)
+      << r.out.out;
 
   // Point 10: pass@1 = mean over problems of c / n: HumanEval/0 1 of 2, the others 1 of 1
   // except HumanEval/9 (0 of 1).
@@ -182,7 +187,7 @@ TEST(EgcaBatchGrading, GradesLikeTheOfficialHarness) {
 TEST(EgcaBatchGrading, NoMatchingSampleIsAnError) {
   ScratchDir dir("batch_grading_no_match");
   BatchRun r = RunBatch(dir, Record("MBPP/2", "completion", "def f():\n    pass\n") +
-                            Record("humaneval_5", "completion", "    return []\n"));
+                                 Record("humaneval_5", "completion", "    return []\n"));
   EXPECT_EQ(r.out.exit_code, 2) << r.out.out;
   EXPECT_NE(r.out.out.find("no sample matches a problem of --problems (the first is for "
                            "\"MBPP/2\")"),

@@ -330,7 +330,7 @@ TEST(Report, PassAtKPerProblemAndEmptySamplesApart) {
   std::vector<std::string> labels;
   for (const ExampleRef& e : s.examples) labels.push_back(e.label);
   EXPECT_EQ(labels, (std::vector<std::string>{"SYNTAX", "CONSTRAINT", "LOGIC", "CORRECT",
-                                               "worst problem q2", "worst problem q1"}));
+                                              "worst problem q2", "worst problem q1"}));
   EXPECT_EQ(s.examples[5].key, 4u);  // q1's smallest failing key
   std::string md = ReportMarkdown(report);
   EXPECT_NE(md.find("| all samples | 15.00% | 50.00% | n/a |"), std::string::npos) << md;

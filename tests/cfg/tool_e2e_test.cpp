@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <vector>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace {
 

@@ -196,8 +196,7 @@ TEST(ProgramOf, WholeProgramsGetThePromptsImportsAndHelpers) {
   s.completion = "def decode_cyclic(s: str):\n    return encode_cyclic(encode_cyclic(s))\n";
   prog = ProgramOf(s, he38);
   EXPECT_NE(prog.code.find("def encode_cyclic(s: str):"), std::string::npos) << prog.code;
-  EXPECT_EQ(prog.code.find("takes as input string encoded with encode_cyclic"),
-            std::string::npos)
+  EXPECT_EQ(prog.code.find("takes as input string encoded with encode_cyclic"), std::string::npos)
       << prog.code;
   // A program that defines the helper itself keeps its own.
   s.completion = "def encode_cyclic(s):\n    return s\n\n\ndef decode_cyclic(s):\n    return s\n";
@@ -218,7 +217,7 @@ TEST(ProgramOf, WholeProgramsGetThePromptsImportsAndHelpers) {
 TEST(ProgramOf, EmptyCompletionsAreEmptySamples) {
   const ProblemRecord& he2 = HumanEval("HumanEval/2");
   Sample s;
-  for (const std::string& completion : {"", "\n\n", "    # TODO\n", "```python\n```\n"}) {
+  for (const char* completion : {"", "\n\n", "    # TODO\n", "```python\n```\n"}) {
     s.completion = completion;
     s.completion_is_body = false;
     EXPECT_TRUE(ProgramOf(s, he2).empty) << "program: " << completion;

@@ -38,8 +38,8 @@ TEST_P(DiffGolden, MatchesReviewedDump) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, DiffGolden,
                          ::testing::Values("lis", "renamed", "reordered", "extra_print",
-                                           "value_bug", "early_return", "recursion",
-                                           "rebinding", "comprehension"));
+                                           "value_bug", "early_return", "recursion", "rebinding",
+                                           "comprehension"));
 
 }  // namespace
 }  // namespace egca::diff

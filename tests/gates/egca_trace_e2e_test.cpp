@@ -9,13 +9,13 @@
 #include "common/scratch_dir.h"
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-#include <algorithm>
 
 #include "egca/core/files.h"
 
@@ -228,8 +228,8 @@ TEST_F(EgcaTrace, BadInputsAreOneLineExit2) {
 TEST_F(EgcaTrace, ACheckCallAtTheEndNamesTheEntryPoint) {
   std::string ref = Write("ref.py", "def inc(x):\n    return x + 1\n");
   std::string cand = Write("cand.py", "def inc(x):\n    return x + 2\n");
-  std::string test = Write("test.py",
-                           "def check(candidate):\n    assert candidate(1) == 2\n\ncheck(inc)\n");
+  std::string test =
+      Write("test.py", "def check(candidate):\n    assert candidate(1) == 2\n\ncheck(inc)\n");
   RunOutput r = Invoke(cand + " " + ref + " --tests " + test + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   json j = json::parse(r.out);
@@ -265,12 +265,18 @@ TEST_F(EgcaTrace, PassingButNotComparableAndTheBypass) {
   std::string ref = Write("ref.py", Lis("lis_correct.py"));
   std::string cand =
       Write("cand.py", "def longest_increasing_subsequence(nums):\n    return len(set(nums))\n");
-  std::string args = cand + " " + ref +
-                     " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --json";
+  std::string args =
+      cand + " " + ref + " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]' --json";
   json gated = json::parse(Invoke(args).out);
   EXPECT_EQ(gated["mode"], "CONSTRAINT");
   EXPECT_EQ(gated["pass_fraction"], 1.0);
   EXPECT_EQ(gated["comparable"], false);
+  EXPECT_TRUE(gated["passes_all_tests"].get<bool>());
+  RunOutput text = Invoke(cand + " " + ref +
+                          " --fn longest_increasing_subsequence --input '[[1, 3, 3, 5]]'");
+  EXPECT_NE(text.out.find("passes all tests, but routed CONSTRAINT by a static gate"),
+            std::string::npos)
+      << text.out;
   json bypassed = json::parse(Invoke(args + " --passing-bypasses-gates").out);
   EXPECT_EQ(bypassed["mode"], "CORRECT");
   EXPECT_EQ(bypassed["reward"], 1.0);
@@ -292,8 +298,7 @@ TEST_F(EgcaTrace, OneBasedTestNumbersAndTheHtmlPage) {
   EXPECT_EQ(doc["tests"][1]["number"], 2);
   EXPECT_EQ(doc["first_failing_test"], 2);
   RunOutput text = Invoke(args + " --html " + html, true);
-  EXPECT_NE(text.out.find("\n    2 longest_increasing_subseq"), std::string::npos)
-      << text.out;
+  EXPECT_NE(text.out.find("\n    2 longest_increasing_subseq"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("localized on test 2:"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("egca-trace: wrote " + html + "\n"), std::string::npos) << text.out;
   auto page = egca::ReadFile(html);
@@ -322,7 +327,9 @@ TEST_F(EgcaTrace, TablesFitTheWidth) {
     while (std::getline(lines, line)) {
       if (line.rfind(" step ", 0) == 0) in_table = true;
       if (line.empty()) in_table = false;
-      if (in_table) EXPECT_LE(line.size(), static_cast<size_t>(width)) << width << ": " << line;
+      if (in_table) {
+        EXPECT_LE(line.size(), static_cast<size_t>(width)) << width << ": " << line;
+      }
     }
   }
 }

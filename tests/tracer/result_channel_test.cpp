@@ -45,6 +45,25 @@ TEST(ResultChannel, PreparedThenCompletion) {
   EXPECT_EQ(out.completion.trace().events(0).line(), 3u);
 }
 
+TEST(ResultChannel, RetraceRecordOnlyAfterRetraceFollows) {
+  proto::ExecResult verdict = Record(proto::EXEC_RUNTIME_ERROR);
+  proto::ExecResult tail;
+  tail.mutable_trace()->add_events()->set_line(4);
+  std::string channel;
+  AppendResultFrame(Serialized(Record(proto::EXEC_PREPARED)), &channel);
+  std::string without = channel;
+  AppendResultFrame(Serialized(verdict), &without);
+  AppendResultFrame(Serialized(tail), &without);
+  EXPECT_FALSE(ParseResultChannel(without).has_retrace);
+  verdict.set_retrace_follows(true);
+  AppendResultFrame(Serialized(verdict), &channel);
+  AppendResultFrame(Serialized(tail), &channel);
+  ResultChannel out = ParseResultChannel(channel);
+  ASSERT_TRUE(out.has_retrace);
+  EXPECT_EQ(out.retrace.trace().events(0).line(), 4u);
+  EXPECT_EQ(out.completion.outcome(), proto::EXEC_RUNTIME_ERROR);
+}
+
 TEST(ResultChannel, TestErrorOnlyFromThePreparationRecord) {
   std::string channel;
   proto::ExecResult error = Record(proto::EXEC_TEST_ERROR);

@@ -170,6 +170,27 @@ TEST_F(TraceExecutorE2E, RetraceCutByALimitKeepsTheVerdict) {
   EXPECT_EQ(r->termination, sandbox::Termination::kExited);  // the graded run's own ending
 }
 
+// A failure the child sees itself (a failing assert) is retraced in the same child after
+// its record is written: the trace arrives with the verdict, and a retrace stopped by a
+// limit keeps that verdict (the child ends by the limit, not by itself).
+TEST_F(TraceExecutorE2E, VisibleFailureIsRetracedInTheSameChild) {
+  RunOptions options = UncappedRetrace(3);
+  StatusOr<TestResult> quick = executor_->Run(
+      "def f(n):\n    return n + 1\n", TestCase::Asserts("assert f(1) == 3\n"), options);
+  ASSERT_TRUE(quick.ok()) << quick.status().ToString();
+  EXPECT_EQ(quick->verdict.kind, sandbox::VerdictKind::kRuntimeError);
+  EXPECT_EQ(quick->verdict.error_type, "AssertionError");
+  ASSERT_NE(quick->trace, nullptr);
+  EXPECT_GT(quick->trace->events_size(), 0);
+  options.limits.cpu_seconds = 1;  // untraced ~0.1 s; traced to the end far more
+  StatusOr<TestResult> cut = executor_->Run(
+      kHeavyToTrace, TestCase::Asserts("assert f(1000000) == 0\n"), options);
+  ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+  EXPECT_EQ(cut->verdict.kind, sandbox::VerdictKind::kRuntimeError) << cut->verdict.detail;
+  EXPECT_EQ(cut->trace, nullptr);
+  EXPECT_NE(cut->termination, sandbox::Termination::kExited);  // stopped while retracing
+}
+
 // trace_budget_raises (the bounded trace of a timed-out test): the budget raises
 // TimeoutError in the looping program, recorded in its trace; a program that swallows it
 // is stopped 50 ms later all the same.

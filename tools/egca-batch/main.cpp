@@ -17,10 +17,10 @@
 // input, or a store that does not match the run.
 #include <fmt/format.h>
 
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
-#include <unistd.h>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -135,7 +135,6 @@ void PrintSummary(const Report& report) {
   }
 }
 
-
 // Some sample must belong to one of the problems: a run where none does is a mistake
 // (another data set, another id scheme), not an empty result.
 egca::Status CheckSamplesMatch(const std::vector<ProblemRecord>& problems,
@@ -165,8 +164,8 @@ egca::StatusOr<DatasetOptions> OptionsOfStore(const RunConfig& config) {
   const std::string& text = config.problems_format;
   while (true) {
     size_t plus = text.find('+', start);
-    parts.push_back(text.substr(start, plus == std::string::npos ? std::string::npos
-                                                                  : plus - start));
+    parts.push_back(
+        text.substr(start, plus == std::string::npos ? std::string::npos : plus - start));
     if (plus == std::string::npos) break;
     start = plus + 1;
   }
@@ -223,8 +222,8 @@ egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
     if (p.id == record.problem) problem = &p;
   }
   if (problem == nullptr) {
-    return egca::FailedPrecondition(fmt::format("problem {} is not in {} any more",
-                                                record.problem, store.config.problems_path));
+    return egca::FailedPrecondition(fmt::format("problem {} is not in {} any more", record.problem,
+                                                store.config.problems_path));
   }
   StoredRoute out;
   egca::gates::Problem routing;
@@ -276,9 +275,9 @@ egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
   EGCA_ASSIGN_OR_RETURN(out.route, r.Route(record.program, routing));
   out.tests = std::move(routing.tests);
   out.reference = std::move(routing.reference);
-  out.sample_name = fmt::format("sample {}#{} of {} ({}{})", HexKey(record.key), record.dup,
-                                record.problem, record.origin,
-                                record.model.empty() ? "" : ", " + record.model);
+  out.sample_name =
+      fmt::format("sample {}#{} of {} ({}{})", HexKey(record.key), record.dup, record.problem,
+                  record.origin, record.model.empty() ? "" : ", " + record.model);
   return out;
 }
 
@@ -301,8 +300,9 @@ egca::StatusOr<std::vector<ProblemRecord>> ProblemsOfStore(const StoreContents& 
 
 // report --views: an HTML view of every example the report lists, in OUT/views/, linked
 // from report.md. Returns the written views by "KEY#DUP" (relative paths).
-egca::StatusOr<std::map<std::string, std::string>> WriteExampleViews(
-    const StoreContents& store, const Report& report, const std::string& out_dir) {
+egca::StatusOr<std::map<std::string, std::string>> WriteExampleViews(const StoreContents& store,
+                                                                     const Report& report,
+                                                                     const std::string& out_dir) {
   std::map<std::string, std::string> written;
   if (report.summary.examples.empty()) return written;
   EGCA_ASSIGN_OR_RETURN(std::vector<ProblemRecord> problems, ProblemsOfStore(store));
@@ -352,7 +352,8 @@ int Show(const ShowArgs& a) {
   }
   if (!ParseHexKey(key_text, &key)) {
     return Fail(kExitUsage, fmt::format("KEY \"{}\": expected 16 hex digits (a sample key of "
-                                        "results.jsonl or report.md)", a.key));
+                                        "results.jsonl or report.md)",
+                                        a.key));
   }
   std::vector<const SampleRecord*> found;
   for (const SampleRecord& r : store.samples) {
@@ -378,9 +379,9 @@ int Show(const ShowArgs& a) {
   if (!executor.ok()) return Fail(kExitFailed, executor.status().ToString());
   auto routed = RouteStoredSample(store, problems.value(), record, executor.value().get());
   if (!routed.ok()) {
-    return Fail(routed.status().code() == egca::StatusCode::kFailedPrecondition ? kExitUsage
-                                                                                : kExitFailed,
-                a.store + ": " + routed.status().message());
+    return Fail(
+        routed.status().code() == egca::StatusCode::kFailedPrecondition ? kExitUsage : kExitFailed,
+        a.store + ": " + routed.status().message());
   }
   egca::tools::RouteViewInput view = ViewOf(routed.value(), record);
   if (a.json) {
@@ -398,8 +399,7 @@ int Show(const ShowArgs& a) {
   if (routed->route.mode != record.mode) {
     std::cerr << fmt::format("{}: note: routed {} now, the store has {} (egca commit {})\n", kTool,
                              egca::credit::FailureModeName(routed->route.mode),
-                             egca::credit::FailureModeName(record.mode),
-                             store.config.egca_commit);
+                             egca::credit::FailureModeName(record.mode), store.config.egca_commit);
   }
   if (!a.html.empty()) {
     egca::Status written = egca::WriteFileAtomic(a.html, egca::tools::RouteHtml(view));
@@ -689,7 +689,8 @@ int main(int argc, char** argv) {
   show->add_option("store", show_args.store, "store directory")->required();
   show->add_option("key", show_args.key, "sample key (HEX or HEX#DUP, as report.md lists them)")
       ->required();
-  show->add_option("--problem", show_args.problem, "the sample's problem (when the key is "
+  show->add_option("--problem", show_args.problem,
+                   "the sample's problem (when the key is "
                    "a sample of several)");
   show->add_option("--html", show_args.html, "also write a self-contained HTML page");
   show->add_flag("--json", show_args.json, "print one JSON document");

@@ -6,12 +6,14 @@
 //   egca-cfg prog.py --compare ref.py [--json]   similarity, I_cmp, scope/block matching
 //   egca-cfg completion.md --extract --entry-point f   extract the program first
 //
-// Exit status: 0 done, 1 the program (or reference) does not parse, 2 bad usage or
-// unreadable input.
+// Exit status: 0 done, 1 the program (or reference) does not parse, 2 bad usage (options
+// that conflict or would be ignored), unreadable input, a directory or an empty file: one
+// line on stderr.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "egca/tools/cli.h"
@@ -143,18 +145,19 @@ int main(int argc, char** argv) {
   app.add_option("--entry-point", entry_point, "function the program defines (for --extract)");
   if (auto exit_code = egca::tools::ParseArgs(app, argc, argv, "egca-cfg")) return *exit_code;
   // Options another option makes meaningless are errors, not silently ignored.
-  const char* conflict = nullptr;
-  if (!compare.empty() && boundaries) conflict = "--compare and --boundaries conflict: "
-                                                 "--compare prints similarity, not boundaries";
-  else if (!compare.empty() && statements) conflict = "--compare and --statements conflict";
-  else if (!compare.empty() && !function.empty())
-    conflict = "--compare and --function conflict: --compare compares every scope";
-  else if (statements && !boundaries) conflict = "--statements needs --boundaries";
-  else if (threshold_opt->count() > 0 && compare.empty())
-    conflict = "--threshold needs --compare REF";
-  else if (!entry_point.empty() && !extract) conflict = "--entry-point needs --extract";
-  if (conflict != nullptr) {
-    fmt::print(stderr, "egca-cfg: {}\n", conflict);
+  const std::pair<bool, const char*> conflicts[] = {
+      {!compare.empty() && boundaries,
+       "--compare and --boundaries conflict: --compare prints similarity, not boundaries"},
+      {!compare.empty() && statements, "--compare and --statements conflict"},
+      {!compare.empty() && !function.empty(),
+       "--compare and --function conflict: --compare compares every scope"},
+      {statements && !boundaries, "--statements needs --boundaries"},
+      {threshold_opt->count() > 0 && compare.empty(), "--threshold needs --compare REF"},
+      {!entry_point.empty() && !extract, "--entry-point needs --extract"},
+  };
+  for (const auto& [applies, message] : conflicts) {
+    if (!applies) continue;
+    fmt::print(stderr, "egca-cfg: {}\n", message);
     return 2;
   }
 

@@ -29,11 +29,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "egca/tools/cli.h"
-#include "egca/tools/trace_view.h"
 #include "egca/core/files.h"
 #include "egca/core/text.h"
 #include "egca/gates/router.h"
+#include "egca/tools/cli.h"
+#include "egca/tools/trace_view.h"
 #include "egca/tracer/test_args.h"
 #include "egca/tracer/trace.pb.h"
 
@@ -89,9 +89,9 @@ egca::Status CheckReference(egca::tracer::Executor& executor, const std::string&
     } else {
       auto expected = egca::tracer::PythonReprToJson(v.actual);
       if (!expected.ok()) {
-        return egca::InvalidArgument(fmt::format(
-            "test {} ({}): the reference's value {}; give --expect", i + 1, OneLine(t.name, 60),
-            expected.status().message()));
+        return egca::InvalidArgument(
+            fmt::format("test {} ({}): the reference's value {}; give --expect", i + 1,
+                        OneLine(t.name, 60), expected.status().message()));
       }
       t.expected_json = expected.value();
     }

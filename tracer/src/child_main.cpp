@@ -64,6 +64,9 @@ PyRef BuildRequestDict(const proto::ExecRequest& r) {
             SetString(d, "trace_mode", ModeName(r.trace_mode())) &&
             SetItem(d, "trace_seconds", PyFloat_FromDouble(r.trace_seconds())) &&
             SetItem(d, "trace_budget_raises", PyBool_FromLong(r.trace_budget_raises())) &&
+            SetItem(d, "retrace_visible_failures",
+                    PyBool_FromLong(r.retrace_visible_failures())) &&
+            SetItem(d, "retrace_exceptions", PyBool_FromLong(r.retrace_exceptions())) &&
             SetItem(d, "max_report_bytes", PyLong_FromUnsignedLong(r.max_report_bytes()));
   if (!ok) return PyRef();
   return dict;
@@ -186,7 +189,8 @@ void FlushStream(const char* name) {
 
 proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request,
                                       const std::function<void(const proto::ExecResult&)>& on_prepared,
-                                      std::string* serialized_trace) {
+                                      std::string* serialized_trace,
+                                      const std::function<void(const proto::ExecResult&)>& on_verdict) {
   proto::ExecResult result;
   PyObject* prepare_test = HarnessPrepareTest();
   PyObject* run_test = HarnessRunTest();
@@ -228,7 +232,17 @@ proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request,
     const uint64_t cap = request.max_value_bytes() > 0 ? request.max_value_bytes() : (16u << 20);
     FillResult(record.get(), static_cast<size_t>(cap), &result);
   }
-  if (native) {
+  bool keep_trace = true;
+  if (request.retrace_visible_failures()) {
+    // The graded run was untraced; only a failure seen here has a (second, traced) run.
+    keep_trace = record && PyDict_Check(record.get()) && HarnessRetracePending();
+    if (keep_trace) {
+      result.set_retrace_follows(true);
+      if (on_verdict) on_verdict(result);
+      HarnessRetrace();
+    }
+  }
+  if (native && keep_trace) {
     if (serialized_trace == nullptr) {
       TakeTrace(result.mutable_trace());
     } else if (!TakeSerializedTrace(serialized_trace)) {
@@ -353,11 +367,25 @@ int ExecutorChildMain(std::string_view payload, int result_fd) {
         test_error = prepared.outcome() == proto::EXEC_TEST_ERROR;
         write_frame(prepared, {});
       },
-      &trace);
+      &trace,
+      [&](const proto::ExecResult& verdict) {
+        // Committed before the traced second run: a limit hit during it costs the trace only.
+        FlushStream("stderr");
+        FlushStream("stdout");
+        proto::ExecResult keyed = verdict;
+        keyed.set_completion_key(key);
+        write_frame(keyed, {});
+      });
   FlushStream("stderr");
   FlushStream("stdout");
-  result.set_completion_key(key);
-  if (!test_error) write_frame(result, trace);
+  if (result.retrace_follows()) {
+    proto::ExecResult tail;
+    tail.set_completion_key(key);
+    write_frame(tail, trace);
+  } else if (!test_error) {
+    result.set_completion_key(key);
+    write_frame(result, trace);
+  }
   return channel_ok ? 0 : 73;
 }
 

@@ -20,10 +20,14 @@ namespace egca::tracer {
 // (ExecResult.value). With `serialized_trace`, the trace is not put in the record but
 // serialized (a proto::Trace) into *serialized_trace, straight from the recorder (empty:
 // no trace).
+// With retrace_visible_failures and a failure the child sees itself, `on_verdict` gets the
+// completion record (retrace_follows set) before the traced second run; the returned
+// record is that one with the second run's trace.
 proto::ExecResult RunRequestInProcess(
     const proto::ExecRequest& request,
     const std::function<void(const proto::ExecResult&)>& on_prepared = nullptr,
-    std::string* serialized_trace = nullptr);
+    std::string* serialized_trace = nullptr,
+    const std::function<void(const proto::ExecResult&)>& on_verdict = nullptr);
 
 // Runs trusted sample tests of every kind `rounds` times through the child's whole path
 // (request decoding, harness, record encoding) in this process. Called in the fork server

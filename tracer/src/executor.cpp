@@ -67,7 +67,8 @@ void TraceOptionsToProto(const TraceOptions& o, proto::TraceOptionsUsed* p) {
 // The request holds nothing the candidate could pass with: the expected value and the
 // expected output stay in this process (judge.h).
 proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
-                                const RunOptions& options, uint64_t max_value_bytes) {
+                                const RunOptions& options, uint64_t max_value_bytes,
+                                bool retrace_in_child) {
   proto::ExecRequest r;
   r.set_source(std::string(source));
   r.set_kind(KindToProto(test.kind));
@@ -82,7 +83,9 @@ proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
   if (options.trace_mode == TraceMode::kNative) {
     TraceOptionsToProto(options.trace, r.mutable_trace_options());
     r.set_trace_seconds(options.trace_seconds);
-    r.set_trace_budget_raises(options.trace_budget_raises);
+    r.set_trace_budget_raises(options.trace_budget_raises && !retrace_in_child);
+    r.set_retrace_visible_failures(retrace_in_child);
+    r.set_retrace_exceptions(options.retrace_exceptions);
   }
   r.set_max_report_bytes(options.max_report_bytes);
   r.set_max_value_bytes(max_value_bytes);
@@ -104,15 +107,6 @@ uint64_t ResultCap(const RunOptions& options) {
     cap = trace > options.limits.result_bytes ? options.limits.result_bytes : cap + trace + kRecordSlack;
   }
   return std::min(cap, options.limits.result_bytes);
-}
-
-// A failing run that with retrace_failures is run again traced: a wrong answer, an early
-// exit, a failing assert of the test code (an exception not located in the program), and
-// the program's own exception when retrace_exceptions.
-bool WantsRetrace(const sandbox::Verdict& v, bool exited, bool retrace_exceptions) {
-  if (v.kind == sandbox::VerdictKind::kWrongAnswer || exited) return true;
-  if (v.kind != sandbox::VerdictKind::kRuntimeError) return false;
-  return v.line <= 0 || retrace_exceptions;
 }
 
 // Rounds of the sample tests the server runs before forking (ExerciseChildPath): enough
@@ -151,33 +145,30 @@ class Executor::Impl {
   StatusOr<TestResult> Run(std::string_view source, const TestCase& test,
                            const RunOptions& options) {
     if (options.trace_mode != TraceMode::kNative || !options.retrace_failures) {
-      return RunOnce(source, test, options, nullptr);
+      return RunOnce(source, test, options, /*retrace_in_child=*/false);
     }
-    // The graded run is untraced; only a failing one is run again, traced, in a second
-    // child: the child cannot know whether it failed (it never sees the expected value).
-    RunOptions graded = options;
-    graded.trace_mode = TraceMode::kNone;
-    graded.retrace_failures = false;
-    graded.trace_failures_only = false;
-    graded.trace_seconds = 0;
-    graded.trace_budget_raises = false;
-    bool exited = false;
-    EGCA_ASSIGN_OR_RETURN(TestResult result, RunOnce(source, test, graded, &exited));
-    if (!WantsRetrace(result.verdict, exited, options.retrace_exceptions)) return result;
+    // The graded run is untraced. A failure the child sees itself (an early exit, a failing
+    // assert, an exception) is retraced in the same child after its record is written; a
+    // wrong answer, which only this process can find (the child never sees the expected
+    // value), is run again, traced, in a second child.
+    EGCA_ASSIGN_OR_RETURN(TestResult result,
+                          RunOnce(source, test, options, /*retrace_in_child=*/true));
+    if (result.verdict.kind != sandbox::VerdictKind::kWrongAnswer) return result;
     RunOptions traced = options;
     traced.retrace_failures = false;
     traced.trace_failures_only = false;
     traced.trace_budget_raises = false;
     // Its verdict does not count (a limit, the time budget): only its trace is wanted.
-    StatusOr<TestResult> second = RunOnce(source, test, traced, nullptr);
+    StatusOr<TestResult> second = RunOnce(source, test, traced, /*retrace_in_child=*/false);
     if (second.ok()) result.trace = second->trace;
     return result;
   }
 
  private:
-  // One child. *exited (if given): the program ended itself before its test completed.
+  // One child. retrace_in_child: with native tracing, the graded run is untraced and a
+  // failure the child sees itself is retraced there (ExecRequest.retrace_visible_failures).
   StatusOr<TestResult> RunOnce(std::string_view source, const TestCase& test,
-                               const RunOptions& options, bool* exited) {
+                               const RunOptions& options, bool retrace_in_child) {
     const std::string what = test.name.empty() ? "test" : test.name;
     PlainValue expected_value;
     const PlainValue* expected = nullptr;
@@ -194,7 +185,8 @@ class Executor::Impl {
     request.limits.result_bytes = ResultCap(options);
     const uint64_t key = rng_() | 1;  // never 0, the proto default
     proto::ExecRequest exec =
-        BuildRequest(source, test, options, std::min(kMaxValueBytes, request.limits.result_bytes));
+        BuildRequest(source, test, options, std::min(kMaxValueBytes, request.limits.result_bytes),
+                     retrace_in_child);
     exec.set_completion_key(key);
     exec.SerializeToString(&request.payload);
     if (test.kind == TestKind::kStdio) request.stdin_data = test.stdin_data;
@@ -214,7 +206,6 @@ class Executor::Impl {
     TestResult result;
     result.verdict = std::move(verdict).value();
     sandbox::Verdict& v = result.verdict;
-    if (exited != nullptr) *exited = has_record && record->outcome() == proto::EXEC_EXITED;
     if (v.kind == sandbox::VerdictKind::kOk && test.kind != TestKind::kAssert) {
       Judgement j = test.kind == TestKind::kCall
                         ? JudgeCall(*record, expected, options.float_rel_tolerance,
@@ -237,6 +228,15 @@ class Executor::Impl {
     result.exit_code = outcome.exit_code;
     result.stderr_data = std::move(outcome.stderr_data);
     result.stdout_data = std::move(outcome.stdout_data);
+    if (has_record && record->retrace_follows()) {
+      // The trace is the in-child retrace's, in the third record (a retrace stopped by a
+      // limit leaves none).
+      record->clear_trace();
+      if (channel.has_retrace && channel.retrace.completion_key() == key &&
+          channel.retrace.has_trace()) {
+        record->mutable_trace()->Swap(channel.retrace.mutable_trace());
+      }
+    }
     if (has_record) {
       result.settrace_snapshots = record->settrace_snapshots();
       if (record->has_trace()) {

@@ -117,9 +117,10 @@ class _Capture:
     to the parent, which compares them: nothing the program does in this process can
     change what it printed or how much."""
 
-    def __init__(self, stdin_bytes):
-        self.stdout = _io.TextIOWrapper(_io.BufferedWriter(_io.FileIO(1, "w", closefd=False),
-                                                           1 << 16),
+    def __init__(self, stdin_bytes, discard=False):
+        # discard: a retrace, whose output was already judged in the first run.
+        raw = _io.BytesIO() if discard else _io.FileIO(1, "w", closefd=False)
+        self.stdout = _io.TextIOWrapper(_io.BufferedWriter(raw, 1 << 16),
                                         encoding="utf-8", errors="replace", newline="\n")
         self.stdin = _io.TextIOWrapper(_io.BufferedReader(_io.BytesIO(stdin_bytes)),
                                        encoding="utf-8", errors="replace")
@@ -468,9 +469,17 @@ def run_test(prepared):
         return nul_byte_result(exc, source, limit)
 
     tracer = _make_tracer(request.get("trace_mode", "none"))
-    with _TraceBudget(tracer, request.get("trace_seconds", 0.0),
-                      request.get("trace_budget_raises", False)):
-        result, value = _execute(code, request, kind, prepared, tracer, limit)
+    retrace = request.get("retrace_visible_failures", False)
+    if retrace:
+        # The graded run is untraced; a failure this process can see (below) is run again,
+        # traced, by retrace() after the caller has written this run's record.
+        result, value = _execute(code, request, kind, prepared, _NoTrace(), limit)
+    else:
+        with _TraceBudget(tracer, request.get("trace_seconds", 0.0),
+                          request.get("trace_budget_raises", False)):
+            result, value = _execute(code, request, kind, prepared, tracer, limit)
+    if retrace and _visible_failure(result, request):
+        _pending_retrace[:] = [code, request, kind, prepared, tracer, limit]
     if result is None:
         result = {"outcome": "ok"}
         if kind == "call":
@@ -485,13 +494,47 @@ def run_test(prepared):
     return result
 
 
-def _execute(code, request, kind, prepared, tracer, limit):
+def _visible_failure(result, request):
+    """A failure known here without the expected value: an early exit, a failing assert of
+    the test code (an exception with no position in the candidate), and the program's own
+    exception when retrace_exceptions. Wrong answers are the parent's to find."""
+    if result is None:
+        return False
+    outcome = result.get("outcome")
+    if outcome == "exited":
+        return True
+    if outcome != "runtime_error":
+        return False
+    return result.get("line", 0) <= 0 or request.get("retrace_exceptions", True)
+
+
+_pending_retrace = []
+
+
+def retrace_pending():
+    return _bool(_pending_retrace)
+
+
+def retrace():
+    """The traced second run run_test() left pending, under the request's time budget. Its
+    result is not judged (its output is discarded): only its trace is wanted."""
+    if not _pending_retrace:
+        return False
+    code, request, kind, prepared, tracer, limit = _pending_retrace
+    del _pending_retrace[:]
+    _reset_process_state()
+    with _TraceBudget(tracer, request.get("trace_seconds", 0.0)):
+        _execute(code, request, kind, prepared, tracer, limit, discard_output=True)
+    return True
+
+
+def _execute(code, request, kind, prepared, tracer, limit, discard_output=False):
     """One execution of the candidate on the test, in a fresh namespace with captured
     stdin/stdout. Returns (result or None when it completed, returned value)."""
     namespace = {"__name__": "__main__" if kind == "stdio" else "__candidate__",
                  "__builtins__": _builtins}
     stdin_bytes = request.get("stdin", b"") if kind == "stdio" else b""
-    capture = _Capture(stdin_bytes)
+    capture = _Capture(stdin_bytes, discard_output)
     result = None
     value = None
     with capture:

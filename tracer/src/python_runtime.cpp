@@ -125,6 +125,26 @@ Status WarmUpForForking(const std::function<Status()>& exercise) {
 PyObject* HarnessRunTest() { return g_run_test; }
 PyObject* HarnessPrepareTest() { return g_prepare_test; }
 
+bool HarnessRetrace() {
+  if (g_harness == nullptr) return false;
+  PyRef pending = PyRef::Steal(PyObject_CallMethod(g_harness, "retrace_pending", nullptr));
+  if (!pending || !PyObject_IsTrue(pending.get())) {
+    PyErr_Clear();
+    return false;
+  }
+  PyRef done = PyRef::Steal(PyObject_CallMethod(g_harness, "retrace", nullptr));
+  if (!done) PyErr_Clear();  // the trace says how far it got
+  return true;
+}
+
+bool HarnessRetracePending() {
+  if (g_harness == nullptr) return false;
+  PyRef pending = PyRef::Steal(PyObject_CallMethod(g_harness, "retrace_pending", nullptr));
+  const bool yes = pending && PyObject_IsTrue(pending.get()) == 1;
+  PyErr_Clear();
+  return yes;
+}
+
 std::vector<std::string> DefaultPreloadModules() {
   return {"collections", "itertools", "math",     "heapq",  "bisect",    "functools",
           "re",          "string",    "json",     "typing", "fractions", "decimal",

@@ -77,6 +77,10 @@ Status WarmUpForForking(const std::function<Status()>& exercise = {});
 PyObject* HarnessRunTest();
 // harness.prepare_test (borrowed): checks and compiles a test before the candidate runs.
 PyObject* HarnessPrepareTest();
+// Whether run_test left a traced second run pending (retrace_visible_failures), and running
+// it (harness.retrace). HarnessRetrace returns false when none was pending.
+bool HarnessRetracePending();
+bool HarnessRetrace();
 
 // "TypeError: message" for the pending Python exception, which is cleared. Requires the GIL.
 std::string FetchPythonError();

@@ -54,6 +54,10 @@ ResultChannel ParseResultChannel(std::string_view channel) {
       out.completion.set_outcome(proto::EXEC_OUTCOME_UNSPECIFIED);
     }
     out.has_completion = true;
+    if (out.completion.retrace_follows() && NextFrame(channel, &at, &payload) &&
+        out.retrace.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+      out.has_retrace = true;
+    }
   } else {
     out.completion.Clear();
   }

@@ -24,9 +24,13 @@ struct ResultChannel {
   proto::ExecResult prepared;
   bool has_completion = false;  // a second frame parsed, after a EXEC_PREPARED record
   proto::ExecResult completion;
+  // completion.retrace_follows: the third frame, the traced second run's record (its
+  // `trace`), when it parsed.
+  bool has_retrace = false;
+  proto::ExecResult retrace;
 };
 
-// Reads the two records. A frame cut short (a kill, the channel's size limit), a bad
+// Reads the records (two, or three with a retrace). A frame cut short (a kill, the channel's size limit), a bad
 // magic, a record that does not parse or a first record of another outcome ends the
 // reading; bytes after the second frame are ignored. Never reads outside `channel`.
 ResultChannel ParseResultChannel(std::string_view channel);

@@ -64,6 +64,13 @@ StatusOr<Verdict> MapVerdict(const sandbox::ChildOutcome& outcome, const proto::
   v.wall_seconds = outcome.wall_seconds;
   v.cpu_seconds = outcome.cpu_seconds;
   v.max_rss_bytes = outcome.max_rss_bytes;
+  if (record != nullptr && record->retrace_follows() &&
+      record->outcome() != proto::EXEC_TEST_ERROR) {
+    // Written before the traced second run started (retrace_visible_failures): whatever
+    // stopped the child after that (a limit, a signal) only cut the trace short.
+    FromRecord(*record, &v);
+    return v;
+  }
   switch (outcome.termination) {
     case Termination::kWallTimeout:
       v.kind = VerdictKind::kTimeout;

@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
+#include <iterator>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -18,9 +19,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-bool IsIdentifierChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
+bool IsIdentifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // The text with comments and blank lines removed (a crude reading: a '#' inside a string
 // also starts a "comment"; only used to tell whether a file holds any code at all).
@@ -173,8 +172,8 @@ class ReprReader {
     std::string digits(text_.substr(b, pos_ - b));
     if (digits.empty() || digits == "-" || digits == "+") return false;
     if (pos_ < text_.size() && IsIdentifierChar(text_[pos_])) return false;  // inf, 1j, ...
-    nlohmann::json parsed = nlohmann::json::parse(digits[0] == '+' ? digits.substr(1) : digits,
-                                                  nullptr, false);
+    nlohmann::json parsed =
+        nlohmann::json::parse(digits[0] == '+' ? digits.substr(1) : digits, nullptr, false);
     if (parsed.is_discarded() || !parsed.is_number()) return false;
     // Integers past 64 bits come back as floats: their JSON form would lose digits.
     if (!is_float && parsed.is_number_float()) return false;
@@ -218,20 +217,17 @@ class ReprReader {
       }
       if (pos_ >= text_.size()) return false;
       char e = text_[pos_++];
-      int hex_digits = 0;
-      switch (e) {
-        case 'n': value += '\n'; break;
-        case 't': value += '\t'; break;
-        case 'r': value += '\r'; break;
-        case '\\': value += '\\'; break;
-        case '\'': value += '\''; break;
-        case '"': value += '"'; break;
-        case 'x': hex_digits = 2; break;
-        case 'u': hex_digits = 4; break;
-        case 'U': hex_digits = 8; break;
-        default: return false;
+      // Python's repr() escapes: \n \t \r \\ \' \" and \xNN \uNNNN \UNNNNNNNN.
+      static constexpr std::pair<char, char> kSimple[] = {
+          {'n', '\n'}, {'t', '\t'}, {'r', '\r'}, {'\\', '\\'}, {'\'', '\''}, {'"', '"'}};
+      auto simple = std::find_if(std::begin(kSimple), std::end(kSimple),
+                                 [&](const auto& p) { return p.first == e; });
+      if (simple != std::end(kSimple)) {
+        value += simple->second;
+        continue;
       }
-      if (hex_digits == 0) continue;
+      const int hex_digits = e == 'x' ? 2 : e == 'u' ? 4 : e == 'U' ? 8 : 0;
+      if (hex_digits == 0) return false;
       uint32_t cp = 0;
       for (int k = 0; k < hex_digits; ++k) {
         if (pos_ >= text_.size() || HexValue(text_[pos_]) < 0) return false;
@@ -350,9 +346,9 @@ StatusOr<std::vector<TestCase>> BuildTests(const TestArgs& a) {
       std::string entry_point = a.entry_point;
       if (!called.empty()) {
         if (!entry_point.empty() && entry_point != called) {
-          return InvalidArgument(fmt::format(
-              "--entry-point {} but {} calls check({}); give one or make them agree",
-              entry_point, a.tests_file, called));
+          return InvalidArgument(
+              fmt::format("--entry-point {} but {} calls check({}); give one or make them agree",
+                          entry_point, a.tests_file, called));
         }
         entry_point = called;
         text.erase(call_begin, call_end - call_begin);

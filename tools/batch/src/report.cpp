@@ -145,9 +145,8 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
     const char* mode_name = credit::FailureModeName(r->mode);
     mode_examples.emplace(mode_name, ExampleRef{mode_name, r->problem, r->key, r->dup, r->reason});
     if (r->localized) {
-      kind_examples.emplace(r->divergence_kind,
-                            ExampleRef{"divergence: " + r->divergence_kind, r->problem, r->key,
-                                       r->dup, r->reason});
+      kind_examples.emplace(r->divergence_kind, ExampleRef{"divergence: " + r->divergence_kind,
+                                                           r->problem, r->key, r->dup, r->reason});
     }
     s.modes.n[Index(r->mode)]++;
     s.by_difficulty[r->difficulty].n[Index(r->mode)]++;
@@ -254,8 +253,8 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
         break;
       }
     }
-    s.examples.push_back({"worst problem " + row.problem, row.problem, row.first_failing_key, dup,
-                          what});
+    s.examples.push_back(
+        {"worst problem " + row.problem, row.problem, row.first_failing_key, dup, what});
   }
   if (s.modes.count(FailureMode::kLogic) > 0) {
     s.trigger_rate_logic = Round(static_cast<double>(s.localized) /
@@ -613,7 +612,8 @@ std::string ReportMarkdown(const Report& report) {
         "of all of them and links them here).\n\n| example | problem | key | why |\n"
         "|---|---|---|---|\n";
     for (const ExampleRef& e : s.examples) {
-      std::string key = fmt::format("`{}{}`", HexKey(e.key), e.dup > 0 ? fmt::format("#{}", e.dup) : "");
+      std::string key =
+          fmt::format("`{}{}`", HexKey(e.key), e.dup > 0 ? fmt::format("#{}", e.dup) : "");
       auto view = report.options.example_views.find(fmt::format("{}#{}", HexKey(e.key), e.dup));
       if (view != report.options.example_views.end()) {
         key = fmt::format("[{}]({})", key, view->second);

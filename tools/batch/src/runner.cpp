@@ -322,8 +322,9 @@ void Runner::Plan(std::vector<BadRecord>* bad) {
       auto hint = hints.find(sample.problem_id);
       if (hint == hints.end()) {
         std::string nearest = NearestProblemId(sample.problem_id, ids);
-        hint = hints.emplace(sample.problem_id,
-                             nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest))
+        hint = hints
+                   .emplace(sample.problem_id,
+                            nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest))
                    .first;
       }
       bad->push_back(BadAt(sample.origin, fmt::format("sample for unknown problem \"{}\"{}",
@@ -589,6 +590,17 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
   std::string started = UtcNow();
   std::vector<BadRecord> bad = load_bad;
   Plan(&bad);
+  // The loaders' bad records were printed by the caller; the ones matching found (an
+  // unknown problem id, with its did-you-mean hint; an oversized program) are printed here.
+  constexpr size_t kMaxPrinted = 20;
+  for (size_t i = load_bad.size(); i < bad.size(); ++i) {
+    if (i - load_bad.size() == kMaxPrinted) {
+      fmt::print(stderr, "egca-batch: ... {} more bad records (all of them are in the report)\n",
+                 bad.size() - i);
+      break;
+    }
+    fmt::print(stderr, "egca-batch: bad record: {}\n", bad[i].ToString());
+  }
   EGCA_RETURN_IF_ERROR(StoreBad(bad));
 
   progress_ =

@@ -50,7 +50,6 @@ using egca::gates::FailureMode;
 using egca::gates::RouteResult;
 using json = nlohmann::ordered_json;
 
-
 std::string Trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t");
   if (b == std::string_view::npos) return "";
@@ -63,7 +62,6 @@ std::string LineText(const std::string& source, int line) {
   if (line < 1 || line > index.line_count()) return "";
   return Trim(index.LineText(line));
 }
-
 
 // A test's verdict detail, saying where the expected value came from.
 std::string TestDetail(const egca::sandbox::Verdict& v, bool from_reference) {
@@ -86,6 +84,15 @@ std::string Changes(const Step& s, size_t width) {
   if (s.returned) out += (out.empty() ? "" : " ") + std::string("-> ") + s.return_value;
   if (!s.exception.empty()) out += (out.empty() ? "" : " ") + std::string("! ") + s.exception;
   return OneLine(out, width);
+}
+
+// Passing every test is not CORRECT when a gate rejects the program (eq. 5): say so.
+std::string PassesGatedNote(const RouteResult& r) {
+  if (!r.grading.all_passed() || r.mode == FailureMode::kCorrect) return "";
+  return fmt::format(
+      "passes all tests, but routed {} by a static gate (eq. 5; --passing-bypasses-gates: "
+      "CORRECT)",
+      egca::gates::FailureModeName(r.mode));
 }
 
 // Index of the last pair to show: the earliest divergence's pair (a control divergence is
@@ -159,8 +166,8 @@ struct StepColumns {
 };
 
 void PrintTextOf(const RouteResult& r, const std::vector<egca::tracer::TestCase>& tests,
-               const std::vector<bool>& from_reference, const std::string& cand,
-               const std::string& ref, size_t max_steps, const Style& st) {
+                 const std::vector<bool>& from_reference, const std::string& cand,
+                 const std::string& ref, size_t max_steps, const Style& st) {
   fmt::print("{} {}  ({})\n", st.Bold("mode"), st.Bold(egca::gates::FailureModeName(r.mode)),
              r.reason);
   fmt::print("R_hat {:.4f} ({}/{})  I_C {}  R {:.4f}", r.pass_fraction, r.grading.passed,
@@ -170,14 +177,16 @@ void PrintTextOf(const RouteResult& r, const std::vector<egca::tracer::TestCase>
                r.comparability->comparable ? 1 : 0, r.comparability->score,
                r.comparability->threshold);
   }
-  fmt::print("\n\n");
+  fmt::print("\n");
+  if (!PassesGatedNote(r).empty()) fmt::print("{}\n", PassesGatedNote(r));
+  fmt::print("\n");
   const size_t name_width = std::clamp<size_t>(st.width / 4, 16, 32);
   const size_t detail_width = st.width > name_width + 26 ? st.width - name_width - 26 : 20;
   for (size_t i = 0; i < r.grading.tests.size(); ++i) {
     const auto& v = r.grading.tests[i].verdict;
     std::string verdict = egca::sandbox::VerdictName(v.kind);
-    fmt::print("  {:>3} {:<{}} {:<14} {}\n", i + 1, OneLine(tests[i].name, name_width),
-               name_width, v.passed() ? verdict : st.Red(verdict),
+    fmt::print("  {:>3} {:<{}} {:<14} {}\n", i + 1, OneLine(tests[i].name, name_width), name_width,
+               v.passed() ? verdict : st.Red(verdict),
                OneLine(TestDetail(v, from_reference[i]), detail_width));
   }
   for (const auto& c : r.constraint_violations) {
@@ -209,8 +218,7 @@ void PrintTextOf(const RouteResult& r, const std::vector<egca::tracer::TestCase>
     auto side = [&](int32_t idx, const std::vector<Step>& steps, const std::string& src) {
       if (idx < 0) return std::string("-");
       const Step& s = steps[idx];
-      return OneLine(fmt::format("{:>3} {}", s.first_line, LineText(src, s.first_line)),
-                     cols.side);
+      return OneLine(fmt::format("{:>3} {}", s.first_line, LineText(src, s.first_line)), cols.side);
     };
     std::string ch = p.candidate >= 0 ? Changes(a.candidate_steps[p.candidate], cols.changes) : "";
     std::string rh = p.reference >= 0 ? Changes(a.reference_steps[p.reference], cols.changes) : "";
@@ -245,7 +253,8 @@ json SpanJson(const std::optional<SourceSpan>& s) {
 json ViolationsJson(const std::vector<egca::gates::ConstraintViolation>& violations) {
   json out = json::array();
   for (const auto& v : violations) {
-    out.push_back({{"constraint", v.constraint}, {"message", v.message}, {"span", SpanJson(v.span)}});
+    out.push_back(
+        {{"constraint", v.constraint}, {"message", v.message}, {"span", SpanJson(v.span)}});
   }
   return out;
 }
@@ -283,7 +292,7 @@ json DivergenceJson(const Divergence& d) {
 
 // Test numbers are 1-based here as in the text and HTML views.
 json RouteJsonOf(const RouteResult& r, const std::vector<egca::tracer::TestCase>& tests,
-               const std::vector<bool>& from_reference) {
+                 const std::vector<bool>& from_reference) {
   json t = json::array();
   for (size_t i = 0; i < r.grading.tests.size(); ++i) {
     const auto& v = r.grading.tests[i].verdict;
@@ -297,6 +306,7 @@ json RouteJsonOf(const RouteResult& r, const std::vector<egca::tracer::TestCase>
   json j = {{"mode", egca::gates::FailureModeName(r.mode)},
             {"reason", r.reason},
             {"pass_fraction", r.pass_fraction},
+            {"passes_all_tests", r.grading.all_passed()},
             {"constraints_satisfied", r.constraints_satisfied},
             {"constraint_violations", ViolationsJson(r.constraint_violations)},
             {"reward", r.reward},
@@ -352,7 +362,7 @@ std::string SourceHtml(const std::string& source, const std::optional<SourceSpan
   if (span && span->end_byte <= source.size() && !span->empty()) {
     marked = egca::XmlEscape(std::string_view(source).substr(0, span->begin_byte)) + "\x01" +
              egca::XmlEscape(std::string_view(source).substr(span->begin_byte,
-                                                    span->end_byte - span->begin_byte)) +
+                                                             span->end_byte - span->begin_byte)) +
              "\x02" + egca::XmlEscape(std::string_view(source).substr(span->end_byte));
   } else {
     marked = egca::XmlEscape(source);
@@ -420,8 +430,8 @@ std::string DivergenceHtml(const char* label, const Divergence& d) {
 }
 
 std::string HtmlOf(const RouteResult& r, const std::vector<egca::tracer::TestCase>& tests,
-                 const std::vector<bool>& from_reference, const std::string& cand_path, const std::string& cand, const std::string& ref_path,
-                 const std::string& ref) {
+                   const std::vector<bool>& from_reference, const std::string& cand_path,
+                   const std::string& cand, const std::string& ref_path, const std::string& ref) {
   std::optional<SourceSpan> cand_span =
       r.mode == FailureMode::kSyntax ? r.error_span : r.earliest_divergence;
   std::optional<SourceSpan> ref_span;
@@ -447,7 +457,9 @@ std::string HtmlOf(const RouteResult& r, const std::vector<egca::tracer::TestCas
   if (r.comparability)
     h += fmt::format(", I_cmp {} (similarity {:.3f})", r.comparability->comparable ? 1 : 0,
                      r.comparability->score);
-  h += "</p><table><tr><th>#</th><th>test</th><th>verdict</th><th>detail</th></tr>";
+  h += "</p>";
+  if (!PassesGatedNote(r).empty()) h += "<p><b>" + egca::XmlEscape(PassesGatedNote(r)) + "</b></p>";
+  h += "<table><tr><th>#</th><th>test</th><th>verdict</th><th>detail</th></tr>";
   for (size_t i = 0; i < r.grading.tests.size(); ++i) {
     const auto& v = r.grading.tests[i].verdict;
     h += fmt::format("<tr><td>{}</td><td>{}</td><td class={}>{}</td><td>{}</td></tr>", i + 1,
@@ -482,7 +494,8 @@ std::string HtmlOf(const RouteResult& r, const std::vector<egca::tracer::TestCas
   h += fmt::format(
       "<div class=cols><div><h4>candidate: {}</h4><pre>{}</pre></div>"
       "<div><h4>reference: {}</h4><pre>{}</pre></div></div>",
-      egca::XmlEscape(cand_path), SourceHtml(cand, cand_span), egca::XmlEscape(ref_path), SourceHtml(ref, ref_span));
+      egca::XmlEscape(cand_path), SourceHtml(cand, cand_span), egca::XmlEscape(ref_path),
+      SourceHtml(ref, ref_span));
   if (r.divergence) {
     const DivergenceReport& d = *r.divergence;
     h += "<h3>Aligned steps</h3><table><tr><th>#</th><th>candidate line</th><th>candidate "
@@ -546,6 +559,5 @@ size_t TerminalWidth() {
   }
   return 120;
 }
-
 
 }  // namespace egca::tools

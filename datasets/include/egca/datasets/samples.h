@@ -103,7 +103,8 @@ StatusOr<std::vector<Sample>> ConvertSamples(const std::string& path, SampleSour
 //                     prompt's imports, module-level assignments and helper functions and
 //                     classes (e.g. HumanEval/38's encode_cyclic), without the entry point's
 //                     own stub, any top-level def/class the program defines itself, and
-//                     any import line the program has too. Problems whose prompt is not code (MBPP, APPS) get none.
+//                     any import line the program has too. Problems whose prompt is not code (MBPP,
+//                     APPS) get none.
 struct SampleProgram {
   std::string code;
   // completion byte = code byte + offset, when no dedent happened. Code bytes before the

@@ -115,8 +115,9 @@ struct RouterOptions {
 
   GradingTrace grading_trace = GradingTrace::kAuto;
   // How a test is traced during grading: on (default), it runs untraced and only a failing
-  // run is repeated traced in a second child (tracer::RunOptions::retrace_failures), so a
-  // passing test costs nothing extra; off, the graded run itself is traced.
+  // run is repeated traced (tracer::RunOptions::retrace_failures: in the same child, or in
+  // a second one for a wrong answer), so a passing test costs nothing extra; off, the
+  // graded run itself is traced.
   bool grading_retrace = true;
   // kAuto's threshold on the reference's trace of a test (events) when the graded run itself
   // is traced (grading_retrace off).

@@ -65,11 +65,11 @@ struct RunOptions {
   // see the expected value). For grading with tracing on, where only a failing test's
   // trace is wanted.
   bool trace_failures_only = false;
-  // kNative: run the test untraced; only if it fails with a wrong answer, an early exit or
-  // an exception, run it again traced in a second child (the parent judges, so only it
-  // knows that the test failed). The verdict is always the untraced run's;
-  // TestResult::trace is the second run's (a passing test has none; a second run stopped by
-  // a limit leaves none), and TestResult's other fields are the first run's.
+  // kNative: run the test untraced; only if it fails, run it again traced: in the same
+  // child for a failure the child sees itself (an early exit, a failing assert, an
+  // exception), in a second child for a wrong answer (only the parent, which judges, knows
+  // it). The verdict is always the untraced run's; TestResult::trace is the second run's (a
+  // passing test has none; a second run stopped by a limit leaves none).
   bool retrace_failures = false;
   // With retrace_failures: also retrace a test whose candidate code raised an exception
   // (an exception located in the program; a failing assert of the test code is always

@@ -63,7 +63,7 @@ struct ProblemRow {
   int64_t samples = 0;  // n
   int64_t passing = 0;  // c
   int64_t empty = 0;
-  ModeCounts modes;     // non-empty samples
+  ModeCounts modes;                                // non-empty samples
   std::array<std::optional<double>, 3> pass_at{};  // k = 1, 10, 100 (absent: n < k)
   uint64_t first_failing_key = 0;  // the smallest key of a sample that fails a test (0: none)
 };

@@ -17,7 +17,7 @@ namespace egca::tools {
 // What the views show besides the route: the tests it was graded on, where each test's
 // expected value came from, and both programs.
 struct RouteViewInput {
-  const gates::RouteResult* route = nullptr;            // borrowed
+  const gates::RouteResult* route = nullptr;             // borrowed
   const std::vector<tracer::TestCase>* tests = nullptr;  // borrowed; the route's tests
   // from_reference[i]: test i's expected value is the reference's result (empty: none is).
   std::vector<bool> from_reference;
@@ -26,9 +26,9 @@ struct RouteViewInput {
 };
 
 struct TextViewOptions {
-  bool color = false;      // ANSI colours (else markers under the span)
-  size_t width = 120;      // terminal columns the tables must fit in
-  size_t max_steps = 30;   // aligned steps shown before the divergence
+  bool color = false;     // ANSI colours (else markers under the span)
+  size_t width = 120;     // terminal columns the tables must fit in
+  size_t max_steps = 30;  // aligned steps shown before the divergence
 };
 
 // Writes the text view to stdout.
