@@ -162,9 +162,11 @@ class Instrumenter {
     SourceLocation begin = body->getBeginLoc();
     SourceLocation end = EndOf(body);
     if (begin.isInvalid() || begin.isMacroID() || end.isInvalid()) return;
-    rw_.InsertTextBefore(begin, "{ ");
+    // Statement() inserts its snapshot before `begin` first; InsertTextBefore puts later
+    // text in front of earlier text, so the brace lands before the snapshot.
     std::vector<Var> inner = scope;
     Statement(body, &inner, parent, true);
+    rw_.InsertTextBefore(begin, "{ ");
     rw_.InsertTextAfter(end, " }");
   }
 
