@@ -37,13 +37,25 @@ double Median(std::vector<double> v) {
 int main(int argc, char** argv) {
   CLI::App app{"cpp_cost: C++ compile / run / trace cost"};
   int n = 20;
+  std::string dataset = "humaneval";
   std::string cache = "/var/tmp/egca-cpp-bench";
   app.add_option("-n", n, "programs (first N HumanEval-X C++ problems)");
   app.add_option("--cache", cache, "scratch cache root (removed first)");
+  app.add_option("--dataset", dataset, "humaneval (few headers) or mbxp (<bits/stdc++.h>)");
   CLI11_PARSE(app, argc, argv);
   datasets::LoadReport report;
-  auto problems = datasets::LoadProblems(std::string(EGCA_DATA_DIR) + "/cpp/humaneval_cpp.jsonl.gz",
-                                         {}, &report);
+  const std::string file = dataset == "mbxp" ? "/cpp/mbcpp_release_v1.2.jsonl.gz"
+                                             : "/cpp/humaneval_cpp.jsonl.gz";
+  auto loaded = datasets::LoadProblems(std::string(EGCA_DATA_DIR) + file, {}, &report);
+  if (!loaded.ok()) {
+    std::cerr << "cpp_cost: " << loaded.status().ToString() << "\n";
+    return 2;
+  }
+  std::vector<datasets::ProblemRecord> kept;
+  for (auto& p : *loaded) {
+    if (!p.references.empty()) kept.push_back(std::move(p));
+  }
+  StatusOr<std::vector<datasets::ProblemRecord>> problems = std::move(kept);
   if (!problems.ok()) {
     std::cerr << "cpp_cost: " << problems.status().ToString() << "\n";
     return 2;
@@ -51,6 +63,7 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(cache);
   cpp::CppExecutorOptions with_pch, without_pch;
   with_pch.compiler.cache_dir = cache + "/pch";
+  with_pch.compiler.pch_only_for_bits = false;  // measure the PCH on every program
   without_pch.compiler.cache_dir = cache + "/nopch";
   without_pch.compiler.use_pch = false;
   auto ex = cpp::CppExecutor::Create(with_pch);
@@ -94,8 +107,8 @@ int main(int argc, char** argv) {
       std::cerr << "cpp_cost: " << p.id << ": " << tr->note << "\n";
     }
   }
-  std::cout << fmt::format("programs: {} (HumanEval-X C++ references), PCH build once: {:.2f} s\n",
-                           c_pch.size(), pch_build);
+  std::cout << fmt::format("programs: {} ({} references), PCH build once: {:.2f} s\n",
+                           c_pch.size(), dataset, pch_build);
   std::cout << "| step | median (s) | total (s) |\n|---|---|---|\n";
   auto row = [](const char* name, const std::vector<double>& v) {
     double total = 0;

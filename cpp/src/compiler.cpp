@@ -292,7 +292,7 @@ StatusOr<CompileResult> Compiler::Compile(std::string_view candidate, std::strin
   if (fs::exists(so)) {
     out.ok = true;
     out.shared_object = so;
-    out.used_pch = options_.use_pch;
+    out.used_pch = false;  // served from the program cache
     return out;
   }
   const std::string source = stem + ".cpp";
@@ -319,7 +319,10 @@ StatusOr<CompileResult> Compiler::Compile(std::string_view candidate, std::strin
     argv.push_back(tmp);
     return sandbox::RunCommand(argv, sandbox::CommandOptions::Within(options_.compile_seconds, kDiagnosticsBytes));
   };
-  bool with_pch = options_.use_pch && !pch_.empty();
+  const bool includes_bits = candidate.find("bits/stdc++.h") != std::string_view::npos ||
+                             test_code.find("bits/stdc++.h") != std::string_view::npos;
+  bool with_pch = options_.use_pch && !pch_.empty() &&
+                  (includes_bits || !options_.pch_only_for_bits);
   EGCA_ASSIGN_OR_RETURN(sandbox::CommandResult r, run(with_pch));
   out.seconds = r.wall_seconds;
   if (!r.ok() && with_pch && !r.timed_out) {
