@@ -50,7 +50,7 @@ TEST(DatasetFormat, NamesRoundTrip) {
     ASSERT_TRUE(f.ok()) << name;
     EXPECT_EQ(DatasetFormatName(*f), name);
   }
-  EXPECT_EQ(DatasetFormatNames().size(), 9u);
+  EXPECT_EQ(DatasetFormatNames().size(), 12u);  // + humaneval_cpp, mbxp_cpp, mdeval_cpp
   StatusOr<DatasetFormat> bad = ParseDatasetFormat("humaneva");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("\"humaneva\""), std::string::npos);
