@@ -259,7 +259,7 @@ def main():
     ap.add_argument("--correct-per-problem", type=int, default=2)
     ap.add_argument("--misses-per-problem", type=int, default=2)
     ap.add_argument("--merges", type=int, default=700)
-    ap.add_argument("--prompt-prefix", default="",
+    ap.add_argument("--prompt-prefix", default="Answer with the Python code in one ```python block.\n\n",
                     help="text placed before the statement in the tokenizer's training texts "
                          "(the trainer's prompt.instruction + blank line)")
     args = ap.parse_args()
