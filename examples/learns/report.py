@@ -200,7 +200,7 @@ def main():
 
     cfg_path = next((os.path.join(r["dir"], "config.yaml") for r in runs.values() if r["target"] != "start"), None)
     cfg = open(cfg_path).read() if cfg_path else ""
-    key = lambda k: (re.search(rf"^\s*{k}:\s*(.+)$", cfg, re.M) or [None, "?"])[1]
+    key = lambda k: (re.search(rf"^\s*{k}:\s*(.*?)\s*(?:#.*)?$", cfg, re.M) or [None, "?"])[1]
     n_steps = max((len(r["train"]) for r in runs.values() if r["target"] != "start"), default=0)
 
     md = [f"# learns: localized credit against uniform GRPO\n",

@@ -4,10 +4,11 @@
 #
 #   examples/learns/run.sh [--quick] [--out DIR] [--family-seed N] [--seeds "1 2 3"]
 #                          [--targets "uniform earliest last random"] [--steps N] [--lr LR]
+#                          [--cache DIR]
 #
 # 1. examples/learns/make_family.py writes problems, near-miss catalogue, corpus, tokenizer;
-# 2. learns_pretrain pre-trains the starting policy (cached in DIR/pretrained-<hash of its
-#    inputs>, reused when present);
+# 2. learns_pretrain pre-trains the starting policy (cached in CACHE/pretrained-<hash of its
+#    inputs>, default CACHE runs/learns-cache, reused when present);
 # 3. egca-train measures the starting point (lr 0, one step, evaluation) per seed, then runs
 #    GRPO for every credit.target and seed with the same budget;
 # 4. examples/learns/report.py writes DIR/report.md, DIR/pass_at_1.svg, DIR/summary.json.
@@ -22,6 +23,7 @@ seeds=""
 targets="uniform earliest last random"
 steps=""
 lr=""
+cache="runs/learns-cache"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) quick=1; shift ;;
@@ -31,6 +33,7 @@ while [[ $# -gt 0 ]]; do
     --targets) targets="$2"; shift 2 ;;
     --steps) steps="$2"; shift 2 ;;
     --lr) lr="$2"; shift 2 ;;
+    --cache) cache="$2"; shift 2 ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -70,7 +73,8 @@ cat "$out/family/family.json"; echo
 
 key=$( (cat "$out/family/corpus.jsonl" "$out/family/tokenizer.json" "$config" "$pretrain_bin"; \
         echo "${pretrain_args[*]}") | sha256sum | cut -c1-12)
-pretrained="$out/pretrained-$key"
+mkdir -p "$cache"
+pretrained="$cache/pretrained-$key"
 if [[ -f "$pretrained/pretrain.json" ]]; then
   echo "== pre-trained policy: reusing $pretrained"
 else
