@@ -57,8 +57,8 @@ if [[ $quick == 1 ]]; then
 else
   out="${out:-runs/learns}"
   : "${seeds:=1 2 3}"
-  : "${steps:=20}"
-  eval_every=5
+  : "${steps:=16}"
+  eval_every=4
   eval_limit=48
 fi
 : "${lr:=1e-3}"
