@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the learns experiment's report from its run directories (standard library only).
 
-    report.py OUT_DIR --pretrained DIR [--elapsed SECONDS] [--command TEXT] [--reach-gain G]
+    report.py OUT_DIR --pretrained DIR [--elapsed SECONDS] [--command TEXT] [--reach-gains G1,G2]
 
 Reads OUT_DIR/family (family.json, near_misses.jsonl), the pre-trained checkpoint's
 pretrain.json, OUT_DIR/runs/start-s<seed> (the starting point: lr 0, one step, evaluated)
@@ -86,7 +86,7 @@ def localization(runs, near_misses):
     return stats
 
 
-def svg_plot(curves, path, reach):
+def svg_plot(curves, path, reaches):
     """curves: {target: [(step, mean, std)]}; one line per target with a +-std band."""
     w, h, left, right, top, bottom = 720, 420, 60, 150, 20, 50
     pts = [p for c in curves.values() for p in c]
@@ -95,7 +95,7 @@ def svg_plot(curves, path, reach):
     xmax = max(p[0] for p in pts) or 1
     lo = min(p[1] - p[2] for p in pts)
     hi = max(p[1] + p[2] for p in pts)
-    lo, hi = math.floor(min(lo, reach) * 20) / 20, math.ceil(max(hi, reach) * 20) / 20
+    lo, hi = math.floor(min([lo] + reaches) * 20) / 20, math.ceil(max([hi] + reaches) * 20) / 20
     if hi <= lo:
         hi = lo + 0.05
     X = lambda s: left + (w - left - right) * s / xmax
@@ -111,9 +111,10 @@ def svg_plot(curves, path, reach):
         v = lo + (hi - lo) * i / ticks
         out.append(f'<line x1="{left}" y1="{Y(v):.1f}" x2="{w - right}" y2="{Y(v):.1f}" stroke="#eee"/>')
         out.append(f'<text x="{left - 6}" y="{Y(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>')
-    out.append(f'<line x1="{left}" y1="{Y(reach):.1f}" x2="{w - right}" y2="{Y(reach):.1f}" '
-               f'stroke="#999" stroke-dasharray="4,4"/>')
-    out.append(f'<text x="{w - right + 4}" y="{Y(reach) + 4:.1f}" fill="#999">reach {reach:.2f}</text>')
+    for reach in reaches:
+        out.append(f'<line x1="{left}" y1="{Y(reach):.1f}" x2="{w - right}" y2="{Y(reach):.1f}" '
+                   f'stroke="#999" stroke-dasharray="4,4"/>')
+        out.append(f'<text x="{w - right + 4}" y="{Y(reach) + 4:.1f}" fill="#999">target {reach:.3f}</text>')
     out.append(f'<rect x="{left}" y="{top}" width="{w - left - right}" height="{h - top - bottom}" '
                f'fill="none" stroke="#333"/>')
     out.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">GRPO step</text>')
@@ -143,8 +144,8 @@ def main():
     ap.add_argument("--pretrained", required=True)
     ap.add_argument("--elapsed", type=float, default=float("nan"))
     ap.add_argument("--command", default="examples/learns/run.sh")
-    ap.add_argument("--reach-gain", type=float, default=0.10,
-                    help="the target pass rate is the starting pass@1 plus this")
+    ap.add_argument("--reach-gains", default="0.05,0.10",
+                    help="target pass rates: the starting pass@1 plus each of these")
     args = ap.parse_args()
     out = args.out_dir
     family = json.load(open(os.path.join(out, "family", "family.json")))
@@ -158,7 +159,8 @@ def main():
     start_modes = {m: [r["train"][0][f"mode/{m}"] for r in starts if r["train"]] for m in MODES}
     start_train_pass = [r["train"][0]["pass_all_tests"] for r in starts if r["train"]]
     start_mean = mean_std(start_pass)[0]
-    reach = start_mean + args.reach_gain
+    gains = [float(g) for g in args.reach_gains.split(",")]
+    reaches = [start_mean + g for g in gains]
 
     targets = [t for t in TARGETS if any(r["target"] == t for r in runs.values())]
     per_target = {}
@@ -173,10 +175,9 @@ def main():
             for e in r["eval"]:
                 by_step[e["step"]].append(e["pass@1"])
         curves[t] = [(s, *mean_std(v)) for s, v in sorted(by_step.items())]
-        reached = []
-        for r in rs:
-            hit = next((e["step"] for e in r["eval"] if e["pass@1"] >= reach), None)
-            reached.append(hit)
+        # Per target pass rate, per seed: the first evaluation step at or above it.
+        reached = [[next((e["step"] for e in r["eval"] if e["pass@1"] >= reach), None) for r in rs]
+                   for reach in reaches]
         finals = [r["eval"][-1]["pass@1"] for r in rs if r["eval"]]
         # Mode fractions in windows of the run (first, middle, last third of the steps).
         windows = []
@@ -196,7 +197,7 @@ def main():
                              seconds=sum(row.get("time/step", 0) for r in rs for row in r["train"]) / max(1, len(rs)))
 
     loc = localization(runs, near_misses)
-    svg_plot(curves, os.path.join(out, "pass_at_1.svg"), reach)
+    svg_plot(curves, os.path.join(out, "pass_at_1.svg"), reaches)
 
     cfg_path = next((os.path.join(r["dir"], "config.yaml") for r in runs.values() if r["target"] != "start"), None)
     cfg = open(cfg_path).read() if cfg_path else ""
@@ -229,13 +230,16 @@ def main():
           + ", ".join(f"{m.upper()} {fmt(mean_std(v)[0], 2)}" for m, v in start_modes.items()) + ".\n",
           "## Held-out pass@1\n",
           "![pass@1 per step](pass_at_1.svg)\n",
-          f"Target pass rate: starting pass@1 + {args.reach_gain} = {fmt(reach)}.\n",
-          "| target | final pass@1 mean | std | per seed | steps to reach target (per seed) |",
-          "|---|---|---|---|---|"]
+          "Target pass rates (dashed): " + ", ".join(f"starting pass@1 + {g} = {fmt(r)}" for g, r in zip(gains, reaches))
+          + ". Steps to reach: the first evaluation step at or above it, per seed.\n",
+          "| target | final pass@1 mean | std | per seed | " +
+          " | ".join(f"steps to reach {fmt(r)}" for r in reaches) + " |",
+          "|---|---|---|---|" + "---|" * len(reaches)]
     for t, p in per_target.items():
         md.append(f"| {t} | {fmt(p['final_mean'])} | {fmt(p['final_std'])} | "
                   f"{', '.join(f'{x:.3f}' for x in p['final'])} | "
-                  f"{', '.join('not reached' if s is None else str(s) for s in p['steps_to_reach'])} |")
+                  + " | ".join(", ".join("not reached" if s is None else str(s) for s in per_seed)
+                               for per_seed in p["steps_to_reach"]) + " |")
     md += ["", "Mean pass@1 per evaluation step (step 0 = starting point):\n",
            "| step | " + " | ".join(per_target) + " |", "|---" * (len(per_target) + 1) + "|"]
     all_steps = sorted({s for c in curves.values() for s, _, _ in c})
@@ -265,7 +269,7 @@ def main():
                    pretrain={k: v for k, v in pretrain.items() if k != "loss_curve"},
                    start=dict(seeds=[r["seed"] for r in starts], heldout_pass_at_1=start_pass,
                               train_pass=start_train_pass, modes=start_modes),
-                   reach=reach, targets=per_target,
+                   reach=reaches, targets=per_target,
                    localization=dict(logic=loc["logic"], matched=m, hits=loc["hits"], missing=loc["missing"],
                                      earliest_by_kind={k: v for k, v in loc["by_kind"].items()}))
     with open(os.path.join(out, "summary.json"), "w") as f:
