@@ -93,8 +93,9 @@ for seed in $seeds; do
   "$train_bin" "${common[@]}" --set optim.lr=0 --set optim.steps=1 --set run.eval_every=1 \
     --set "run.seed=$seed" --set "run_dir=$out/runs/start-s$seed"
 done
-for target in $targets; do
-  for seed in $seeds; do
+# Seed-major, so a run cut short still has every target for its first seeds.
+for seed in $seeds; do
+  for target in $targets; do
     echo "== GRPO credit.target=$target seed=$seed ($steps steps, lr $lr)"
     "$train_bin" "${common[@]}" --set "credit.target=$target" --set "optim.lr=$lr" \
       --set "optim.steps=$steps" --set "run.eval_every=$eval_every" --set "run.seed=$seed" \
