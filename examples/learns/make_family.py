@@ -14,7 +14,8 @@ Writes into OUT_DIR:
                               one test: {"problem_id", "program", "bug_kind", "bug_line"}
                               (bug_line: 1-based line of the program)
   tokenizer.json              a byte-level BPE tokenizer trained on the corpus (GPT-2
-                              pre-tokenizer, K merges) with the ChatML special tokens
+                              pre-tokenizer, at most K merges: merging stops at pairs seen
+                              once) with the ChatML special tokens and <think>, </think>
   family.json                 counts and the generation parameters
 
 A near-miss is the reference with one line changed: a wrong comparison (> for >=, ...), a
@@ -135,7 +136,8 @@ def make_problem(rng, tpl, op, k):
         lines[idx] = repl
         misses.append((render(lines, op, k), idx + 1, kind))
 
-    # Tests: random inputs, then inputs added until every near-miss fails one (bounded).
+    # Tests: TESTS_PER_PROBLEM random inputs, then more (up to twice as many, 400 draws)
+    # while some near-miss still passes them all; near-misses no test catches are dropped.
     tests, seen = [], set()
     attempts = 0
     while len(tests) < TESTS_PER_PROBLEM or attempts < 400:

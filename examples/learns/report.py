@@ -81,8 +81,7 @@ def localization(runs, near_misses):
                     stats["hits"][which] += hit
                     if which == "earliest":
                         stats["by_kind"][known["bug_kind"]][0] += hit
-                if True:
-                    stats["by_kind"][known["bug_kind"]][1] += 1
+                stats["by_kind"][known["bug_kind"]][1] += 1
     return stats
 
 
