@@ -122,6 +122,16 @@ int main(int argc, char** argv) {
   iter.runs = runs;
   iter.window = window;
 
+  // Executors before the problems, samples and model are loaded: each sandboxed run forks
+  // from a server forked from this process, so none of that is in a candidate's memory.
+  GradeOptions gopt;
+  gopt.workers = workers;
+  gopt.timeout_seconds = timeout;
+  gopt.memory_mb = memory_mb;
+  gopt.progress = !quiet;
+  auto grader = Grader::Create(gopt);
+  if (!grader.ok()) return Fail(grader.status().message(), 1);
+
   // Problems.
   datasets::DatasetOptions dopt;
   auto fmt_parsed = datasets::ParseDatasetFormat(format);
@@ -135,15 +145,6 @@ int main(int argc, char** argv) {
   for (const auto& b : preport.bad) std::fprintf(stderr, "egca-eval: skipped %s\n", b.ToString().c_str());
   if (problems->empty()) return Fail(fmt::format("--problems {}: no problem", problems_path));
 
-  // Executors before any model is loaded (each sandboxed run forks from a server forked
-  // from this process).
-  GradeOptions gopt;
-  gopt.workers = workers;
-  gopt.timeout_seconds = timeout;
-  gopt.memory_mb = memory_mb;
-  gopt.progress = !quiet;
-  auto grader = Grader::Create(gopt);
-  if (!grader.ok()) return Fail(grader.status().message(), 1);
 
   auto default_ks = [&](int64_t samples_per_problem) {
     if (!ks.empty()) return;

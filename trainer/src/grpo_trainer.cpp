@@ -959,6 +959,14 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
       std::find(im.stop_ids.begin(), im.stop_ids.end(), mc.eos_token_id) == im.stop_ids.end()) {
     im.stop_ids.push_back(static_cast<int32_t>(mc.eos_token_id));
   }
+  // Executors before the data and any model: each sandboxed run forks a server forked from
+  // this process, so nothing loaded later (tests' expected values, reference solutions, the
+  // weights) is in the memory a candidate's process inherits, and the fork stays cheap.
+  for (int64_t w = 0; w < c.route_workers; ++w) {
+    EGCA_ASSIGN_OR_RETURN(auto executor, tracer::Executor::Create({}));
+    im.executors.push_back(std::move(executor));
+  }
+  im.pool = std::make_unique<RoutePool>(static_cast<int>(c.route_workers));
   EGCA_ASSIGN_OR_RETURN(im.train, im.LoadProblemSet(c.train_data, c.train_format, c.train_limit, "data.train"));
   if (!c.eval_data.empty()) {
     EGCA_ASSIGN_OR_RETURN(im.eval, im.LoadProblemSet(c.eval_data, c.eval_format, c.eval_limit, "data.eval"));
@@ -994,15 +1002,8 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
                                     : at::kFloat;
   if (c.threads > 0) at::set_num_threads(static_cast<int>(c.threads));
 
-  // 2. Executors before any model: each sandboxed run forks a server forked from this
-  //    process, whose cost grows with our resident memory.
-  for (int64_t w = 0; w < c.route_workers; ++w) {
-    EGCA_ASSIGN_OR_RETURN(auto executor, tracer::Executor::Create({}));
-    im.executors.push_back(std::move(executor));
-  }
-  im.pool = std::make_unique<RoutePool>(static_cast<int>(c.route_workers));
 
-  // 3. Models.
+  // 2. Models.
   EGCA_ASSIGN_OR_RETURN(t->policy_, LoadCheckpoint(c.model, LoadOptions(im.device).set_dtype(im.dtype)));
   if (c.beta > 0) {
     EGCA_ASSIGN_OR_RETURN(im.reference, LoadCheckpoint(ref_dir, LoadOptions(im.device).set_dtype(im.dtype)));
