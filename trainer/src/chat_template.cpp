@@ -152,4 +152,10 @@ StatusOr<FormattedChat> ChatTemplate::Apply(const std::vector<ChatMessage>& mess
   return out;
 }
 
+StatusOr<ChatTemplate> ChatTemplate::Named(const std::string& name_or_path) {
+  if (name_or_path == "qwen3") return Qwen3();
+  if (name_or_path == "chatml") return ChatML();
+  return FromJsonFile(name_or_path);
+}
+
 }  // namespace egca::trainer

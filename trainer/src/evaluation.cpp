@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "egca/core/mix.h"
+#include "egca/credit/grpo.h"
 #include "egca/credit/pass_at_k.h"
 #include "egca/datasets/samples.h"
 #include "egca/trainer/problem_prompt.h"
@@ -348,11 +349,8 @@ std::string IterKReport::ToMarkdown(size_t max_rows) const {
   for (int64_t j = 0; j < iterations; ++j) {
     std::vector<double> v;
     for (const auto& c : curve) v.push_back(c[static_cast<size_t>(j)]);
-    const double m = std::accumulate(v.begin(), v.end(), 0.0) / std::max<double>(1.0, static_cast<double>(v.size()));
-    double var = 0;
-    for (double x : v) var += (x - m) * (x - m);
-    var /= std::max<double>(1.0, static_cast<double>(v.size()));
-    out += fmt::format(" {} +- {} |", Pct(m), Pct(std::sqrt(var)));
+    const credit::GroupStats s = credit::ComputeGroupStats(v);
+    out += fmt::format(" {} +- {} |", Pct(s.mean), Pct(s.std));
   }
   out += "\n\n| problem | solved runs | mean attempts |\n|---|---:|---:|\n";
   size_t shown = 0;
@@ -459,15 +457,9 @@ StatusOr<IterKReport> RunIterK(Grader& grader, DecoderModel& policy, const Token
         }
         std::string fb;
         if (iter.feedback.mode == FeedbackMode::kCustom) {
-          FeedbackHookInput in;
-          in.task = user[p];
-          in.turn = j;
-          in.previous_output = st[p].current;
-          in.program = vis[i].program;
-          in.mode = vis[i].error.empty() ? credit::FailureModeName(vis[i].route.mode) : "ERROR";
-          in.r_hat = vis[i].error.empty() ? vis[i].route.pass_fraction : 0.0;
-          in.reason = vis[i].error.empty() ? vis[i].route.reason : vis[i].error;
-          if (vis[i].error.empty()) in.execution_feedback = ExecutionFeedback(vis[i].route, visible[p], vis[i].program, iter.feedback);
+          const auto in = FeedbackHookInput::For(
+              user[p], j, st[p].current, vis[i].program, vis[i].route, vis[i].error,
+              vis[i].error.empty() ? ExecutionFeedback(vis[i].route, visible[p], vis[i].program, iter.feedback) : "");
           auto hook = RunFeedbackHook(iter.feedback_command, in);
           if (!hook.ok()) return hook.status();
           fb = *hook;
@@ -490,11 +482,9 @@ StatusOr<IterKReport> RunIterK(Grader& grader, DecoderModel& policy, const Token
     report.final_pass.push_back(curve.back());
     report.curve.push_back(std::move(curve));
   }
-  report.mean = std::accumulate(report.final_pass.begin(), report.final_pass.end(), 0.0) /
-                static_cast<double>(report.final_pass.size());
-  double var = 0;
-  for (double x : report.final_pass) var += (x - report.mean) * (x - report.mean);
-  report.std = std::sqrt(var / static_cast<double>(report.final_pass.size()));
+  const credit::GroupStats stats = credit::ComputeGroupStats(report.final_pass);
+  report.mean = stats.mean;
+  report.std = stats.std;
   return report;
 }
 

@@ -198,6 +198,22 @@ std::string ExecutionFeedback(const gates::RouteResult& route, const std::vector
   return Cut(out, options.max_chars);
 }
 
+FeedbackHookInput FeedbackHookInput::For(std::string task, int64_t turn, std::string previous_output,
+                                         std::string program, const gates::RouteResult& route,
+                                         const std::string& route_error, std::string execution_feedback) {
+  FeedbackHookInput in;
+  in.task = std::move(task);
+  in.turn = turn;
+  in.previous_output = std::move(previous_output);
+  in.program = std::move(program);
+  const bool routed = route_error.empty();
+  in.mode = routed ? credit::FailureModeName(route.mode) : "ERROR";
+  in.r_hat = routed ? route.pass_fraction : 0.0;
+  in.reason = routed ? route.reason : route_error;
+  in.execution_feedback = std::move(execution_feedback);
+  return in;
+}
+
 std::string FeedbackHookInput::ToJson() const {
   nlohmann::ordered_json j;
   j["task"] = task;

@@ -555,15 +555,8 @@ struct GrpoTrainer::Impl {
         *feedback_out = "Suggested edits:\n" + expert_text;
         return RevisionMessage(*feedback_out, config.revision_instruction);
       case FeedbackMode::kCustom: {
-        FeedbackHookInput in;
-        in.task = problem.user_text;
-        in.turn = r.turn;
-        in.previous_output = r.completion;
-        in.program = r.program;
-        in.mode = r.route_error.empty() ? credit::FailureModeName(r.route.mode) : "ERROR";
-        in.r_hat = r.turn_reward;
-        in.reason = r.route_error.empty() ? r.route.reason : r.route_error;
-        in.execution_feedback = execution;
+        const auto in = FeedbackHookInput::For(problem.user_text, r.turn, r.completion, r.program, r.route,
+                                               r.route_error, execution);
         EGCA_ASSIGN_OR_RETURN(std::string message, RunFeedbackHook(config.feedback_command, in));
         *feedback_out = message;
         return message;
@@ -587,11 +580,8 @@ struct GrpoTrainer::Impl {
                         "Propose concise, specific edits that fix the solution. Do not rewrite it.\n\nTask:\n" +
                         problem.user_text + "\n\nCandidate solution:\n```python\n" + r.program + "\n```\n\n";
       if (r.route_error.empty()) ask += "Execution:\n" + ExecutionFeedback(r.route, problem.routing.tests, r.program, fo);
-      ChatFormatOptions cf;
-      cf.add_generation_prompt = true;
-      cf.enable_thinking = false;
-      EGCA_ASSIGN_OR_RETURN(auto formatted, chat.Apply({{"user", ask}}, cf));
-      std::vector<int32_t> ids = tokenizer->EncodeIds(formatted.text);
+      EGCA_ASSIGN_OR_RETURN(std::string text, FormatConversation(chat, "", {{"user", ask}}));
+      std::vector<int32_t> ids = tokenizer->EncodeIds(text);
       const int64_t keep = std::max<int64_t>(1, expert_context - config.expert_max_new_tokens);
       if (static_cast<int64_t>(ids.size()) > keep) ids.erase(ids.begin(), ids.end() - keep);  // keep the end
       prompts.push_back(std::move(ids));
@@ -945,20 +935,8 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
                   fmt::format("{} (config key '{}')", tok.status().message(), c.tokenizer.empty() ? "model" : "tokenizer"));
   }
   im.tokenizer = std::move(*tok);
-  if (c.chat_template == "qwen3") {
-    im.chat = ChatTemplate::Qwen3();
-  } else if (c.chat_template == "chatml") {
-    im.chat = ChatTemplate::ChatML();
-  } else {
-    EGCA_ASSIGN_OR_RETURN(im.chat, ChatTemplate::FromJsonFile(c.chat_template));
-  }
-  for (const char* stop : {"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>"}) {
-    if (auto id = im.tokenizer->TokenId(stop)) im.stop_ids.push_back(*id);
-  }
-  if (mc.eos_token_id >= 0 &&
-      std::find(im.stop_ids.begin(), im.stop_ids.end(), mc.eos_token_id) == im.stop_ids.end()) {
-    im.stop_ids.push_back(static_cast<int32_t>(mc.eos_token_id));
-  }
+  EGCA_ASSIGN_OR_RETURN(im.chat, ChatTemplate::Named(c.chat_template));
+  im.stop_ids = DefaultStopTokenIds(*im.tokenizer, mc.eos_token_id);
   // Executors before the data and any model: each sandboxed run forks a server forked from
   // this process, so nothing loaded later (tests' expected values, reference solutions, the
   // weights) is in the memory a candidate's process inherits, and the fork stays cheap.

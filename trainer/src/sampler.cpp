@@ -1,6 +1,7 @@
 #include "egca/trainer/sampler.h"
 
 #include "egca/core/mix.h"
+#include "egca/trainer/tokenizer.h"
 
 #include <ATen/ATen.h>
 
@@ -268,6 +269,17 @@ StatusOr<std::vector<Completion>> Generate(DecoderModel& model,
     }
   }
   return out;
+}
+
+std::vector<int32_t> DefaultStopTokenIds(const Tokenizer& tokenizer, int64_t eos_token_id) {
+  std::vector<int32_t> ids;
+  for (const char* stop : {"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>"}) {
+    if (auto id = tokenizer.TokenId(stop)) ids.push_back(*id);
+  }
+  if (eos_token_id >= 0 && std::find(ids.begin(), ids.end(), eos_token_id) == ids.end()) {
+    ids.push_back(static_cast<int32_t>(eos_token_id));
+  }
+  return ids;
 }
 
 }  // namespace egca::trainer

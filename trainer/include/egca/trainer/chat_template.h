@@ -53,6 +53,8 @@ class ChatTemplate {
   static ChatTemplate Qwen3();
   // Loads the JSON template format; errors name the file and field.
   static StatusOr<ChatTemplate> FromJsonFile(const std::string& path);
+  // "qwen3", "chatml", or else a JSON template file (FromJsonFile).
+  static StatusOr<ChatTemplate> Named(const std::string& name_or_path);
   static StatusOr<ChatTemplate> FromJson(std::string_view json, const std::string& name);
 
   // Formats `messages` in order. A role the template does not know (and no default_role)

@@ -67,6 +67,11 @@ struct FeedbackHookInput {
   std::string execution_feedback;
   std::vector<std::string> prompt_history, response_history;
   std::string ToJson() const;
+  // The input for a program that was routed (`route_error` empty) or that egca failed to
+  // route (mode "ERROR", R_hat 0, reason = the error).
+  static FeedbackHookInput For(std::string task, int64_t turn, std::string previous_output, std::string program,
+                               const gates::RouteResult& route, const std::string& route_error,
+                               std::string execution_feedback);
 };
 StatusOr<std::string> RunFeedbackHook(const std::string& command, const FeedbackHookInput& input,
                                       double timeout_seconds = 30);

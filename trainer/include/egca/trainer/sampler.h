@@ -117,6 +117,10 @@ struct Completion {
 // Result order: prompt 0 samples 0..G-1, prompt 1 samples 0..G-1, ...
 // Runs under NoGradGuard on the model's device. INVALID_ARGUMENT for an empty prompt, a
 // token id outside the vocabulary, stop strings without `decode`, or bad option values.
+// The ids that end a chat turn for `tokenizer` (<|im_end|>, <|endoftext|>, <|eot_id|>,
+// <|end_of_text|> where the vocabulary has them) plus the model's eos (when >= 0).
+std::vector<int32_t> DefaultStopTokenIds(const Tokenizer& tokenizer, int64_t eos_token_id);
+
 StatusOr<std::vector<Completion>> Generate(DecoderModel& model,
                                            const std::vector<std::vector<int32_t>>& prompts,
                                            const SamplingOptions& options);
