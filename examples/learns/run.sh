@@ -61,7 +61,7 @@ else
   eval_every=4
   eval_limit=48
 fi
-: "${lr:=1e-3}"
+: "${lr:=3e-4}"
 pretrain_args=(--steps 300 --batch 16 --lr 5e-3 --hidden 64 --layers 2 --seed 0 --threads 1)
 config="$here/learns.yaml"
 mkdir -p "$out"
