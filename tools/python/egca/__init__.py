@@ -34,11 +34,9 @@ from ._egca import (  # noqa: F401  (re-exported)
     assign_token_credit,
     broadcast_turn_advantages,
     constrained_reward,
-    convert_samples,
     cycle_penalty,
     dataset_formats,
     improvement_weights,
-    load_problems,
     merged_reward_advantages,
     mt_grpo_advantages,
     outcome_only_advantages,
@@ -59,6 +57,24 @@ __all__ = [
 
 MODES = ("SYNTAX", "CONSTRAINT", "LOGIC", "CORRECT")
 TARGETS = ("earliest", "last", "random", "uniform")
+
+
+def load_problems(path: str | os.PathLike, format: str = "auto", *, id_prefix: str = "",
+                  limit: int = -1, mbpp_challenge_tests: bool = False,
+                  mapcoder_call_tests: str = "stdio") -> ProblemSet:
+    """Loads a data set with egca-batch's loaders (format: one of dataset_formats(), "auto"
+    detects it). Bad records are skipped and listed in ProblemSet.bad_records; an unreadable
+    path raises FileNotFoundError, an undetectable format ValueError."""
+    return _egca.load_problems(os.fspath(path), format, id_prefix, limit, mbpp_challenge_tests,
+                               mapcoder_call_tests)
+
+
+def convert_samples(path: str | os.PathLike, source: str, problems: ProblemSet,
+                    **options: Any) -> tuple[list[Sample], list[str]]:
+    """Converts a published sample file (source: one of sample_sources(): codet, mapcoder,
+    ldb, reflexion, mbxp) into samples of `problems`: (samples, bad records). options:
+    model, dataset, run_filter, all_attempts, raw_responses (as egca-batch convert)."""
+    return _egca.convert_samples(os.fspath(path), source, problems, **options)
 
 
 def load_samples(path: str | os.PathLike) -> list[Sample]:
