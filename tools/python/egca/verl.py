@@ -67,8 +67,9 @@ def _router(problems: ProblemSet, problem_id: str) -> Router:
 def compute_score(data_source: str, solution_str: str, ground_truth: Any,
                   extra_info: Optional[dict] = None) -> dict:
     """Routes solution_str against its problem and returns {"score": R, "egca_mode", "r_hat",
-    "egca_record"}. The problem id is extra_info["problem_id"], else ground_truth (a str);
-    the problem set is extra_info["problems_path"], else configure(problems=...)."""
+    "egca_record", "egca_completion"} (the extra values the estimator reads back). The
+    problem id is extra_info["problem_id"], else ground_truth (a str); the problem set is
+    extra_info["problems_path"], else configure(problems=...)."""
     extra_info = extra_info or {}
     problem_id = extra_info.get("problem_id", ground_truth)
     if not isinstance(problem_id, str):
@@ -81,7 +82,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any,
                          "problems=...) or put problems_path in extra_info)")
     route = _router(problems, problem_id).route(solution_str)
     return {"score": route.reward, "egca_mode": route.mode, "r_hat": route.r_hat,
-            "egca_record": route.record_json()}
+            "egca_record": route.record_json(), "egca_completion": solution_str}
 
 
 def _completion_span(record: dict, name: str) -> Optional[tuple[int, int]]:
@@ -130,8 +131,11 @@ def egca_advantage(token_level_rewards: Any, response_mask: Any, index: Optional
     records = [json.loads(r) if isinstance(r, str) and r else None
                for r in (egca_records if egca_records is not None else [None] * bs)]
     texts = solution_strs
-    if texts is None and non_tensor_batch is not None and "solution_str" in non_tensor_batch:
-        texts = list(non_tensor_batch["solution_str"])
+    if texts is None and non_tensor_batch is not None:
+        for key in ("egca_completion", "solution_str"):
+            if key in non_tensor_batch:
+                texts = list(non_tensor_batch[key])
+                break
     tokenizer = _settings["tokenizer"]
     offsets: list = [None] * bs
     chars = False
