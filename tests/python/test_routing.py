@@ -143,7 +143,7 @@ def test_token_credit_bad_input(router):
 
 def test_char_offsets_map_to_bytes(router):
     # "é" is two bytes: character offsets must become byte offsets before spans are matched
-    body = "    x = 'é'\n" + HE0_LOGIC
+    body = HE0_LOGIC.replace("enumerate(numbers):\n", "enumerate(numbers):  # é\n", 1)
     r = router.route(body, completion_is_body=True)
     assert r.mode == "LOGIC"
     chars = np.array([[i, i + 1] for i in range(len(body))])
