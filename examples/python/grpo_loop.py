@@ -128,7 +128,7 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--prompts", type=int, default=8, help="problems per step")
     ap.add_argument("--group", type=int, default=8, help="G: programs per problem")
-    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--lr", type=float, default=0.2)
     ap.add_argument("--target", default="earliest", choices=egca.TARGETS)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
