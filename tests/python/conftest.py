@@ -21,6 +21,19 @@ def humaneval():
     return egca.load_problems(HUMANEVAL)
 
 
+@pytest.fixture(scope="session")
+def routing(humaneval):
+    """Skips a test that runs programs when no executor can start in this Python host: a
+    fork-started executor server cannot run inside a Python process (it would re-initialize
+    the host's own interpreter); egca's exec'd server (egca-py-server) can."""
+    import egca
+
+    try:
+        egca.Router(humaneval, "HumanEval/0")
+    except RuntimeError as e:
+        pytest.skip(f"no executor in a Python host: {e}")
+
+
 # HumanEval/0's canonical body and variants of it (function bodies: prompt + completion).
 HE0_CORRECT = (
     "    for idx, elem in enumerate(numbers):\n"

@@ -56,7 +56,7 @@ def test_verl_estimator_hand_values():
                                  solution_strs=["abc"] * 4, scale="other")
 
 
-def test_verl_compute_score(humaneval):
+def test_verl_compute_score(humaneval, routing):
     egca.verl.configure(problems=humaneval)
     out = egca.verl.compute_score("openai_humaneval", HE0_LOGIC, "HumanEval/0")
     assert out["egca_mode"] == "LOGIC" and out["score"] == out["r_hat"] < 1
@@ -72,7 +72,7 @@ def test_verl_compute_score(humaneval):
         egca.verl.compute_score("x", HE0_CORRECT, 7)
 
 
-def test_trl_reward_function(humaneval):
+def test_trl_reward_function(humaneval, routing):
     fn = egca.trl.make_reward_function(humaneval, completion_is_body=True, workers=2)
     metrics, extra = {}, {}
     rewards = fn(prompts=["p"] * 3, completions=[HE0_CORRECT, HE0_LOGIC, HE0_SYNTAX],

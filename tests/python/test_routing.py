@@ -9,6 +9,8 @@ import pytest
 import egca
 from conftest import BINARY_DIR, HE0_CORRECT, HE0_LOGIC, HE0_SYNTAX
 
+pytestmark = pytest.mark.usefixtures("routing")
+
 
 @pytest.fixture(scope="module")
 def router(humaneval):
