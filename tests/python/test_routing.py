@@ -203,3 +203,19 @@ def test_trace_bad_input(tmp_path):
         egca.trace(ref, ref, 42)
     with pytest.raises(ValueError, match="not valid UTF-8"):
         egca.trace(b"\xff", ref, fn="f", inputs=["[1]"])
+
+
+def test_route_batch_ctrl_c(humaneval):
+    # SIGINT while the batch runs: the workers stop after the program in hand and the call
+    # raises KeyboardInterrupt (no crash, no hang)
+    import signal
+    import threading
+    import time
+
+    ids = [f"HumanEval/{i}" for i in range(164)] * 3
+    bodies = ["    return None\n" + "    " * 0 + f"# {i}\n" for i in range(len(ids))]
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    t0 = time.time()
+    with pytest.raises(KeyboardInterrupt):
+        egca.route_batch(humaneval, ids, bodies, workers=2, completion_is_body=True)
+    assert time.time() - t0 < 30

@@ -8,6 +8,9 @@
 #include <cstring>
 
 #include <filesystem>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -146,9 +149,10 @@ std::vector<Route> RouteBatch(const ProblemSet& problems, const std::vector<data
   std::vector<std::optional<Route>> routes(samples.size());
   batch::RunStats stats;
   Status status;
+  TempDir dir;  // the runner's result store (egca-batch's own), removed on return
+  std::atomic<bool> stop{false};
   {
     py::gil_scoped_release release;
-    TempDir dir;
     batch::RunConfig config;
     config.problems_path = set.path;
     config.samples_path = "<python>";
@@ -179,11 +183,41 @@ std::vector<Route> RouteBatch(const ProblemSet& problems, const std::vector<data
         r.completion = samples[sample].completion;
         routes[sample] = std::move(r);  // each sample's slot is written by one worker only
       };
-      auto ran = batch::RunBatch(set.problems, samples, {}, store.value().get(), options);
-      if (!ran.ok()) {
-        status = ran.status();
-      } else {
-        stats = ran.value();
+      options.stop = &stop;
+      // The batch runs on its own thread; this one checks for Ctrl-C (Python's signal
+      // handlers run only on the main thread, with the GIL) and stops the workers, which
+      // finish the program in hand.
+      bool interrupted = false;
+      bool finished = false;
+      std::mutex mu;
+      std::condition_variable done;
+      std::thread runner([&] {
+        auto ran = batch::RunBatch(set.problems, samples, {}, store.value().get(), options);
+        if (!ran.ok()) {
+          status = ran.status();
+        } else {
+          stats = ran.value();
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        finished = true;
+        done.notify_all();
+      });
+      for (;;) {
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          if (done.wait_for(lock, std::chrono::milliseconds(100), [&] { return finished; })) break;
+        }
+        if (interrupted) continue;
+        py::gil_scoped_acquire acquire;
+        if (PyErr_CheckSignals() != 0) {
+          interrupted = true;
+          stop = true;
+        }
+      }
+      runner.join();
+      if (interrupted) {
+        py::gil_scoped_acquire acquire;
+        throw py::error_already_set();  // the KeyboardInterrupt PyErr_CheckSignals set
       }
     }
   }
