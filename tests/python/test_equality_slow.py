@@ -7,7 +7,7 @@ import sys
 from conftest import ROOT
 
 
-def test_python_equals_egca_batch_on_500_codet_samples():
+def test_python_equals_egca_batch_on_500_codet_samples(routing):
     script = ROOT / "bench" / "python" / "equality.py"
     done = subprocess.run([sys.executable, str(script), "--samples", "500", "--workers", "2"],
                           capture_output=True, text=True, env=dict(os.environ))
