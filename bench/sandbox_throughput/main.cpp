@@ -14,7 +14,8 @@
 // --loop runs only the executor (1 worker) on the empty program or on HumanEval for
 // SECONDS, for profiling (`perf record -a` alongside) and A/B runs; --caller-heap-mb
 // makes the calling process hold (and touch) N MB before it starts the pool, as a
-// trainer holding its model would.
+// trainer holding its model would (with the executor's exec'd server this no longer
+// reaches the runs; bench/caller_memory compares it with a forked server).
 #include <algorithm>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -291,9 +292,9 @@ int main(int argc, char** argv) {
   }
   std::vector<Problem> problems = LoadHumanEval(data_dir);
   if (!loop_program.empty()) {
-    // A caller holding a large heap (a trainer with its model) when it starts the pool:
-    // every server is a fork of it, so every child's fork copies (and its exit tears
-    // down) the page tables of that heap too.
+    // A caller holding a large heap (a trainer with its model) when it starts the pool.
+    // A forked server (ServerStart::kFork) would copy the page tables of that heap at
+    // every child's fork; the default exec'd server holds none of it.
     std::vector<char> caller_heap(static_cast<size_t>(caller_heap_mb) << 20, 1);
     const double cpu_before = ProcessTreeCpuSeconds();
     auto pool = ExecutorPool::Create({}, 1);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,8 +99,9 @@ class ForkServer::Impl {
   explicit Impl(ForkServerOptions options) : options_(std::move(options)) {}
   ~Impl() { Stop(); }
 
-  // Forks a server and waits for its ready message.
+  // Starts a server (forked, or the server program) and waits for its ready message.
   Status Spawn() {
+    if (!options_.server_binary.empty()) return SpawnProgram();
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
       return Internal(fmt::format("fork server: socketpair: {}", std::strerror(errno)));
@@ -119,6 +121,70 @@ class ForkServer::Impl {
     theirs.Reset();
     pid_ = pid;
     sock_ = std::move(mine);
+    return AwaitReady();
+  }
+
+  // Exec mode: posix_spawn (a vfork: no copy of the caller's page tables, whatever its
+  // size) of the server program with nothing of the caller but the channel, then the
+  // options over it.
+  Status SpawnProgram() {
+    const std::string& path = options_.server_binary;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      return Internal(fmt::format("fork server: socketpair: {}", std::strerror(errno)));
+    }
+    UniqueFd mine(sv[0]), theirs(sv[1]);
+    if (theirs.get() <= internal::kServerChannelFd) {
+      // dup2 onto itself would keep FD_CLOEXEC: move it out of the way first.
+      UniqueFd moved(fcntl(theirs.get(), F_DUPFD_CLOEXEC, 10));
+      if (!moved.valid()) return Internal(fmt::format("fork server: fcntl: {}", std::strerror(errno)));
+      theirs = std::move(moved);
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, theirs.get(), internal::kServerChannelFd);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    // Descriptors the caller left inheritable; the server also closes them on entry.
+    posix_spawn_file_actions_addclosefrom_np(&actions, internal::kServerChannelFd + 1);
+#endif
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                        POSIX_SPAWN_SETSID);
+    std::string flag(internal::kServeFlag);
+    char* argv[] = {const_cast<char*>(path.c_str()), flag.data(), nullptr};
+    char* envp[] = {nullptr};
+    pid_t pid = 0;
+    int rc;
+    {
+      std::lock_guard<std::mutex> lock(g_fork_mutex);
+      rc = posix_spawn(&pid, path.c_str(), &actions, &attr, argv, envp);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+      return Internal(fmt::format("fork server: cannot start {}: {}", path, std::strerror(rc)));
+    }
+    theirs.Reset();
+    pid_ = pid;
+    sock_ = std::move(mine);
+    if (!internal::WriteAll(sock_.get(), internal::EncodeOptions(options_))) {
+      int status = Reap(/*force=*/true);
+      return Internal(fmt::format("fork server {} died during start-up, before reading its options ({})", path,
+                                  DescribeWaitStatus(status)));
+    }
+    return AwaitReady();
+  }
+
+  Status AwaitReady() {
     internal::ReadyMessage ready;
     if (!internal::ReceiveReady(sock_.get(), &ready)) {
       int status = Reap(/*force=*/true);
@@ -220,7 +286,23 @@ ForkServer::ForkServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ForkServer::~ForkServer() = default;
 
 StatusOr<std::unique_ptr<ForkServer>> ForkServer::Start(ForkServerOptions options) {
-  if (!options.child_main) return InvalidArgument("ForkServerOptions.child_main is required");
+  if (options.server_binary.empty()) {
+    if (!options.child_main) return InvalidArgument("ForkServerOptions.child_main is required");
+  } else {
+    if (options.server_binary[0] != '/') {
+      return InvalidArgument(fmt::format("ForkServerOptions.server_binary must be absolute: '{}'",
+                                         options.server_binary));
+    }
+    if (options.child_main || options.warm_up) {
+      return InvalidArgument(
+          "ForkServerOptions: warm_up and child_main cannot cross exec; with server_binary "
+          "they live in the server program (ServeHooks)");
+    }
+    if (access(options.server_binary.c_str(), X_OK) != 0) {
+      return NotFound(fmt::format("fork server program {}: {}", options.server_binary,
+                                  std::strerror(errno)));
+    }
+  }
   if (options.scratch_root.empty() || options.scratch_root[0] != '/') {
     return InvalidArgument(
         fmt::format("ForkServerOptions.scratch_root must be absolute: '{}'", options.scratch_root));

@@ -35,8 +35,9 @@
 namespace egca::sandbox::internal {
 namespace {
 
-constexpr int kServerSocketFd = 3;  // the server's end of the socketpair, and the
-                                    // child's result_fd (dup2 replaces it in the child)
+constexpr int kServerSocketFd = kServerChannelFd;  // the server's end of the socketpair,
+                                                   // and the child's result_fd (dup2
+                                                   // replaces it in the child)
 constexpr int kChildResultFd = 3;
 constexpr double kCpuCheckInterval = 0.05;  // seconds between server-side CPU readings
 // Seconds between attempts to pick up the child's seccomp notification listener.
@@ -639,3 +640,35 @@ void ServerMain(const ForkServerOptions& options, int sock) {
 }
 
 }  // namespace egca::sandbox::internal
+
+namespace egca::sandbox {
+
+int ServeMain(int argc, char** argv, ServeHooks hooks) {
+  using namespace internal;
+  struct stat st {};
+  if (argc != 2 || std::strcmp(argv[1], kServeFlag) != 0 || fstat(kServerChannelFd, &st) != 0 ||
+      !S_ISSOCK(st.st_mode)) {
+    std::fprintf(stderr,
+                 "%s: egca's fork server program; egca starts it (ForkServerOptions::"
+                 "server_binary), it is not a command\n",
+                 argc > 0 ? argv[0] : "egca fork server");
+    return 2;
+  }
+  // Nothing but the channel (and 0-2 on /dev/null) may stay open, whoever started us.
+  CloseFdsFrom(kServerChannelFd + 1);
+  static ForkServerOptions options;  // ServerMain keeps a reference for its lifetime
+  std::string error;
+  if (!ReceiveOptions(kServerChannelFd, &options, &error) || !hooks.child_main) {
+    ReadyMessage ready;
+    ready.error = hooks.child_main ? error : "the server program has no child_main";
+    WriteAll(kServerChannelFd, EncodeReady(ready));
+    return 1;
+  }
+  options.child_main = std::move(hooks.child_main);
+  if (hooks.warm_up) {
+    options.warm_up = [warm_up = std::move(hooks.warm_up)] { warm_up(options.server_config); };
+  }
+  ServerMain(options, kServerChannelFd);
+}
+
+}  // namespace egca::sandbox

@@ -5,7 +5,13 @@
 
 namespace egca::sandbox::internal {
 
-// Runs in the process forked by ForkServer::Start(); `sock` is its end of the socketpair.
+// The server's end of its channel to the caller (exec mode: where it is on entry).
+constexpr int kServerChannelFd = 3;
+// argv[1] of a server program started by ForkServer.
+constexpr char kServeFlag[] = "--egca-fork-server";
+
+// Runs in the process forked by ForkServer::Start(), or in a server program through
+// ServeMain(); `sock` is its end of the socketpair.
 // Never returns: exits when the caller closes its end (or dies).
 [[noreturn]] void ServerMain(const ForkServerOptions& options, int sock);
 

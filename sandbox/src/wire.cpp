@@ -88,7 +88,77 @@ bool GetLimits(Decoder* d, Limits* l) {
   return ok;
 }
 
+// Bounds on the options frame (its sender is the trusted caller; the bounds only keep a
+// stray writer on fd 3 from making the server allocate without limit).
+constexpr uint64_t kMaxOptionsBytes = 64ull << 20;
+constexpr uint64_t kMaxListEntries = 1u << 16;
+
 }  // namespace
+
+std::string EncodeOptions(const ForkServerOptions& o) {
+  Encoder e;
+  e.Put<uint32_t>(kWireVersion);
+  e.PutString(o.scratch_root);
+  for (bool b : {o.install_seccomp, o.use_namespaces, o.use_landlock, o.confine_reads,
+                 o.seccomp_notify}) {
+    e.Put<uint8_t>(b);
+  }
+  e.Put<uint64_t>(o.readable_paths.size());
+  for (const std::string& path : o.readable_paths) e.PutString(path);
+  e.Put<uint64_t>(o.extra_env.size());
+  for (const auto& [name, value] : o.extra_env) {
+    e.PutString(name);
+    e.PutString(value);
+  }
+  e.Put<uint64_t>(o.scratch_tmpfs_bytes);
+  e.PutString(o.server_config);
+  return e.Finish(kOptionsMagic);
+}
+
+bool ReceiveOptions(int fd, ForkServerOptions* o, std::string* error) {
+  uint32_t magic = 0;
+  uint64_t size = 0;
+  if (!ReadExact(fd, &magic, sizeof(magic)) || magic != kOptionsMagic ||
+      !ReadExact(fd, &size, sizeof(size)) || size > kMaxOptionsBytes) {
+    *error = "no options frame on the channel";
+    return false;
+  }
+  std::string body(size, '\0');
+  if (size > 0 && !ReadExact(fd, body.data(), size)) {
+    *error = "short options frame";
+    return false;
+  }
+  Decoder d(body);
+  uint32_t version = 0;
+  if (!d.Get(&version) || version != kWireVersion) {
+    *error = "the server program was built from another egca version (wire version " +
+             std::to_string(version) + ", expected " + std::to_string(kWireVersion) + ")";
+    return false;
+  }
+  uint8_t flags[5] = {};
+  uint64_t paths = 0, envs = 0;
+  bool ok = d.GetString(&o->scratch_root);
+  for (uint8_t& f : flags) ok = ok && d.Get(&f);
+  ok = ok && d.Get(&paths) && paths <= kMaxListEntries;
+  o->readable_paths.clear();
+  for (uint64_t i = 0; ok && i < paths; ++i) {
+    ok = d.GetString(&o->readable_paths.emplace_back());
+  }
+  ok = ok && d.Get(&envs) && envs <= kMaxListEntries;
+  o->extra_env.clear();
+  for (uint64_t i = 0; ok && i < envs; ++i) {
+    auto& [name, value] = o->extra_env.emplace_back();
+    ok = d.GetString(&name) && d.GetString(&value);
+  }
+  ok = ok && d.Get(&o->scratch_tmpfs_bytes) && d.GetString(&o->server_config) && d.done();
+  o->install_seccomp = flags[0];
+  o->use_namespaces = flags[1];
+  o->use_landlock = flags[2];
+  o->confine_reads = flags[3];
+  o->seccomp_notify = flags[4];
+  if (!ok) *error = "malformed options frame";
+  return ok;
+}
 
 std::string EncodeReady(const ReadyMessage& ready) {
   Encoder e;

@@ -1,6 +1,8 @@
 // The framing between the caller and its fork server over their socketpair. Both ends are
-// the same binary (the server is a fork of the caller), so fixed-width host-order fields
-// are enough; every frame starts with a magic number so a desynchronized stream is caught.
+// the same build of this module on the same machine (a fork of the caller, or a server
+// program built with it: the options frame carries kWireVersion and the server refuses
+// another), so fixed-width host-order fields are enough; every frame starts with a magic
+// number so a desynchronized stream is caught.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,9 @@ namespace egca::sandbox::internal {
 constexpr uint32_t kReadyMagic = 0x45524459;    // server -> caller after warm-up
 constexpr uint32_t kRequestMagic = 0x45524551;  // caller -> server
 constexpr uint32_t kOutcomeMagic = 0x454f5554;  // server -> caller
+constexpr uint32_t kOptionsMagic = 0x454f5054;  // caller -> exec'd server, first frame
+// Changes whenever a frame's layout (or Limits / ChildPhases) changes.
+constexpr uint32_t kWireVersion = 1;
 
 // Ready frame: whether warm-up succeeded (else `error` says why) and the protections the
 // server actually put in place.
@@ -27,8 +32,13 @@ std::string EncodeRequest(const ChildRequest& request);
 // `error` non-empty: the server failed this run (egca error, not a candidate outcome).
 std::string EncodeOutcome(const ChildOutcome& outcome, const std::string& error);
 
+// Exec mode: everything of ForkServerOptions but warm_up, child_main and server_binary.
+std::string EncodeOptions(const ForkServerOptions& options);
+
 // Each Receive* reads one frame from `fd`; false on EOF/error/bad magic.
 bool ReceiveReady(int fd, ReadyMessage* ready);
+// False also for another kWireVersion (`error` says which).
+bool ReceiveOptions(int fd, ForkServerOptions* options, std::string* error);
 bool ReceiveRequest(int fd, ChildRequest* request);
 bool ReceiveOutcome(int fd, ChildOutcome* outcome, std::string* error);
 

@@ -36,6 +36,11 @@ proto::ExecResult RunRequestInProcess(
 // the pages it touches. Errors: a sample did not produce a record.
 Status ExerciseChildPath(int rounds);
 
+// The executor's fork-server warm-up (both start modes): initialize the interpreter as
+// `config` says, run ExerciseChildPath, freeze the heap. Errors: the interpreter or a
+// sample failed (the message says which).
+Status WarmUpExecutorServer(const proto::ServerConfig& config);
+
 // sandbox::ChildMain for the executor's fork server: re-initializes the interpreter's
 // per-process state after fork, parses `payload` (a serialized ExecRequest), runs it and
 // writes the preparation and completion records to `result_fd` as result_channel.h

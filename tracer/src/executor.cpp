@@ -18,6 +18,7 @@
 #include "python_runtime.h"
 #include "result_channel.h"
 #include "result_mapping.h"
+#include "server_binary.h"
 
 namespace egca::tracer {
 namespace {
@@ -108,10 +109,6 @@ uint64_t ResultCap(const RunOptions& options) {
   }
   return std::min(cap, options.limits.result_bytes);
 }
-
-// Rounds of the sample tests the server runs before forking (ExerciseChildPath): enough
-// for CPython 3.11 to quicken and specialize the harness's bytecode.
-constexpr int kWarmUpRounds = 16;
 
 }  // namespace
 
@@ -261,27 +258,30 @@ class Executor::Impl {
 };
 
 StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& options) {
+  proto::ServerConfig config;
+  for (const std::string& name : options.preload_modules) config.add_preload_modules(name);
+  config.set_stdlib_dir(InterpreterOptions{}.stdlib_dir);
   sandbox::ForkServerOptions server_options;
-  InterpreterOptions interpreter;
-  interpreter.preload_modules = options.preload_modules;
-  server_options.warm_up = [interpreter] {
-    Status status = InitializeInterpreter(interpreter);
-    if (status.ok()) {
-      status = WarmUpForForking([] { return ExerciseChildPath(kWarmUpRounds); });
-    }
-    if (!status.ok()) {
-      // The server cannot report a Status across the fork; it dies with the reason on
-      // stderr and Start() reports the failed warm-up.
-      fmt::print(stderr, "egca executor: {}\n", status.ToString());
-      std::fflush(stderr);
-      std::_Exit(70);
-    }
-  };
-  server_options.child_main = &ExecutorChildMain;
+  if (options.server_start == ServerStart::kExec) {
+    EGCA_ASSIGN_OR_RETURN(server_options.server_binary, FindPyServerBinary(options.server_binary));
+    config.SerializeToString(&server_options.server_config);
+  } else {
+    server_options.warm_up = [config] {
+      Status status = WarmUpExecutorServer(config);
+      if (!status.ok()) {
+        // The server cannot report a Status across the fork; it dies with the reason on
+        // stderr and Start() reports the failed warm-up.
+        fmt::print(stderr, "egca executor: {}\n", status.ToString());
+        std::fflush(stderr);
+        std::_Exit(70);
+      }
+    };
+    server_options.child_main = &ExecutorChildMain;
+  }
   server_options.scratch_root = options.scratch_root;
   server_options.install_seccomp = options.install_seccomp;
   // The interpreter's stdlib must stay readable when Landlock confines reads.
-  server_options.readable_paths.push_back(interpreter.stdlib_dir);
+  server_options.readable_paths.push_back(config.stdlib_dir());
   EGCA_ASSIGN_OR_RETURN(std::unique_ptr<sandbox::ForkServer> server,
                         sandbox::ForkServer::Start(std::move(server_options)));
   return std::unique_ptr<Executor>(

@@ -1,6 +1,10 @@
 // Fork server: runs untrusted work in isolated child processes forked from a warm process.
 //
-// Start() forks one server process from the caller. The server runs `warm_up` once (for
+// Start() starts one server process: in fork mode a fork of the caller, in exec mode a
+// separate program (`ForkServerOptions::server_binary`, whose main() calls ServeMain())
+// started with an empty environment and no descriptor but its channel, so that neither
+// the server nor its children hold anything of the caller's memory. The server runs
+// `warm_up` once (for
 // the tracer: initialize the embedded interpreter and import the harness), then serves
 // requests one at a time: for each it forks a child, applies isolation (process group,
 // rlimits, private working directory, seccomp filter, namespaces where permitted), and calls
@@ -12,12 +16,13 @@
 // opaque bytes (the tracer puts serialized protobuf messages in them).
 //
 // Threading: a ForkServer serves one Run() at a time (Run() is internally serialized);
-// use one server per worker for parallelism. Call Start() early, before the calling
-// process starts threads of its own where possible (the server is a fork of the caller):
-// forks by Start()/restarts are serialized process-wide and the server closes every
-// inherited descriptor, but `warm_up` must not need a lock another caller thread may have
-// held at the fork. See docs/sandbox.md for the isolation layers and what holds when the
-// caller is not root.
+// use one server per worker for parallelism. In fork mode, call Start() early, before the
+// calling process starts threads of its own where possible (the server is a fork of the
+// caller): forks by Start()/restarts are serialized process-wide and the server closes
+// every inherited descriptor, but `warm_up` must not need a lock another caller thread may
+// have held at the fork. Exec mode has no such constraint (posix_spawn, then a fresh
+// program). See docs/sandbox.md for the isolation layers and what holds when the caller
+// is not root.
 #pragma once
 
 #include <cstdint>
@@ -96,8 +101,16 @@ std::vector<std::string> DefaultReadablePaths();
 using ChildMain = std::function<int(std::string_view payload, int result_fd)>;
 
 struct ForkServerOptions {
+  // Fork mode (server_binary empty): both run in a fork of the caller.
   std::function<void()> warm_up;  // runs once in the server process; may be empty
-  ChildMain child_main;           // required
+  ChildMain child_main;           // required in fork mode; must be empty in exec mode
+  // Exec mode: absolute path of the server program (its main() calls ServeMain(), which
+  // holds its own warm-up and child main). It is started with posix_spawn: empty
+  // environment, fds 0-2 on /dev/null, the channel on fd 3 and no other descriptor, own
+  // session, default signal dispositions. The options below travel to it over the
+  // channel; `server_config` is handed to its warm-up unchanged (opaque bytes).
+  std::string server_binary;
+  std::string server_config;
   // Private working directories are created under this directory (made if missing).
   std::string scratch_root = "/tmp/egca-sandbox";
   bool install_seccomp = true;    // off only for debugging egca itself
@@ -169,5 +182,21 @@ class ForkServer {
 };
 
 Capabilities ProbeCapabilities();
+
+// What a server program (exec mode) runs: its warm-up and its children's main.
+struct ServeHooks {
+  // Runs once in the server, after its isolation is set up, with
+  // ForkServerOptions::server_config. Failure: throw a std::exception; its what() reaches
+  // ForkServer::Start()'s error. May be empty.
+  std::function<void(std::string_view config)> warm_up;
+  ChildMain child_main;  // required
+};
+
+// main() of a server program: `return egca::sandbox::ServeMain(argc, argv, hooks);`.
+// Started by ForkServer (exec mode), it reads its options from the channel (fd 3), sets
+// up isolation, warms up, reports ready and serves requests until the caller closes the
+// channel; it never returns then. Started any other way (from a shell), it prints one
+// line saying what it is to stderr and returns 2.
+int ServeMain(int argc, char** argv, ServeHooks hooks);
 
 }  // namespace egca::sandbox

@@ -2,8 +2,10 @@
 //
 // Create() starts a sandbox::ForkServer whose server process initializes an embedded,
 // isolated CPython 3.11 (Debian's stdlib only, fixed hash seed), imports egca's harness
-// and pre-imports the modules solutions commonly use. Each test then costs one fork of
-// that warm interpreter: the child compiles the program (filename "<candidate>"), runs it
+// and pre-imports the modules solutions commonly use. The server is its own small program
+// (egca-py-server, exec'd: it holds nothing of the calling process, whatever the caller
+// has loaded). Each test then costs one fork of that warm interpreter: the child compiles
+// the program (filename "<candidate>"), runs it
 // on the test, and writes a completion record back only after the test finished, so a
 // program that exits or dies early never passes a test it did not run.
 //
@@ -121,10 +123,27 @@ struct ProgramResult {
 // Modules imported in the warm interpreter so children do not pay for them.
 std::vector<std::string> DefaultPreloadModules();
 
+// How an executor's fork server process comes to be.
+enum class ServerStart {
+  // The program egca-py-server, started with posix_spawn: its children hold nothing of
+  // the caller's memory, and a run costs the same whatever the caller holds.
+  kExec,
+  // A fork of the calling process: every child inherits the caller's address space as it
+  // was at Create() (expected answers, a loaded model) and each run's fork and exit pay
+  // for its page tables. For comparisons (bench/caller_memory) and hosts without the
+  // server program.
+  kFork,
+};
+
 struct ExecutorOptions {
   std::string scratch_root = "/tmp/egca-sandbox";  // children's private directories
   bool install_seccomp = true;                     // off only to debug egca itself
   std::vector<std::string> preload_modules = DefaultPreloadModules();
+  ServerStart server_start = ServerStart::kExec;
+  // kExec: the server program to run. Empty: found as tracer/src/server_binary.h says
+  // ($EGCA_SERVER_DIR, next to the executable or the library, the build tree, the install
+  // prefix); Create() fails naming every path tried when there is none.
+  std::string server_binary;
 };
 
 class Executor {
@@ -158,8 +177,9 @@ struct ProgramJob {
 };
 
 // `workers` Executors (one fork server each) driven by as many threads: programs are
-// handed out in order to whichever worker is free. Create it before the process starts
-// threads of its own (each server is a fork of the caller).
+// handed out in order to whichever worker is free. With ServerStart::kFork, create it
+// before the process starts threads of its own (each server is then a fork of the
+// caller).
 class ExecutorPool {
  public:
   static StatusOr<std::unique_ptr<ExecutorPool>> Create(const ExecutorOptions& options,

@@ -1,0 +1,376 @@
+// The fork server tests' child_main (fork_server_test.cpp), shared with the server program
+// exec_test_server.cpp that runs the same suite in exec mode: the payload names the
+// behaviour, an optional argument follows a colon.
+#pragma once
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include <setjmp.h>
+
+#include <cstdint>
+#include <fstream>
+#include <utility>
+#include <vector>
+
+namespace egca::sandbox::testing {
+
+inline bool WriteAllFd(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Writes "ok" or "errno=<name>" for an attempted file creation at `path`.
+inline std::string TryCreate(const std::string& path) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return fmt::format("errno={}", errno);
+  close(fd);
+  return "ok";
+}
+
+// One child_main for every test.
+inline int TestChild(std::string_view payload, int result_fd) {
+  std::string cmd(payload);
+  std::string arg;
+  if (auto colon = cmd.find(':'); colon != std::string::npos) {
+    arg = cmd.substr(colon + 1);
+    cmd.resize(colon);
+  }
+  if (cmd == "exit") return std::atoi(arg.c_str());
+  if (cmd == "hello") {
+    WriteAllFd(result_fd, "result bytes");
+    std::fputs("to stdout", stdout);
+    std::fputs("to stderr", stderr);
+    return 0;
+  }
+  if (cmd == "echo_stdin") {
+    std::string in;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(0, buf, sizeof(buf))) > 0) in.append(buf, static_cast<size_t>(n));
+    WriteAllFd(result_fd, in);
+    return 0;
+  }
+  if (cmd == "big") {
+    // Result and stdout interleaved in chunks: both pipes must be drained concurrently.
+    size_t total = std::strtoull(arg.c_str(), nullptr, 10);
+    std::string chunk(64 * 1024, 'r');
+    std::string out(16 * 1024, 'o');
+    for (size_t done = 0; done < total; done += chunk.size()) {
+      WriteAllFd(result_fd, chunk.substr(0, std::min(chunk.size(), total - done)));
+      WriteAllFd(1, out);
+    }
+    return 0;
+  }
+  if (cmd == "sleep") {
+    sleep(1000);
+    return 0;
+  }
+  if (cmd == "busy") {
+    volatile uint64_t x = 0;
+    for (;;) x = x + 1;
+  }
+  if (cmd == "busy_ignoring_signals") {
+    signal(SIGXCPU, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    volatile uint64_t x = 0;
+    for (;;) x = x + 1;
+  }
+  if (cmd == "malloc_loop") {
+    // Touch what we allocate: RLIMIT_AS must stop malloc before the machine notices.
+    size_t got = 0;
+    for (;;) {
+      void* p = std::malloc(16 << 20);
+      if (p == nullptr) break;
+      std::memset(p, 1, 16 << 20);
+      got += 16 << 20;
+    }
+    WriteAllFd(result_fd, fmt::format("ENOMEM after {}", got));
+    return 3;
+  }
+  if (cmd == "flood") {
+    std::string line(4096, 'x');
+    for (;;) WriteAllFd(1, line);
+  }
+  if (cmd == "fork") {
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    WriteAllFd(result_fd, "fork returned");
+    return 0;
+  }
+  if (cmd == "fork_sigsys_blocked") {
+    // What glibc's posix_spawn does around its clone: block every signal first.
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, nullptr);
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    return 0;
+  }
+  if (cmd == "connect") {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(22);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int rc = connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    WriteAllFd(result_fd, fmt::format("socket={} connect={} errno={}", s, rc, errno));
+    return 0;
+  }
+  if (cmd == "kill_parent") {
+    kill(getppid(), SIGKILL);
+    WriteAllFd(result_fd, "still here");
+    return 0;
+  }
+  if (cmd == "kill_group") {
+    kill(0, SIGKILL);
+    return 0;
+  }
+  if (cmd == "execve") {
+    char* const argv[] = {const_cast<char*>("/bin/true"), nullptr};
+    execv("/bin/true", argv);
+    return 9;
+  }
+  if (cmd == "syscall") {
+    // arg: a system call number, called with arguments that make it fail harmlessly
+    // (null pointers, fd -1, pid 1 with signal 0) should the filter ever let it through.
+    long nr = std::strtol(arg.c_str(), nullptr, 10);
+    long rc = ::syscall(nr, 0, 0, 0, 0, 0, 0);
+    WriteAllFd(result_fd, fmt::format("returned {} errno={}", rc, errno));
+    return 0;
+  }
+  if (cmd == "signal_self") {
+    // Signals to itself stay allowed: the filter's own-pid rules (patched per child).
+    static volatile sig_atomic_t got = 0;
+    signal(SIGUSR1, [](int) { got = 1; });
+    int a = kill(getpid(), 0);
+    int b = static_cast<int>(::syscall(SYS_tgkill, getpid(), ::syscall(SYS_gettid), 0));
+    int c = raise(SIGUSR1);
+    WriteAllFd(result_fd, fmt::format("{} {} {} {}", a, b, c, static_cast<int>(got)));
+    return 0;
+  }
+  if (cmd == "touch_then_sleep") {
+    // arg: bytes to allocate and touch (page faults), then 30 ms of wall time.
+    size_t bytes = std::strtoull(arg.c_str(), nullptr, 10);
+    auto* p = static_cast<char*>(std::malloc(bytes));
+    if (p == nullptr) return 2;
+    std::memset(p, 1, bytes);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    return p[bytes - 1] == 1 ? 0 : 3;
+  }
+  if (cmd == "setsid") {
+    setsid();
+    return 0;
+  }
+  if (cmd == "write_files") {
+    // arg: the absolute path outside the private dir to try.
+    std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
+    char cwd[4096] = {};
+    getcwd(cwd, sizeof(cwd));
+    std::string report =
+        fmt::format("outside={} home={} cwd={} home_is_cwd={}", TryCreate(arg),
+                    TryCreate(home + "/in_home.txt"), TryCreate("in_cwd.txt"), home == cwd);
+    WriteAllFd(result_fd, report);
+    return 0;
+  }
+  if (cmd == "read") {
+    // arg: a path to read a few bytes from; reports "errno=E" when it cannot be opened.
+    int fd = open(arg.c_str(), O_RDONLY);
+    if (fd < 0) {
+      WriteAllFd(result_fd, fmt::format("errno={}", errno));
+      return 0;
+    }
+    char buf[64];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    close(fd);
+    // "opened" first: for /proc/<pid>/mem opening is the access check (offset 0 never reads).
+    WriteAllFd(result_fd, n < 0 ? fmt::format("opened, read errno={}", errno)
+                                : fmt::format("opened, read {}", n));
+    return 0;
+  }
+  if (cmd == "deep") {
+    // Nests `arg` directories below the private dir (a file at the bottom, one locked
+    // directory on the way) to leave something hard to clean up.
+    int levels = std::atoi(arg.c_str());
+    for (int i = 0; i < levels; ++i) {
+      if (mkdir("d", 0700) != 0 || chdir("d") != 0) return 1;
+    }
+    close(open("leaf.txt", O_WRONLY | O_CREAT, 0600));
+    if (mkdir("locked", 0700) != 0 || chdir("..") != 0) return 2;
+    chmod("d/locked", 0);
+    WriteAllFd(result_fd, TryCreate("../../x.txt"));
+    return 0;
+  }
+  if (cmd == "list_cwd") {
+    std::string list;
+    if (DIR* d = opendir(".")) {
+      while (dirent* e = readdir(d)) {
+        std::string name = e->d_name;
+        if (name != "." && name != "..") list += name + " ";
+      }
+      closedir(d);
+    }
+    WriteAllFd(result_fd, list);
+    return 0;
+  }
+  if (cmd == "env") {
+    std::string all;
+    for (char** e = environ; *e != nullptr; ++e) all += std::string(*e) + "\n";
+    WriteAllFd(result_fd, all);
+    return 0;
+  }
+  if (cmd == "fds") {
+    // Open descriptors as seen by the child.
+    std::string list;
+    if (DIR* d = opendir("/proc/self/fd")) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        if (std::atoi(e->d_name) == dirfd(d)) continue;
+        list += std::string(e->d_name) + " ";
+      }
+      closedir(d);
+    }
+    WriteAllFd(result_fd, list);
+    return 0;
+  }
+  if (cmd == "escape") {
+    // Without the seccomp filter: leave the process group and the session, double-fork,
+    // and report the grandchild's pid; it sleeps for a long time.
+    int p[2];
+    if (pipe(p) != 0) return 1;
+    pid_t child = fork();
+    if (child == 0) {
+      setsid();
+      pid_t grandchild = fork();
+      if (grandchild == 0) {
+        close(p[0]);
+        std::string me = std::to_string(getpid());
+        WriteAllFd(p[1], me);
+        close(p[1]);
+        for (;;) sleep(1000);
+      }
+      _exit(0);
+    }
+    close(p[1]);
+    char buf[32] = {};
+    ssize_t n = read(p[0], buf, sizeof(buf) - 1);
+    if (n > 0) WriteAllFd(result_fd, std::string(buf, static_cast<size_t>(n)));
+    waitpid(child, nullptr, 0);
+    return 0;
+  }
+  if (cmd == "threads") {
+    // Start up to `arg` sleeping threads; report how many started.
+    int want = std::atoi(arg.c_str());
+    int started = 0;
+    for (int i = 0; i < want; ++i) {
+      pthread_t t;
+      auto body = [](void*) -> void* {
+        for (;;) sleep(1000);
+        return nullptr;
+      };
+      if (pthread_create(&t, nullptr, body, nullptr) != 0) break;
+      ++started;
+    }
+    WriteAllFd(result_fd, std::to_string(started));
+    return 0;
+  }
+  if (cmd == "thread_exit_main") {
+    // The main thread leaves; a detached thread keeps the process alive until the wall
+    // limit: the whole thread group must be killed.
+    pthread_t t;
+    pthread_create(
+        &t, nullptr,
+        [](void*) -> void* {
+          for (;;) sleep(1000);
+          return nullptr;
+        },
+        nullptr);
+    syscall(SYS_exit, 0);  // ends the calling thread only
+    return 0;
+  }
+  if (cmd == "segv") {
+    volatile int* p = nullptr;
+    return *p;
+  }
+  return 99;
+}
+
+
+inline sigjmp_buf g_scan_jump;
+
+// The first PREFIX followed by 32 lowercase hex digits anywhere in this process's readable
+// memory, or "not found". Reads the mappings /proc/self/maps lists through pointers (as
+// ctypes would): /proc/self/mem of a non-dumpable child belongs to root, which the child
+// is not. A mapping that faults (a file shorter than its mapping) is skipped.
+inline std::string ScanOwnMemory(const std::string& prefix) {
+  std::ifstream maps("/proc/self/maps");
+  if (!maps) return "cannot read /proc/self/maps";
+  std::vector<std::pair<uintptr_t, uintptr_t>> regions;
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long start = 0, end = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &start, &end, perms) != 3) continue;
+    if (perms[0] != 'r' || line.find("[v") != std::string::npos) continue;  // [vvar], [vdso]...
+    regions.emplace_back(start, end);
+  }
+  struct sigaction on_fault {}, old_segv {}, old_bus {};
+  on_fault.sa_handler = [](int) { siglongjmp(g_scan_jump, 1); };
+  sigemptyset(&on_fault.sa_mask);
+  on_fault.sa_flags = SA_NODEFER;
+  sigaction(SIGSEGV, &on_fault, &old_segv);
+  sigaction(SIGBUS, &on_fault, &old_bus);
+  std::string found = "not found";
+  for (const auto& [start, end] : regions) {
+    if (sigsetjmp(g_scan_jump, 1) != 0) continue;  // this region faulted
+    const char* base = reinterpret_cast<const char*>(start);
+    std::string_view region(base, end - start);
+    for (size_t at = region.find(prefix); at != std::string_view::npos;
+         at = region.find(prefix, at + 1)) {
+      const size_t digits = at + prefix.size();
+      if (digits + 32 > region.size()) break;
+      bool hex = true;
+      for (size_t i = 0; i < 32 && hex; ++i) {
+        const char c = region[digits + i];
+        hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      }
+      if (hex) {
+        found = std::string(region.substr(at, prefix.size() + 32));
+        break;
+      }
+    }
+    if (found != "not found") break;
+  }
+  sigaction(SIGSEGV, &old_segv, nullptr);
+  sigaction(SIGBUS, &old_bus, nullptr);
+  return found;
+}
+
+}  // namespace egca::sandbox::testing
