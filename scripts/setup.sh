@@ -13,7 +13,9 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler       # trace / result format
   libtorch-dev                            # policy model and trainer (trainer/)
   libopenblas0-pthread                    # optimized BLAS for LibTorch (Debian default is reference BLAS)
-  python3-torch                           # independent reference for trainer tests/bench
+  python3-torch                           # independent reference for trainer tests/bench; `import egca` example
+  pybind11-dev                            # `import egca` (tools/python), built for Debian's python3
+  python3-numpy python3-pytest            # `import egca`: arrays out; its tests (tests/python)
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libpcre2-dev zlib1g-dev libseccomp-dev

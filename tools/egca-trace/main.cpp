@@ -60,47 +60,6 @@ egca::StatusOr<std::string> ReadProgram(const std::string& path, const char* rol
   return text;
 }
 
-// Runs the reference on every test first. A test with no expected value (--fn without
-// --expect, --stdin without --expect-stdout) gets the reference's result as its expected
-// value: the tool's question is where the candidate parts from the reference on the same
-// input. A reference that fails a test (or cannot give an expected value) is bad input.
-// (*from_reference)[i]: test i's expected value came from the reference.
-egca::Status CheckReference(egca::tracer::Executor& executor, const std::string& reference,
-                            const std::string& ref_path, egca::tracer::RunOptions run,
-                            std::vector<egca::tracer::TestCase>* tests,
-                            std::vector<bool>* from_reference) {
-  using egca::tracer::TestKind;
-  run.trace_mode = egca::tracer::TraceMode::kNone;
-  run.max_report_bytes = 1u << 24;  // the returned value becomes an expected value: uncut
-  from_reference->assign(tests->size(), false);
-  for (size_t i = 0; i < tests->size(); ++i) {
-    egca::tracer::TestCase& t = (*tests)[i];
-    auto result = executor.Run(reference, t, run);
-    if (!result.ok()) return egca::Internal(result.status().ToString());
-    const egca::sandbox::Verdict& v = result->verdict;
-    if (!v.passed()) {
-      return egca::InvalidArgument(fmt::format(
-          "the reference {} fails its own test {} ({}): {} {}", ref_path, i + 1,
-          OneLine(t.name, 60), egca::sandbox::VerdictName(v.kind), OneLine(VerdictDetail(v), 160)));
-    }
-    if (t.has_expected || t.kind == TestKind::kAssert) continue;
-    if (t.kind == TestKind::kStdio) {
-      t.expected_stdout = result->stdout_data;
-    } else {
-      auto expected = egca::tracer::PythonReprToJson(v.actual);
-      if (!expected.ok()) {
-        return egca::InvalidArgument(
-            fmt::format("test {} ({}): the reference's value {}; give --expect", i + 1,
-                        OneLine(t.name, 60), expected.status().message()));
-      }
-      t.expected_json = expected.value();
-    }
-    t.has_expected = true;
-    (*from_reference)[i] = true;
-  }
-  return egca::Status::Ok();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,7 +125,7 @@ int main(int argc, char** argv) {
   reference_run.limits.wall_seconds = timeout;
   reference_run.limits.cpu_seconds = timeout;
   std::vector<bool> from_reference;
-  egca::Status checked = CheckReference(*executor.value(), ref.value(), ref_path, reference_run,
+  egca::Status checked = egca::tools::CheckReference(*executor.value(), ref.value(), ref_path, reference_run,
                                         &tests.value(), &from_reference);
   if (!checked.ok()) {
     if (checked.code() == egca::StatusCode::kInternal) {

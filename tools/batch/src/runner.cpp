@@ -552,6 +552,7 @@ Status Runner::RouteTask(Task& t, int worker) {
       rec.shared_result = true;
     }
     first = false;
+    if (options_.on_record) options_.on_record(item.sample, rec, routed.value(), p.routing);
     records.push_back(std::move(rec));
   }
   EGCA_RETURN_IF_ERROR(store_->AppendSamples(records));

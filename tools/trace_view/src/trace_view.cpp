@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "egca/core/text.h"
+#include "egca/tracer/test_args.h"
 
 namespace egca::tools {
 
@@ -558,6 +559,47 @@ size_t TerminalWidth() {
     if (end != columns && *end == '\0' && n > 0) return std::max<size_t>(60, n);
   }
   return 120;
+}
+
+// Runs the reference on every test first. A test with no expected value (--fn without
+// --expect, --stdin without --expect-stdout) gets the reference's result as its expected
+// value: the tool's question is where the candidate parts from the reference on the same
+// input. A reference that fails a test (or cannot give an expected value) is bad input.
+// (*from_reference)[i]: test i's expected value came from the reference.
+Status CheckReference(tracer::Executor& executor, const std::string& reference,
+                            const std::string& ref_path, tracer::RunOptions run,
+                            std::vector<tracer::TestCase>* tests,
+                            std::vector<bool>* from_reference) {
+  using tracer::TestKind;
+  run.trace_mode = tracer::TraceMode::kNone;
+  run.max_report_bytes = 1u << 24;  // the returned value becomes an expected value: uncut
+  from_reference->assign(tests->size(), false);
+  for (size_t i = 0; i < tests->size(); ++i) {
+    tracer::TestCase& t = (*tests)[i];
+    auto result = executor.Run(reference, t, run);
+    if (!result.ok()) return Internal(result.status().ToString());
+    const sandbox::Verdict& v = result->verdict;
+    if (!v.passed()) {
+      return InvalidArgument(fmt::format(
+          "the reference {} fails its own test {} ({}): {} {}", ref_path, i + 1,
+          OneLine(t.name, 60), sandbox::VerdictName(v.kind), OneLine(VerdictDetail(v), 160)));
+    }
+    if (t.has_expected || t.kind == TestKind::kAssert) continue;
+    if (t.kind == TestKind::kStdio) {
+      t.expected_stdout = result->stdout_data;
+    } else {
+      auto expected = tracer::PythonReprToJson(v.actual);
+      if (!expected.ok()) {
+        return InvalidArgument(
+            fmt::format("test {} ({}): the reference's value {}; give --expect", i + 1,
+                        OneLine(t.name, 60), expected.status().message()));
+      }
+      t.expected_json = expected.value();
+    }
+    t.has_expected = true;
+    (*from_reference)[i] = true;
+  }
+  return Status::Ok();
 }
 
 }  // namespace egca::tools

@@ -66,6 +66,13 @@ struct RunnerOptions {
   // Set from a signal handler: workers finish the program in hand, the store is flushed and
   // RunBatch returns (RunStats::interrupted). Borrowed; may be null.
   const std::atomic<bool>* stop = nullptr;
+  // Library use (the Python package): called by the worker that routed a program, once per
+  // record written for it, with the index of the record's sample in `samples`, the full
+  // route (what the store does not keep: per-test verdicts, the divergence with states) and
+  // the problem as routed (reference, tests). Called from several threads at once.
+  std::function<void(size_t sample, const SampleRecord& record, const gates::RouteResult& route,
+                     const gates::Problem& routed)>
+      on_record;
 };
 
 struct RunStats {

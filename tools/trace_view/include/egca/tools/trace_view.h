@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "egca/core/status.h"
 #include "egca/gates/router.h"
+#include "egca/tracer/executor.h"
 #include "egca/tracer/test_case.h"
 
 namespace egca::tools {
@@ -40,6 +42,16 @@ std::string RouteHtml(const RouteViewInput& in);
 std::string OneLine(const std::string& text, size_t width);
 // A verdict in words: "got 4, expected 3", "ZeroDivisionError: ... at 3:4", ...
 std::string VerdictDetail(const sandbox::Verdict& v);
+
+// egca-trace's first step (and egca.trace()'s in Python): runs `reference` on every test.
+// A test without an expected value (a call without --expect, a stdin without
+// --expect-stdout) takes the reference's result as its expected value; a reference that
+// fails a test, or whose value has no JSON form, is bad input (INVALID_ARGUMENT naming
+// `ref_path` or the test); INTERNAL when the executor failed.
+// (*from_reference)[i]: test i's expected value came from the reference.
+Status CheckReference(tracer::Executor& executor, const std::string& reference,
+                      const std::string& ref_path, tracer::RunOptions run,
+                      std::vector<tracer::TestCase>* tests, std::vector<bool>* from_reference);
 
 // Columns of the terminal stdout is on; $COLUMNS, else 120, when it is not a terminal.
 size_t TerminalWidth();
