@@ -146,10 +146,10 @@ def main() -> int:
     try:
         before, before_modes = greedy_reward(policy, problem_set, table, args.workers)
     except RuntimeError as e:
-        # A fork-started executor server cannot run inside a Python host; egca's exec'd
-        # server (egca-py-server) can. Exit 77: ctest reports the test as skipped.
+        # The executor's server is egca's exec'd egca-py-server: failing to start it is an
+        # error of the build (a missing binary), reported as a failure.
         print(f"grpo_loop: cannot route from this Python process: {e}", file=sys.stderr)
-        return 77
+        return 1
     print(f"greedy reward before: {before:.3f}  modes {before_modes}", flush=True)
 
     for step in range(1, args.steps + 1):
