@@ -810,18 +810,22 @@ def _send_frame(obj):
         view = view[written:]
 
 
+_inbox = bytearray()  # bytes read from the peer and not yet taken
+
+
 def _read_exact(n):
-    chunks = []
-    while n > 0:
+    # A frame (length and body sent in one write) usually comes in one read.
+    while _len(_inbox) < n:
         try:
-            chunk = _os_read(_PEER_FD, min(n, 1 << 20))
+            chunk = _os_read(_PEER_FD, _max(n - _len(_inbox), 1 << 16))
         except OSError:
             chunk = b""
         if not chunk:
             raise _PeerGone("the channel is closed")
-        chunks.append(chunk)
-        n -= _len(chunk)
-    return b"".join(chunks)
+        _inbox.extend(chunk)
+    data = bytes(_inbox[:n])
+    del _inbox[:n]
+    return data
 
 
 def _recv_frame():
