@@ -110,7 +110,7 @@ void AddPhases(const egca::sandbox::ChildPhases& p, egca::sandbox::ChildPhases* 
 }
 
 Row RunExecutor(const std::string& name, ExecutorPool* pool, const std::vector<Problem>& problems,
-                TraceMode mode, int rounds) {
+                TraceMode mode, int rounds, bool asserts_in_one_process = false) {
   std::vector<ProgramJob> jobs;
   for (const Problem& p : problems) {
     jobs.push_back({p.source, {TestCase::HumanEvalCheck(p.test, p.entry_point)}});
@@ -120,6 +120,7 @@ Row RunExecutor(const std::string& name, ExecutorPool* pool, const std::vector<P
   options.limits.cpu_seconds = 10;
   options.trace_mode = mode;
   options.trace.enabled = mode == TraceMode::kNative;
+  options.assert_tests_in_one_process = asserts_in_one_process;
   Row row{name, pool->workers()};
   auto begin = Clock::now();
   for (int r = 0; r < rounds; ++r) {
@@ -358,8 +359,24 @@ int main(int argc, char** argv) {
                              Problem{"empty", "pass\n", "def check(c):\n    pass\n", "print"});
   Row floor = RunExecutor("egca executor, empty program (floor)", pool1->get(), empty,
                           TraceMode::kNone, rounds);
-  Row exec1 = RunExecutor("egca executor (warm fork, sandboxed)", pool1->get(), problems,
-                          TraceMode::kNone, rounds);
+  // Assert tests in two processes (the default) against the program and its asserts in
+  // one process (before issue 12's test process), alternating rounds so load changes hit
+  // both alike.
+  Row exec1("egca executor (warm fork, sandboxed)", 1);
+  Row one_process("egca executor, asserts in one process", 1);
+  for (int r = 0; r < rounds; ++r) {
+    for (auto [row, one] : {std::pair<Row*, bool>{&exec1, false}, {&one_process, true}}) {
+      Row part = RunExecutor(row->name, pool1->get(), problems, TraceMode::kNone, 1, one);
+      row->executions += part.executions;
+      row->passed += part.passed;
+      row->seconds += part.seconds;
+      row->child_seconds += part.child_seconds;
+      row->child_cpu += part.child_cpu;
+      row->minor_faults += part.minor_faults;
+      AddPhases(part.phases, &row->phases);
+      row->cpu_each.insert(row->cpu_each.end(), part.cpu_each.begin(), part.cpu_each.end());
+    }
+  }
   // Diagnostic: the same run without the seccomp filter (what the filter costs per run).
   Row unfiltered = RunExecutor("egca executor, seccomp off (diagnostic)", pool_no_seccomp->get(),
                                problems, TraceMode::kNone, rounds);
@@ -369,10 +386,14 @@ int main(int argc, char** argv) {
     PrintHeader();
     PrintRow(floor, 0);
     PrintRow(exec1, 0);
+    PrintRow(one_process, 0);
     PrintRow(unfiltered, 0);
     PrintRow(exec2, 0);
     PrintPhases(floor);
     PrintPhases(exec1);
+    fmt::print("asserts in two processes / one process, exec/s: {:.3f} (time per execution {:.2f}x)\n",
+               exec1.per_second() / one_process.per_second(),
+               one_process.per_second() / exec1.per_second());
     return 0;
   }
   Row native = RunExecutor("egca executor + native trace", pool1->get(), problems,
@@ -390,6 +411,7 @@ int main(int argc, char** argv) {
   PrintHeader();
   PrintRow(floor, base1.per_second());
   PrintRow(exec1, base1.per_second());
+  PrintRow(one_process, base1.per_second());
   PrintRow(unfiltered, base1.per_second());
   PrintRow(exec2, base2.per_second());
   PrintRow(native, base1.per_second());
@@ -400,6 +422,9 @@ int main(int argc, char** argv) {
   PrintPhases(floor);
   PrintPhases(exec1);
   PrintPhases(native);
+  fmt::print("asserts in two processes / one process, exec/s: {:.3f} (time per execution {:.2f}x)\n",
+             exec1.per_second() / one_process.per_second(),
+             one_process.per_second() / exec1.per_second());
   fmt::print("Median child CPU per execution: untraced {:.3f} ms, native trace {:.3f} ms\n",
              1000 * exec1.median_cpu(), 1000 * native.median_cpu());
   fmt::print(

@@ -200,15 +200,19 @@ class ForkServer::Impl {
   }
 
   StatusOr<ChildOutcome> Run(const ChildRequest& request) {
+    UniqueFd peer(request.peer_fd);  // ours to close: once sent, or on any error before
     EGCA_RETURN_IF_ERROR(ValidateLimits(request.limits));
     std::lock_guard<std::mutex> lock(mu_);
     if (pid_ == 0) {
       Status started = Spawn();
       if (!started.ok()) return started.WithContext("restarting the fork server");
     }
-    if (!internal::WriteAll(sock_.get(), internal::EncodeRequest(request))) {
+    if (!internal::SendRequest(sock_.get(), internal::EncodeRequest(request), peer.get())) {
       return ServerLost("sending the request");
     }
+    // The server holds its own reference now; keeping ours would hide the child's end of
+    // the conversation closing from the other child.
+    peer.Reset();
     // The server answers within the wall limit plus collection time; a server that does
     // not is broken and is replaced.
     double deadline =

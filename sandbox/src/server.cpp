@@ -44,7 +44,7 @@ constexpr double kCpuCheckInterval = 0.05;  // seconds between server-side CPU r
 constexpr double kHandoverInterval = 0.005;
 
 enum class KillReason { kNone, kWall, kCpu, kOutput, kViolation };
-constexpr int kChildNotifyFd = 4;  // the child's end of the listener hand-over socket
+constexpr int kChildNotifyFd = 5;  // the child's end of the listener hand-over socket
 
 struct ServerState {
   const ForkServerOptions* options;
@@ -64,7 +64,9 @@ struct ServerState {
 struct ChildSetup {
   ServerState* state;
   const ChildRequest* request;
-  int fds[5];  // stdin (memfd), stdout, stderr, result, notify socket (or -1): become 0-4
+  // stdin (memfd), stdout, stderr, result, peer (or -1), notify socket (or -1): become
+  // 0-5 (kChildPeerFd = 4, kChildNotifyFd = 5).
+  int fds[6];
 };
 
 // CLOCK_MONOTONIC through the vDSO: no system call, so nothing the filter sees.
@@ -89,17 +91,22 @@ int64_t MonotonicNs() {
   if (getppid() != state.self) _exit(kIsolationFailedExit);
   setpgid(0, 0);
   const bool notify = setup.fds[kChildNotifyFd] >= 0;
-  const int count = notify ? 5 : 4;
-  int moved[5];
-  for (int i = 0; i < count; ++i) {
+  constexpr int kCount = 6;
+  int moved[kCount];
+  for (int i = 0; i < kCount; ++i) {
     // Above every target number first, so no dup2 below clobbers a source.
-    moved[i] = fcntl(setup.fds[i], F_DUPFD, 16);
-    if (moved[i] < 0) ChildFail(state.record, "fcntl(F_DUPFD)");
+    moved[i] = setup.fds[i] < 0 ? -1 : fcntl(setup.fds[i], F_DUPFD, 16);
+    if (setup.fds[i] >= 0 && moved[i] < 0) ChildFail(state.record, "fcntl(F_DUPFD)");
   }
-  for (int i = 0; i < count; ++i) {
-    if (dup2(moved[i], i) != i) ChildFail(state.record, "dup2");
+  for (int i = 0; i < kCount; ++i) {
+    if (moved[i] >= 0) {
+      if (dup2(moved[i], i) != i) ChildFail(state.record, "dup2");
+    } else {
+      close(i);  // an absent peer or listener: whatever the server had there is not the child's
+    }
   }
-  CloseFdsFrom(count);  // fd 4 (notify) is closed by IsolateChild before child_main
+  // fd 5 (notify) is closed by IsolateChild before child_main; fd 4 is the peer, if any.
+  CloseFdsFrom(kCount);
   sigset_t all;
   sigemptyset(&all);
   sigprocmask(SIG_SETMASK, &all, nullptr);
@@ -291,6 +298,7 @@ void FillPhases(const ViolationRecord& record, double prepare_start, double fork
 // One request: fresh (empty) private dir, fork, isolate, supervise, reap, classify.
 std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome* outcome) {
   const Limits& limits = request.limits;
+  UniqueFd peer_fd(request.peer_fd);  // owned here (ReceiveRequest)
   const double prepare_start = MonotonicSeconds();
   if (std::string error = PrepareWorkDir(state); !error.empty()) return error;
   // stdin is a memfd holding the whole input: finite, seekable, and nothing to pump.
@@ -325,7 +333,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
   ChildSetup setup{&state,
                    &request,
                    {stdin_fd.get(), write_end[1].get(), write_end[2].get(), write_end[3].get(),
-                    notify_child_end.get()}};
+                    request.peer_fd, notify_child_end.get()}};
   double start = MonotonicSeconds();
   pid_t pid = fork();
   if (pid < 0) return fmt::format("fork: {}", std::strerror(errno));
@@ -335,6 +343,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
   outcome->pid = pid;
   stdin_fd.Reset();
   for (int i = 1; i < 4; ++i) write_end[i].Reset();
+  peer_fd.Reset();  // the child's now: the server keeps no end of it
   notify_child_end.Reset();
   UniqueFd pidfd(PidfdOpen(pid));
 

@@ -1,5 +1,9 @@
 #include "wire.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <type_traits>
 
@@ -196,18 +200,83 @@ bool ReceiveReady(int fd, ReadyMessage* ready) {
 
 std::string EncodeRequest(const ChildRequest& request) {
   Encoder e;
+  e.Put<uint8_t>(request.peer_fd >= 0);
   PutLimits(&e, request.limits);
   e.PutString(request.payload);
   e.PutString(request.stdin_data);
   return e.Finish(kRequestMagic);
 }
 
+bool SendRequest(int sock, const std::string& frame, int peer_fd) {
+  if (peer_fd < 0) return WriteAll(sock, frame);
+  // The descriptor rides on the first byte; the rest follows as usual.
+  char first = frame[0];
+  iovec iov{&first, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), &peer_fd, sizeof(int));
+  ssize_t sent;
+  do {
+    sent = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  return sent == 1 && WriteAll(sock, std::string_view(frame).substr(1));
+}
+
 bool ReceiveRequest(int fd, ChildRequest* request) {
+  request->peer_fd = -1;
+  // The first byte alone, with whatever descriptor came with it.
+  char first = 0;
+  iovec iov{&first, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t got;
+  do {
+    got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  } while (got < 0 && errno == EINTR);
+  if (got != 1) return false;
+  int peer = -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+      std::memcpy(&peer, CMSG_DATA(c), sizeof(int));
+    }
+  }
+  uint32_t magic = 0;
+  std::memcpy(&magic, &first, 1);
+  uint8_t rest[3];
+  uint64_t size = 0;
   std::string body;
-  if (!ReceiveFrame(fd, kRequestMagic, &body)) return false;
+  bool ok = (msg.msg_flags & MSG_CTRUNC) == 0 && ReadExact(fd, rest, 3);
+  if (ok) {
+    std::memcpy(reinterpret_cast<char*>(&magic) + 1, rest, 3);
+    ok = magic == kRequestMagic && ReadExact(fd, &size, sizeof(size));
+  }
+  if (ok) {
+    body.resize(size);
+    ok = size == 0 || ReadExact(fd, body.data(), size);
+  }
   Decoder d(body);
-  const bool ok = GetLimits(&d, &request->limits) && d.GetString(&request->payload) &&
-                  d.GetString(&request->stdin_data) && d.done();
+  uint8_t has_peer = 0;
+  ok = ok && d.Get(&has_peer) && (has_peer != 0) == (peer >= 0) &&
+       GetLimits(&d, &request->limits) && d.GetString(&request->payload) &&
+       d.GetString(&request->stdin_data) && d.done();
+  if (ok) {
+    request->peer_fd = peer;
+  } else if (peer >= 0) {
+    close(peer);
+  }
   // The request may hold what a child must not find in the memory it inherits (a test's
   // data, a key): no copy stays behind in freed memory.
   explicit_bzero(body.data(), body.size());

@@ -17,7 +17,7 @@ constexpr uint32_t kRequestMagic = 0x45524551;  // caller -> server
 constexpr uint32_t kOutcomeMagic = 0x454f5554;  // server -> caller
 constexpr uint32_t kOptionsMagic = 0x454f5054;  // caller -> exec'd server, first frame
 // Changes whenever a frame's layout (or Limits / ChildPhases) changes.
-constexpr uint32_t kWireVersion = 1;
+constexpr uint32_t kWireVersion = 2;
 
 // Ready frame: whether warm-up succeeded (else `error` says why) and the protections the
 // server actually put in place.
@@ -35,10 +35,16 @@ std::string EncodeOutcome(const ChildOutcome& outcome, const std::string& error)
 // Exec mode: everything of ForkServerOptions but warm_up, child_main and server_binary.
 std::string EncodeOptions(const ForkServerOptions& options);
 
+// Sends an EncodeRequest() frame; with `peer_fd` >= 0 that descriptor travels with it
+// (SCM_RIGHTS on the frame's first byte).
+bool SendRequest(int sock, const std::string& frame, int peer_fd);
+
 // Each Receive* reads one frame from `fd`; false on EOF/error/bad magic.
 bool ReceiveReady(int fd, ReadyMessage* ready);
 // False also for another kWireVersion (`error` says which).
 bool ReceiveOptions(int fd, ForkServerOptions* options, std::string* error);
+// request->peer_fd: the descriptor that came with the frame (owned by the caller now), or
+// -1. A frame that announces one and comes without it (or the reverse) is refused.
 bool ReceiveRequest(int fd, ChildRequest* request);
 bool ReceiveOutcome(int fd, ChildOutcome* outcome, std::string* error);
 

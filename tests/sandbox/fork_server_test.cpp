@@ -586,6 +586,34 @@ TEST(SandboxForkServer, SigsysReportingNamesViolations) {
   EXPECT_EQ(blocked->violation, "unknown");
 }
 
+TEST(SandboxForkServer, PeerDescriptorConnectsTwoChildrenOfTwoServers) {
+  auto a = StartServer();
+  auto b = StartServer();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  ChildRequest writer = Req("peer_write:hello peer");
+  writer.peer_fd = pair[0];
+  ChildRequest echo = Req("peer_echo");
+  echo.peer_fd = pair[1];
+  StatusOr<ChildOutcome> echoed = Internal("not run");
+  std::thread other([&] { echoed = b->Run(echo); });
+  auto wrote = a->Run(writer);
+  other.join();
+  ASSERT_TRUE(wrote.ok()) << wrote.status().ToString();
+  ASSERT_TRUE(echoed.ok()) << echoed.status().ToString();
+  EXPECT_EQ(echoed->result, "hello peer");
+  EXPECT_EQ(wrote->result, "got hello peer");
+  // Run() closed both ends: a descriptor of ours would have kept the echo waiting.
+  EXPECT_EQ(fcntl(pair[0], F_GETFD), -1);
+  EXPECT_EQ(fcntl(pair[1], F_GETFD), -1);
+  // Without a peer, fd 4 is closed in the next child of the same server.
+  auto fds = a->Run(Req("fds"));
+  ASSERT_TRUE(fds.ok());
+  EXPECT_EQ(fds->result.find(" 4 "), std::string::npos) << fds->result;
+}
+
 TEST(SandboxForkServer, ServerCrashIsAnErrorThenRestarts) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);

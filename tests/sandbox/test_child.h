@@ -315,6 +315,25 @@ inline int TestChild(std::string_view payload, int result_fd) {
     syscall(SYS_exit, 0);  // ends the calling thread only
     return 0;
   }
+  if (cmd == "peer_write") {
+    // arg: bytes for the peer descriptor (fd 4); then waits for its answer and reports it.
+    if (!WriteAllFd(4, arg)) return 5;
+    shutdown(4, SHUT_WR);
+    char buf[256] = {};
+    ssize_t n = read(4, buf, sizeof(buf));
+    WriteAllFd(result_fd, n < 0 ? fmt::format("errno={}", errno) : std::string(buf, n));
+    return 0;
+  }
+  if (cmd == "peer_echo") {
+    // Reads the peer's bytes until EOF, answers "got <bytes>".
+    std::string in;
+    char buf[256];
+    ssize_t n;
+    while ((n = read(4, buf, sizeof(buf))) > 0) in.append(buf, static_cast<size_t>(n));
+    WriteAllFd(4, "got " + in);
+    WriteAllFd(result_fd, in);
+    return 0;
+  }
   if (cmd == "segv") {
     volatile int* p = nullptr;
     return *p;

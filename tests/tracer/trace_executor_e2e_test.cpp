@@ -175,6 +175,9 @@ TEST_F(TraceExecutorE2E, RetraceCutByALimitKeepsTheVerdict) {
 // limit keeps that verdict (the child ends by the limit, not by itself).
 TEST_F(TraceExecutorE2E, VisibleFailureIsRetracedInTheSameChild) {
   RunOptions options = UncappedRetrace(3);
+  // The in-child retrace is the one-process path's (assert tests in two processes are
+  // retraced in a second pair: executor_assert_processes_e2e_test).
+  options.assert_tests_in_one_process = true;
   StatusOr<TestResult> quick = executor_->Run(
       "def f(n):\n    return n + 1\n", TestCase::Asserts("assert f(1) == 3\n"), options);
   ASSERT_TRUE(quick.ok()) << quick.status().ToString();

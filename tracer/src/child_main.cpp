@@ -28,6 +28,17 @@ const char* KindName(proto::TestKindProto kind) {
   }
 }
 
+const char* RoleName(proto::AssertRoleProto role) {
+  switch (role) {
+    case proto::ASSERT_ROLE_CANDIDATE:
+      return "candidate";
+    case proto::ASSERT_ROLE_TEST:
+      return "test";
+    default:
+      return "";
+  }
+}
+
 const char* ModeName(proto::TraceModeProto mode) {
   switch (mode) {
     case proto::TRACE_MODE_NATIVE:
@@ -67,7 +78,8 @@ PyRef BuildRequestDict(const proto::ExecRequest& r) {
             SetItem(d, "retrace_visible_failures",
                     PyBool_FromLong(r.retrace_visible_failures())) &&
             SetItem(d, "retrace_exceptions", PyBool_FromLong(r.retrace_exceptions())) &&
-            SetItem(d, "max_report_bytes", PyLong_FromUnsignedLong(r.max_report_bytes()));
+            SetItem(d, "max_report_bytes", PyLong_FromUnsignedLong(r.max_report_bytes())) &&
+            SetString(d, "role", RoleName(r.role()));
   if (!ok) return PyRef();
   return dict;
 }
@@ -109,6 +121,7 @@ proto::ExecOutcome OutcomeFromName(const std::string& name) {
   if (name == "output_limit") return proto::EXEC_OUTPUT_LIMIT;
   if (name == "exited") return proto::EXEC_EXITED;
   if (name == "test_error") return proto::EXEC_TEST_ERROR;
+  if (name == "peer_gone") return proto::EXEC_PEER_GONE;
   return proto::EXEC_OUTCOME_UNSPECIFIED;
 }
 
@@ -123,6 +136,7 @@ void FillResult(PyObject* dict, size_t max_value_bytes, proto::ExecResult* out) 
   out->set_actual(GetString(dict, "actual"));
   out->set_detail(GetString(dict, "detail"));
   out->set_settrace_snapshots(static_cast<uint64_t>(GetInt(dict, "settrace_snapshots")));
+  out->set_candidate_raised(GetInt(dict, "candidate_raised") != 0);
   PyObject* value = PyDict_GetItemString(dict, "value");  // Borrowed.
   if (value != nullptr) {
     std::string why;

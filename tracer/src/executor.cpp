@@ -1,6 +1,10 @@
 #include "egca/tracer/executor.h"
 
 #include <fmt/format.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <atomic>
 #include <optional>
@@ -93,6 +97,34 @@ proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
   return r;
 }
 
+// Assert tests run in two processes (the test code in a process that never runs candidate
+// code, the program behind proxies in another) unless the test code defines classes (their
+// objects cannot cross as plain values: QuixBugs' Node) or the setup code does more than
+// import (MBPP's fixtures built from the program's classes): those run in one process as
+// before. Decided from the test alone, never from the program.
+bool RunsInTwoProcesses(const TestCase& test, const RunOptions& options) {
+  if (test.kind != TestKind::kAssert || options.assert_tests_in_one_process) return false;
+  auto lines_all = [](const std::string& code, auto&& ok) {
+    size_t start = 0;
+    while (start <= code.size()) {
+      size_t end = code.find('\n', start);
+      if (end == std::string::npos) end = code.size();
+      std::string_view line(code.data() + start, end - start);
+      const size_t first = line.find_first_not_of(" \t\r");
+      if (first != std::string_view::npos && !ok(line.substr(first))) return false;
+      start = end + 1;
+    }
+    return true;
+  };
+  auto no_class = [](std::string_view line) {
+    return !(line.substr(0, 6) == "class " || line.substr(0, 6) == "class\t");
+  };
+  auto import_only = [](std::string_view line) {
+    return line[0] == '#' || line.substr(0, 7) == "import " || line.substr(0, 5) == "from ";
+  };
+  return lines_all(test.test_code, no_class) && lines_all(test.setup_code, import_only);
+}
+
 // A call test's returned value may take this much of the result channel.
 constexpr uint64_t kMaxValueBytes = 16ull << 20;
 // Room for the rest of a record (messages, positions; a trace's code objects and framing).
@@ -136,8 +168,12 @@ bool ParseTraceMode(std::string_view name, TraceMode* out) {
 
 class Executor::Impl {
  public:
-  Impl(ExecutorOptions options, std::unique_ptr<sandbox::ForkServer> server)
-      : options_(std::move(options)), server_(std::move(server)), rng_(std::random_device{}()) {}
+  Impl(ExecutorOptions options, sandbox::ForkServerOptions server_options,
+       std::unique_ptr<sandbox::ForkServer> server)
+      : options_(std::move(options)),
+        server_options_(std::move(server_options)),
+        server_(std::move(server)),
+        rng_(std::random_device{}()) {}
 
   StatusOr<TestResult> Run(std::string_view source, const TestCase& test,
                            const RunOptions& options) {
@@ -148,9 +184,24 @@ class Executor::Impl {
     // assert, an exception) is retraced in the same child after its record is written; a
     // wrong answer, which only this process can find (the child never sees the expected
     // value), is run again, traced, in a second child.
+    const bool paired = RunsInTwoProcesses(test, options);
+    // An assert test in two processes: the candidate process cannot see its failure, so
+    // the graded pair runs untraced and a failure is retraced in a second pair.
+    RunOptions graded = options;
+    if (paired) graded.trace_mode = TraceMode::kNone;
     EGCA_ASSIGN_OR_RETURN(TestResult result,
-                          RunOnce(source, test, options, /*retrace_in_child=*/true));
-    if (result.verdict.kind != sandbox::VerdictKind::kWrongAnswer) return result;
+                          RunOnce(source, test, graded, /*retrace_in_child=*/!paired));
+    if (!paired && result.verdict.kind != sandbox::VerdictKind::kWrongAnswer) return result;
+    if (paired) {
+      // The candidate process cannot see a failing assert: a failure is retraced in a
+      // second pair, as a wrong answer is (an exception of the program's only with
+      // retrace_exceptions; limits and syntax errors never).
+      const sandbox::Verdict& v = result.verdict;
+      const bool retrace = v.kind == sandbox::VerdictKind::kKilled ||
+                           (v.kind == sandbox::VerdictKind::kRuntimeError &&
+                            (v.line <= 0 || options.retrace_exceptions));
+      if (!retrace) return result;
+    }
     RunOptions traced = options;
     traced.retrace_failures = false;
     traced.trace_failures_only = false;
@@ -162,11 +213,13 @@ class Executor::Impl {
   }
 
  private:
-  // One child. retrace_in_child: with native tracing, the graded run is untraced and a
-  // failure the child sees itself is retraced there (ExecRequest.retrace_visible_failures).
+  // One child (an assert test: a pair, RunPair). retrace_in_child: with native tracing,
+  // the graded run is untraced and a failure the child sees itself is retraced there
+  // (ExecRequest.retrace_visible_failures).
   StatusOr<TestResult> RunOnce(std::string_view source, const TestCase& test,
                                const RunOptions& options, bool retrace_in_child) {
     const std::string what = test.name.empty() ? "test" : test.name;
+    if (RunsInTwoProcesses(test, options)) return RunPair(source, test, options, what);
     PlainValue expected_value;
     const PlainValue* expected = nullptr;
     if (test.kind == TestKind::kCall && test.has_expected) {
@@ -252,8 +305,135 @@ class Executor::Impl {
     return result;
   }
 
+  // The fork server of test processes: the same program and options as the candidates'
+  // server, started at the first assert test.
+  Status EnsureTestServer() {
+    if (test_server_ != nullptr) return Status::Ok();
+    EGCA_ASSIGN_OR_RETURN(test_server_, sandbox::ForkServer::Start(server_options_));
+    return Status::Ok();
+  }
+
+  // An assert test in two processes: the candidate process runs the program and serves
+  // calls on fd 4; the test process runs the test code against proxies over the other end
+  // of the same socket pair. The verdict: the candidate process's when its run did not
+  // end normally (a limit, a violation, a syntax error, an exception or exit at module
+  // level, a crash), else the test process's, which never ran candidate code and decoded
+  // every value it got strictly (harness.py, "Assert tests in two processes").
+  StatusOr<TestResult> RunPair(std::string_view source, const TestCase& test,
+                               const RunOptions& options, const std::string& what) {
+    EGCA_RETURN_IF_ERROR(EnsureTestServer().WithContext("starting the test-process server"));
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      return Internal(fmt::format("socketpair: {}", std::strerror(errno)));
+    }
+    const uint64_t candidate_key = rng_() | 1;
+    const uint64_t test_key = rng_() | 1;
+    // The candidate's request holds no test code: the asserts' expected values stay out
+    // of its process.
+    TestCase program_only = test;
+    program_only.test_code.clear();
+    program_only.setup_code.clear();
+    program_only.entry_point.clear();
+    sandbox::ChildRequest candidate;
+    candidate.limits = options.limits;
+    candidate.limits.result_bytes = ResultCap(options);
+    proto::ExecRequest exec = BuildRequest(
+        source, program_only, options, std::min(kMaxValueBytes, candidate.limits.result_bytes),
+        /*retrace_in_child=*/false);
+    exec.set_role(proto::ASSERT_ROLE_CANDIDATE);
+    exec.set_completion_key(candidate_key);
+    exec.SerializeToString(&candidate.payload);
+    candidate.peer_fd = pair[0];  // Run() closes it once sent
+
+    RunOptions untraced = options;
+    untraced.trace_mode = TraceMode::kNone;
+    untraced.apps_import_header = false;
+    sandbox::ChildRequest tester;
+    tester.limits = options.limits;
+    tester.limits.result_bytes = kMaxValueBytes + kRecordSlack;
+    proto::ExecRequest test_exec = BuildRequest("", test, untraced, kMaxValueBytes, false);
+    test_exec.set_role(proto::ASSERT_ROLE_TEST);
+    test_exec.set_completion_key(test_key);
+    test_exec.SerializeToString(&tester.payload);
+    tester.peer_fd = pair[1];
+
+    StatusOr<sandbox::ChildOutcome> test_outcome = Internal("the test process did not run");
+    std::thread test_thread([&] { test_outcome = test_server_->Run(tester); });
+    StatusOr<sandbox::ChildOutcome> outcome = server_->Run(candidate);
+    test_thread.join();
+    if (!outcome.ok()) return outcome.status();
+    if (!test_outcome.ok()) return test_outcome.status().WithContext("the test process");
+
+    ResultChannel test_channel = ParseResultChannel(test_outcome->result);
+    if (test_channel.has_prepared && test_channel.prepared.outcome() == proto::EXEC_TEST_ERROR) {
+      return InvalidArgument("malformed test: " + test_channel.prepared.message()).WithContext(what);
+    }
+    const bool has_test_record =
+        test_channel.has_completion && test_channel.completion.completion_key() == test_key;
+    const proto::ExecResult* test_record = has_test_record ? &test_channel.completion : nullptr;
+
+    ResultChannel channel = ParseResultChannel(outcome->result);
+    std::string().swap(outcome->result);
+    if (channel.has_prepared && channel.prepared.outcome() == proto::EXEC_TEST_ERROR) {
+      return InvalidArgument("malformed test: " + channel.prepared.message()).WithContext(what);
+    }
+    auto record = std::make_shared<proto::ExecResult>(std::move(channel.completion));
+    const bool has_record = channel.has_completion && record->completion_key() == candidate_key;
+    StatusOr<sandbox::Verdict> verdict =
+        MapVerdict(*outcome, has_record ? record.get() : nullptr, options.limits);
+    if (!verdict.ok()) return verdict.status().WithContext(what);
+    TestResult result;
+    result.verdict = std::move(verdict).value();
+    sandbox::Verdict& v = result.verdict;
+    if (v.kind == sandbox::VerdictKind::kOk) {
+      // The program ran and served every call it got: the test process decides.
+      StatusOr<sandbox::Verdict> judged = MapVerdict(*test_outcome, test_record, options.limits);
+      if (!judged.ok()) return judged.status().WithContext(what);
+      sandbox::Verdict t = std::move(judged).value();
+      if (test_record != nullptr && test_record->outcome() == proto::EXEC_PEER_GONE) {
+        t.kind = sandbox::VerdictKind::kKilled;
+        t.detail = "the candidate process closed its channel before the test completed";
+      } else if (test_record != nullptr && test_record->candidate_raised() &&
+                 !record->error_type().empty()) {
+        // The candidate's exception, as its own process described it (untrusted text; it
+        // can only make a failing verdict read differently).
+        t.error_type = BoundedText(record->error_type(), 200);
+        t.message = BoundedText(record->message(), options.max_report_bytes);
+        t.line = record->line();
+        t.column = record->column();
+        t.end_line = record->end_line();
+        t.end_column = record->end_column();
+      }
+      t.wall_seconds = v.wall_seconds;
+      t.cpu_seconds = v.cpu_seconds;
+      t.max_rss_bytes = v.max_rss_bytes;
+      v = std::move(t);
+    }
+    v.minor_faults = outcome->minor_faults;
+    v.phases = outcome->phases;
+    result.termination = outcome->termination;
+    result.exit_code = outcome->exit_code;
+    result.stderr_data = std::move(outcome->stderr_data);
+    result.stdout_data = std::move(outcome->stdout_data);
+    if (has_record) {
+      result.settrace_snapshots = record->settrace_snapshots();
+      if (record->has_trace()) {
+        Status valid = ValidateTrace(record->trace(), source);
+        if (!valid.ok()) {
+          v.kind = sandbox::VerdictKind::kKilled;
+          v.detail = "the child sent an invalid trace: " + valid.message();
+        } else if (!(options.trace_failures_only && v.passed())) {
+          result.trace = std::shared_ptr<const proto::Trace>(record, &record->trace());
+        }
+      }
+    }
+    return result;
+  }
+
   ExecutorOptions options_;
+  sandbox::ForkServerOptions server_options_;  // for the test-process server
   std::unique_ptr<sandbox::ForkServer> server_;
+  std::unique_ptr<sandbox::ForkServer> test_server_;  // null until the first assert test
   std::mt19937_64 rng_;
 };
 
@@ -283,9 +463,9 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& opti
   // The interpreter's stdlib must stay readable when Landlock confines reads.
   server_options.readable_paths.push_back(config.stdlib_dir());
   EGCA_ASSIGN_OR_RETURN(std::unique_ptr<sandbox::ForkServer> server,
-                        sandbox::ForkServer::Start(std::move(server_options)));
-  return std::unique_ptr<Executor>(
-      new Executor(std::make_unique<Impl>(options, std::move(server))));
+                        sandbox::ForkServer::Start(server_options));
+  return std::unique_ptr<Executor>(new Executor(
+      std::make_unique<Impl>(options, std::move(server_options), std::move(server))));
 }
 
 Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -8,7 +8,9 @@
 # value and the expected output never reach this process; the parent compares (see
 # tracer/src/judge.h) and decides what a record is worth. The candidate shares this
 # process, so everything below may be tampered with by it; the parent trusts the second
-# record as plain data only.
+# record as plain data only. An assert test normally runs in two such processes (see
+# "Assert tests in two processes" below): the candidate's, which never gets the test code,
+# and a test process, which never runs candidate code and whose record decides.
 
 import ast as _ast
 import builtins as _builtins
@@ -397,6 +399,7 @@ def warm_up():
     _os.environ.clear()
     _os.environ.update(FIXED_ENVIRON)
     codecs.lookup("utf-8")
+    _exercise_pair_codecs()
     try:
         import _egca_trace  # noqa: F401  (children that trace find it in sys.modules)
     except ImportError:
@@ -455,6 +458,8 @@ def run_test(prepared):
     kind = request["kind"]
     source = request["source"]
     _reset_process_state()
+    if kind == "assert" and prepared.role == "test":
+        return _run_test_process(prepared, limit)
 
     try:
         code = _compile(source, CANDIDATE_FILENAME, "exec", dont_inherit=True)
@@ -489,6 +494,12 @@ def run_test(prepared):
         text = _source_line(request.get("test_code", ""), result["test_line"]).strip()
         if text:
             result["detail"] = "test line %d: %s" % (result["test_line"], _bounded(text, limit))
+    if result.get("outcome") == "ok" and _last_candidate_exception:
+        # The candidate process: the last exception a call raised (the parent uses it when
+        # the test process says the test failed with it).
+        for key, value in _last_candidate_exception[0].items():
+            if key in ("error_type", "message", "line", "column", "end_line", "end_column"):
+                result[key] = value
     if _isinstance(tracer, _SettraceBaseline):
         result["settrace_snapshots"] = _len(tracer.snapshots)
     return result
@@ -567,7 +578,8 @@ def _execute(code, request, kind, prepared, tracer, limit, discard_output=False)
 
 
 class _Prepared:
-    __slots__ = ("setup", "header", "test", "args", "function", "entry_point", "request")
+    __slots__ = ("setup", "header", "test", "args", "function", "entry_point", "request",
+                 "role")
 
 
 def _prepare(request, kind):
@@ -581,6 +593,7 @@ def _prepare(request, kind):
     p.function = request.get("function", "")
     p.entry_point = request.get("entry_point", "")
     p.request = None
+    p.role = request.get("role", "")
     if request.get("apps_import_header", False):
         p.header = _compile(APPS_IMPORT_HEADER, HEADER_FILENAME, "exec", dont_inherit=True)
     if kind == "call":
@@ -637,6 +650,9 @@ _dict_items = _dict.items
 _heap_type_flag = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 _TypeError = TypeError
 _id = id
+_issubclass = issubclass
+_sorted = sorted
+_max = max
 
 
 class _NotPlain(_Exception):
@@ -732,6 +748,9 @@ def _run_candidate(code, namespace, kind, prepared):
             raise NameError("the program defines no function %r (nor Solution.%s)"
                             % (prepared.function, prepared.function))
         return fn(*prepared.args)
+    if kind == "assert" and prepared.role == "candidate":
+        _serve_calls(namespace, prepared.request.get("max_report_bytes", 2048))
+        return None
     if kind == "assert":
         # MBPP's test_setup_code builds fixtures from the program's own classes (Node
         # trees), so it runs after the program and before the asserts.
@@ -739,3 +758,464 @@ def _run_candidate(code, namespace, kind, prepared):
             _exec(prepared.setup, namespace)
         _exec(prepared.test, _test_namespace(namespace))
     return None
+
+
+# ---- Assert tests in two processes ---------------------------------------------------------
+#
+# For an assert test without classes of its own (HumanEval's check, MBPP's asserts) the
+# executor runs two sandboxed children connected by a socket (file descriptor 4): the
+# candidate process runs the program and then serves calls; the test process runs the
+# test code, in which every callable of the program is a proxy that sends the call to the
+# candidate process and gets back a plain value (or the description of an exception), in
+# a canonical encoding it decodes strictly. No object of the candidate's, and nothing of
+# its process, reaches the test process: the verdict comes from a process that never ran
+# candidate code. The candidate process never sees the test code.
+#
+# Frames: 4-byte big-endian length, then UTF-8 JSON. Values: null, true, false, or
+# [tag, ...]: ["i", hex] int, ["f", float.hex()] float, ["c", re, im] complex, ["s", str],
+# ["b", hex] bytes, ["l", [...]] list, ["t", [...]] tuple, ["S", [...]] set,
+# ["F", [...]] frozenset, ["d", [[k, v], ...]] dict, ["it", [...]] an iterator (the
+# candidate side consumes it, at most _MAX_ITEMS items).
+
+_PEER_FD = 4
+_MAX_FRAME = 16 << 20
+_MAX_ITEMS = 1 << 16
+_MAX_DEPTH = 100
+_os_read = _os.read
+_os_write = _os.write
+_json_dumps = _json.JSONEncoder(ensure_ascii=True, check_circular=False,
+                                separators=(",", ":")).encode
+_float_hex = _float.hex
+_float_fromhex = _float.fromhex
+_int_to_bytes = _int.to_bytes
+_bytes_fromhex = bytes.fromhex
+_stdlib_names = _frozenset(_getattr(_sys, "stdlib_module_names", ()))
+
+
+class _PeerGone(_Exception):
+    """The other process closed the channel (or sent something that is not a frame)."""
+
+
+def _send_frame(obj):
+    data = _json_dumps(obj).encode("ascii")
+    if _len(data) > _MAX_FRAME:
+        raise _ValueError("frame of %d bytes exceeds the limit" % _len(data))
+    data = _len(data).to_bytes(4, "big") + data
+    view = memoryview(data)
+    while view:
+        try:
+            written = _os_write(_PEER_FD, view)
+        except OSError:
+            raise _PeerGone("the channel is closed") from None
+        view = view[written:]
+
+
+_inbox = bytearray()  # bytes read from the peer and not yet taken
+
+
+def _read_exact(n):
+    # A frame (length and body sent in one write) usually comes in one read.
+    while _len(_inbox) < n:
+        try:
+            chunk = _os_read(_PEER_FD, _max(n - _len(_inbox), 1 << 16))
+        except OSError:
+            chunk = b""
+        if not chunk:
+            raise _PeerGone("the channel is closed")
+        _inbox.extend(chunk)
+    data = bytes(_inbox[:n])
+    del _inbox[:n]
+    return data
+
+
+def _recv_frame():
+    size = _int.from_bytes(_read_exact(4), "big")
+    if size > _MAX_FRAME:
+        raise _PeerGone("a frame of %d bytes" % size)
+    try:
+        return _json_loads(_read_exact(size).decode("ascii"))
+    except (_ValueError, _RecursionError):
+        raise _PeerGone("a frame that is not JSON") from None
+
+
+def _to_wire(value, depth=0):
+    """`value` as _rebuild made it (plain types only, exactly). In the test process's
+    arguments also a builtin (["bi", name]: `int` passed to the candidate) and a handle
+    (["h", index]: an object a class of the program made, held by the candidate process)."""
+    if depth > _MAX_DEPTH:
+        raise _NotPlain("nested deeper than %d" % _MAX_DEPTH)
+    if value is None or value is True or value is False:
+        return value
+    t = _type(value)
+    if t is _Handle:
+        return ["h", value.index]
+    builtin = _BUILTIN_NAMES.get(_id(value))
+    if builtin is not None and _BUILTINS_SNAPSHOT.get(builtin) is value:
+        return ["bi", builtin]
+    if t is _int:
+        return ["i", hex(value)]
+    if t is _float:
+        return ["f", _float_hex(value)]
+    if t is _str:
+        return ["s", value]
+    if t is bytes:
+        return ["b", value.hex()]
+    if t is complex:
+        return ["c", _float_hex(value.real), _float_hex(value.imag)]
+    if t is _list:
+        return ["l", [_to_wire(v, depth + 1) for v in value]]
+    if t is _tuple:
+        return ["t", [_to_wire(v, depth + 1) for v in value]]
+    if t is _set:
+        return ["S", [_to_wire(v, depth + 1) for v in value]]
+    if t is _frozenset:
+        return ["F", [_to_wire(v, depth + 1) for v in value]]
+    if t is _dict:
+        return ["d", [[_to_wire(k, depth + 1), _to_wire(v, depth + 1)] for k, v in value.items()]]
+    raise _NotPlain(t.__name__)
+
+
+def _from_wire(node, depth=0, handles=None):
+    """Strict inverse of _to_wire for data from the other process: anything else is a
+    ValueError (never an object of a type the sender chose). `handles` (the candidate
+    process decoding the test process's arguments) allows builtins and handles."""
+    if depth > _MAX_DEPTH:
+        raise _ValueError("nested deeper than %d" % _MAX_DEPTH)
+    if node is None or node is True or node is False:
+        return node
+    if _type(node) is not _list or not node or _type(node[0]) is not _str:
+        raise _ValueError("not an encoded value")
+    tag = node[0]
+    if tag == "c" and _len(node) == 3 and _type(node[1]) is _str and _type(node[2]) is _str:
+        return complex(_float_fromhex(node[1]), _float_fromhex(node[2]))
+    if _len(node) != 2:
+        raise _ValueError("bad arity for %r" % tag)
+    body = node[1]
+    if handles is not None and tag == "bi" and _type(body) is _str and body in _BUILTINS_SNAPSHOT:
+        return _BUILTINS_SNAPSHOT[body]
+    if handles is not None and tag == "h" and _type(body) is _int and 0 <= body < _len(handles):
+        return handles[body]
+    if tag in ("i", "f", "s", "b"):
+        if _type(body) is not _str:
+            raise _ValueError("bad %r payload" % tag)
+        if tag == "i":
+            return _int(body, 16)
+        if tag == "f":
+            return _float_fromhex(body)
+        if tag == "s":
+            return body
+        return _bytes_fromhex(body)
+    if _type(body) is not _list or _len(body) > _MAX_ITEMS:
+        raise _ValueError("bad %r payload" % tag)
+    if tag == "l" or tag == "it":
+        items = [_from_wire(v, depth + 1, handles) for v in body]
+        return items if tag == "l" else iter(items)
+    if tag == "t":
+        return _tuple(_from_wire(v, depth + 1, handles) for v in body)
+    if tag == "S":
+        return {_from_wire(v, depth + 1, handles) for v in body}
+    if tag == "F":
+        return _frozenset(_from_wire(v, depth + 1, handles) for v in body)
+    if tag == "d":
+        out = {}
+        for pair in body:
+            if _type(pair) is not _list or _len(pair) != 2:
+                raise _ValueError("bad dict entry")
+            out[_from_wire(pair[0], depth + 1, handles)] = _from_wire(pair[1], depth + 1, handles)
+        return out
+    raise _ValueError("unknown tag %r" % tag)
+
+
+def _encode_result(value):
+    """The candidate's returned value as a wire value; iterators are consumed here."""
+    plain = _rebuild(value, 0, ())
+    if _type(plain).__name__ == "generator":  # _plain_items: an iterator the program returned
+        items = []
+        for item in plain:
+            if _len(items) >= _MAX_ITEMS:
+                raise _NotPlain("an iterator of more than %d items" % _MAX_ITEMS)
+            items.append(_to_wire(item, 1))
+        return ["it", items]
+    return _to_wire(plain)
+
+
+# -- candidate process
+
+_last_candidate_exception = []
+_handles = []  # objects the program's classes made for the test process, by index
+
+
+class _Handle:
+    """Test process: an object held by the candidate process (made by a class of the
+    program). Equal only to itself; it can be passed back to the candidate."""
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __repr__(self):
+        return "<object #%d of the candidate process>" % self.index
+
+
+_BUILTIN_NAMES = {_id(v): k for k, v in _BUILTINS_SNAPSHOT.items() if not k.startswith("_")}
+
+
+def _describe_namespace(namespace):
+    """What the test process may see of the program's names: every callable (functions,
+    classes, builtins it rebound, callable objects) as a name to call here, plain values
+    as values (up to half a frame in all), and stdlib modules imported under their own
+    name. Sent as soon as the program ran. The test process takes only the names its code
+    reads, and a builtin's name only for the function under test (_function_under_test:
+    a program's own `abs` does not replace the builtin there)."""
+    callables = []
+    values = {}
+    budget = _MAX_FRAME // 2
+    for name, value in _list(namespace.items()):
+        if _type(name) is not _str or name.startswith("__"):
+            continue
+        if _isinstance(value, _ModuleType):
+            module = _getattr(value, "__name__", None)
+            if module == name and _type(module) is _str and module in _stdlib_names:
+                values[name] = ["mod", module]
+            continue
+        if _callable(value):
+            callables.append(name)
+            continue
+        try:
+            wire = _to_wire(_rebuild(value, 1, ()))
+            size = _len(_json_dumps(wire))
+            if size <= budget:  # a huge global is left out, not the frame
+                values[name] = wire
+                budget -= size
+        except (_NotPlain, _RecursionError, _ValueError):
+            pass
+    return {"ok": True, "callables": callables, "values": values}
+
+
+def _serve_calls(namespace, limit):
+    """After the program ran: answer the test process's calls until it closes the channel."""
+    try:
+        _send_frame(_describe_namespace(namespace))
+    except _PeerGone:
+        return
+    while True:
+        try:
+            frame = _recv_frame()
+            name, args, kwargs = frame["call"], frame["args"], frame["kwargs"]
+            fn = namespace.get(name)
+            args = [_from_wire(a, 0, _handles) for a in args]
+            kwargs = {k: _from_wire(v, 0, _handles) for k, v in kwargs}
+        except _PeerGone:
+            return
+        except _Exception:
+            return  # not a call frame: the test process is not one
+        if not _callable(fn):
+            reply = {"raised": ["NameError", "the program has no callable %r" % (name,)]}
+        else:
+            try:
+                value = fn(*args, **kwargs)
+                reply = {"value": _encode_result(value)}
+            except _NotPlain as exc:
+                if _isinstance(fn, _type) and _len(_handles) < _MAX_ITEMS:
+                    # The test builds an object of the program's class (MBPP's Pair) to
+                    # pass back: it gets a handle, equal only to itself.
+                    _handles.append(value)
+                    reply = {"handle": _len(_handles) - 1}
+                else:
+                    reply = {"not_plain": [_type(value).__name__, _str(exc)]}
+            except (_SystemExit, _MemoryError):
+                raise
+            except _BaseException as exc:
+                info = exception_result(exc, limit)
+                _last_candidate_exception[:] = [info]
+                reply = {"raised": [_type(exc).__name__, info.get("message", "")]}
+        try:
+            _send_frame(reply)
+        except _ValueError:  # over the frame limit
+            try:
+                _send_frame({"not_plain": [_type(value).__name__, "a value too large to send"]})
+            except _PeerGone:
+                return
+        except _PeerGone:
+            return
+
+
+# -- test process
+
+class _CandidateRaised:
+    """Marks exceptions the proxies raised on the candidate's behalf."""
+    ids = set()
+
+
+def _exception_for(type_name, message):
+    cls = _BUILTINS_SNAPSHOT.get(type_name) if _type(type_name) is _str else None
+    if not (_isinstance(cls, _type) and _issubclass(cls, _Exception)):
+        cls = _Exception
+        message = "%s: %s" % (type_name, message)
+    try:
+        exc = cls(message)
+    except _BaseException:
+        exc = _Exception("%s: %s" % (type_name, message))
+    _CandidateRaised.ids.add(_id(exc))
+    return exc
+
+
+def _make_proxy(name):
+    def candidate(*args, **kwargs):
+        try:
+            # Handles and builtins pass _rebuild unchanged; _to_wire names them.
+            passed = (_Handle, _type, _BuiltinFunctionType)
+            wire_args = [_to_wire(_rebuild(a, 1, passed)) for a in args]
+            wire_kwargs = [[k, _to_wire(_rebuild(v, 1, passed))] for k, v in kwargs.items()]
+        except _NotPlain as exc:
+            raise _TypeError("argument of type %s cannot be sent to the candidate process"
+                             % exc) from None
+        _send_frame({"call": name, "args": wire_args, "kwargs": wire_kwargs})
+        reply = _recv_frame()
+        if _type(reply) is not _dict or _len(reply) != 1:
+            raise _PeerGone("a malformed reply")
+        if "value" in reply:
+            try:
+                return _from_wire(reply["value"])
+            except (_ValueError, _TypeError, _RecursionError, OverflowError) as exc:
+                raise _PeerGone("a malformed value (%s)" % exc) from None
+        if "handle" in reply:
+            if _type(reply["handle"]) is not _int:
+                raise _PeerGone("a malformed handle")
+            return _Handle(reply["handle"])
+        described = reply.get("raised") or reply.get("not_plain")
+        if (_type(described) is not _list or _len(described) != 2
+                or _type(described[0]) is not _str or _type(described[1]) is not _str):
+            raise _PeerGone("a malformed reply")
+        if "not_plain" in reply:
+            raise _TypeError("the candidate returned a %s, not a plain value (%s)"
+                             % (described[0][:100], described[1][:200]))
+        raise _exception_for(described[0][:100], described[1][:2000])
+    candidate.__name__ = name
+    return candidate
+
+
+def _names_used(code):
+    """Every global name the test code (and the functions it defines) may read."""
+    names = _set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if _type(k) is _type(code))
+    return names
+
+
+def _function_under_test(prepared):
+    """The one program name that may shadow a builtin in the test namespace: the entry
+    point (HumanEval), else the name called in the most asserts, a builtin's name only if
+    no other name is called in as many (MBPP's `assert sum(10, 15) == 6`; in
+    `assert sorted(f(x)) == y` that is f). Every other program name that is a builtin's
+    stays the builtin, so a program's own `abs` or `sorted` cannot decide an assert."""
+    if prepared.entry_point:
+        return prepared.entry_point
+    counts = {}
+    try:
+        tree = _ast.parse(prepared.request.get("test_code", ""))
+    except (_SyntaxError, _ValueError):
+        return None
+    for node in _ast.walk(tree):
+        if _type(node) is _ast.Assert:
+            called = {n.func.id for n in _ast.walk(node)
+                      if _type(n) is _ast.Call and _type(n.func) is _ast.Name}
+            for name in called:
+                counts[name] = counts.get(name, 0) + 1
+    if not counts:
+        return None
+    most = _max(counts.values())
+    best = _sorted(name for name, count in counts.items() if count == most)
+    for name in best:
+        if name not in _BUILTINS_SNAPSHOT:
+            return name
+    return best[0]
+
+
+def _test_process_namespace(hello, shadow_ok, used):
+    if _type(hello) is not _dict or hello.get("ok") is not True:
+        raise _PeerGone("the program did not run")
+    ns = {"__name__": "__test__", "__builtins__": _builtins}
+    callables = hello.get("callables")
+    values = hello.get("values")
+    if _type(callables) is not _list or _type(values) is not _dict:
+        raise _PeerGone("a malformed namespace")
+    for name, node in values.items():
+        if (_type(name) is not _str or name not in used or name.startswith("__")
+                or (name in _BUILTINS_SNAPSHOT and name != shadow_ok)):
+            continue
+        if _type(node) is _list and _len(node) == 2 and node[0] == "mod":
+            # A stdlib module the program imported under its own name, imported here.
+            if node[1] == name and name in _stdlib_names:
+                try:
+                    ns[name] = __import__(name)
+                except _Exception:
+                    pass
+            continue
+        try:
+            ns[name] = _from_wire(node)
+        except (_ValueError, _TypeError, _RecursionError, OverflowError):
+            raise _PeerGone("a malformed value for %r" % name[:100]) from None
+    for name in callables:
+        if _type(name) is not _str:
+            raise _PeerGone("a malformed name")
+        if (name not in used or name.startswith("__")
+                or (name in _BUILTINS_SNAPSHOT and name != shadow_ok)):
+            continue
+        ns[name] = _make_proxy(name)
+    return ns
+
+
+def _run_test_process(prepared, limit):
+    """The test code against proxies of the candidate process. Returns the record."""
+    capture = _Capture(b"", discard=True)
+    result = None
+    with capture:
+        try:
+            ns = _test_process_namespace(_recv_frame(), _function_under_test(prepared),
+                                         _names_used(prepared.test))
+            if prepared.setup is not None:
+                _exec(prepared.setup, ns)
+            _exec(prepared.test, ns)
+        except _PeerGone as exc:
+            result = {"outcome": "peer_gone", "detail": "the candidate process: %s" % exc}
+        except _SystemExit as exc:
+            result = {"outcome": "exited",
+                      "detail": "SystemExit(%s) in the test code" % _safe_repr(exc.code, 64)}
+        except _BaseException as exc:
+            result = exception_result(exc, limit)
+            if _id(exc) in _CandidateRaised.ids:
+                result["candidate_raised"] = 1
+    # Done with the candidate: it can finish (and exit) while this process writes its
+    # record and exits, instead of after.
+    try:
+        _os.close(_PEER_FD)
+    except OSError:
+        pass
+    if result is None:
+        result = {"outcome": "ok"}
+    if "test_line" in result:
+        text = _source_line(prepared.request.get("test_code", ""), result["test_line"]).strip()
+        if text:
+            result["detail"] = "test line %d: %s" % (result["test_line"], _bounded(text, limit))
+    return result
+
+
+def _exercise_pair_codecs():
+    """Runs the two-process code paths that need no peer (encoding, decoding, namespace
+    description, proxies' argument encoding) in the server, so that children inherit
+    them quickened."""
+    sample = {"a": [1, 2.5, "x", b"y", (1, None), {3}, frozenset({4}), 1j, True], "b": -1}
+    for _ in _range(64):
+        wire = _to_wire(_rebuild(sample, 1, ()))
+        _from_wire(_json_loads(_json_dumps(wire)))
+        _from_wire(wire, 0, [])
+        _to_wire(_rebuild([_len, _int, "z"], 1, (_Handle, _type, _BuiltinFunctionType)))
+        _describe_namespace({"f": _len, "v": [1, 2], "m": _math, "__name__": "__candidate__"})
+        _encode_result(iter([1, 2]))
+    code = _compile("def check(candidate):\n    assert candidate(1) == 1\n", TEST_FILENAME,
+                    "exec", dont_inherit=True)
+    _names_used(code)

@@ -68,7 +68,16 @@ struct ChildRequest {
   std::string payload;     // given to child_main unchanged
   std::string stdin_data;  // fed to the child's fd 0, then EOF
   Limits limits;
+  // Owned by Run(), which closes it once it is sent (or on an error before); -1: none. A
+  // socket the child gets as fd 4 (kChildPeerFd), passed to the server with the request
+  // (SCM_RIGHTS). Two children of two servers running at the same time can so talk to
+  // each other and to nothing else (the executor's test process and the candidate
+  // process it calls).
+  int peer_fd = -1;
 };
+
+// The child's descriptor for ChildRequest::peer_fd.
+constexpr int kChildPeerFd = 4;
 
 struct ChildOutcome {
   Termination termination = Termination::kExited;
