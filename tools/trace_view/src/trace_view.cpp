@@ -26,6 +26,8 @@ std::string VerdictDetail(const egca::sandbox::Verdict& v) {
     case VerdictKind::kOk:
       return v.actual.empty() ? "" : "-> " + v.actual;
     case VerdictKind::kWrongAnswer:
+      // A failing assert of a test's main (C++) says which, in detail, with no values.
+      if (v.actual.empty() && v.expected.empty() && !v.detail.empty()) return v.detail;
       return fmt::format("got {}, expected {}", v.actual, v.expected);
     case VerdictKind::kSyntaxError:
     case VerdictKind::kRuntimeError: {
