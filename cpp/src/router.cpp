@@ -99,6 +99,8 @@ StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate,
   out.last_divergence = loc.last.span;
   out.random_boundary = loc.random_boundary;
   out.localization_note = loc.note;
+  out.divergence = ToDivergenceReport(std::string(candidate), problem.reference, cand.trace,
+                                      it->second, loc);
   result.localization = std::move(loc);
   return result;
 }

@@ -138,9 +138,10 @@ void PrintSourceWithSpan(const std::string& source, const SourceSpan& span, cons
 
 void PrintDivergence(const char* label, const Divergence& d, const std::string& cand,
                      const Style& st) {
-  fmt::print("{} {} divergence in {} at line {} [{}]: {}\n", st.Bold(label),
-             egca::diff::DivergenceKindName(d.kind), d.function, d.line, d.span.ToString(),
-             d.detail);
+  // C++ snapshots do not name their function: no "in".
+  fmt::print("{} {} divergence{} at line {} [{}]: {}\n", st.Bold(label),
+             egca::diff::DivergenceKindName(d.kind), d.function.empty() ? "" : " in " + d.function,
+             d.line, d.span.ToString(), d.detail);
   for (const auto& v : d.variables) {
     std::string name = v.candidate_name == v.reference_name
                            ? v.candidate_name
@@ -410,8 +411,9 @@ std::string TestInput(const egca::tracer::TestCase& t) {
 }
 
 std::string DivergenceHtml(const char* label, const Divergence& d) {
-  std::string h = fmt::format("<h3>{} divergence ({}) in {} at line {} [{}]</h3><p>{}</p>", label,
-                              egca::diff::DivergenceKindName(d.kind), egca::XmlEscape(d.function),
+  std::string h = fmt::format("<h3>{} divergence ({}){} at line {} [{}]</h3><p>{}</p>", label,
+                              egca::diff::DivergenceKindName(d.kind),
+                              d.function.empty() ? "" : " in " + egca::XmlEscape(d.function),
                               d.line, d.span.ToString(), egca::XmlEscape(d.detail));
   if (!d.variables.empty()) {
     h += "<table><tr><th>variable</th><th>candidate</th><th>reference</th></tr>";
