@@ -405,7 +405,7 @@ TEST_F(EgcaTrace, CppCrashStdioAndBadUsage) {
   std::string test = Write("t.cpp", kCppTest);
   for (const std::string& args :
        {cand + " " + py + " --stdin " + in, cand + " " + ref + " --fn f --input '[]'",
-        cand + " " + ref + " --stdin " + in + " --no-comparability"}) {
+        cand + " " + ref + " --stdin " + in + " --lang rust"}) {
     RunOutput bad = Invoke(args, true);
     EXPECT_EQ(bad.exit_code, 2) << args << ": " << bad.out;
     EXPECT_EQ(bad.out.rfind("egca-trace: ", 0), 0u) << bad.out;

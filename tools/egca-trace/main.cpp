@@ -228,9 +228,6 @@ int main(int argc, char** argv) {
     }
   }
   if (lang == egca::Language::kCpp) {
-    if (no_cmp || bypass) {
-      return Usage("--no-comparability / --passing-bypasses-gates: C++ routes have no I_cmp gate yet");
-    }
     // Started before the tests (expected outputs) are read.
     auto cpp_executor = egca::cpp::CppExecutor::Create({});
     auto cpp_tests = egca::tools::BuildCppTests(targs);
@@ -256,6 +253,8 @@ int main(int argc, char** argv) {
     options.run = run;
     options.runtime_error_is_logic = runtime_is_logic;
     options.seed = seed;
+    options.check_comparability = !no_cmp;
+    options.passing_bypasses_gates = bypass;
     egca::cpp::CppRouter router(cpp_executor.value().get(), options);
     egca::gates::Problem problem;
     problem.reference = ref.value();
