@@ -111,6 +111,8 @@ class Analyzer {
     const std::string qualified = fd->getQualifiedNameAsString();
     defined_.insert(fd->getCanonicalDecl());
     roots_.clear();
+    alias_.clear();
+    label_depth_.clear();
     Walk(fd->getBody(), 0, /*is_root=*/false);
     CFG::BuildOptions options;
     std::unique_ptr<CFG> cfg = CFG::buildCFG(fd, fd->getBody(), &ctx_, options);
@@ -172,6 +174,7 @@ class Analyzer {
       return;
     }
     if (auto* sc = dyn_cast<SwitchCase>(s)) {
+      label_depth_[sc] = depth;
       Walk(sc->getSubStmt(), depth, true);
       return;
     }
@@ -185,6 +188,22 @@ class Analyzer {
     }
     if (!is_root) return;
     roots_[s].loop_depth = depth;
+    // Clang's CFG lists the expression a full-expression wraps (temporaries: `throw E(..)`,
+    // `v.push_back(std::string(..))`), not the wrapper: it stands for the statement too.
+    for (const Stmt* inner = s;;) {
+      if (const auto* fe = dyn_cast<FullExpr>(inner)) {
+        inner = fe->getSubExpr();
+      } else if (const auto* bt = dyn_cast<CXXBindTemporaryExpr>(inner)) {
+        inner = bt->getSubExpr();
+      } else if (const auto* mt = dyn_cast<MaterializeTemporaryExpr>(inner)) {
+        inner = mt->getSubExpr();
+      } else if (const auto* ic = dyn_cast<ImplicitCastExpr>(inner)) {
+        inner = ic->getSubExpr();
+      } else {
+        if (inner != s) alias_[inner] = s;
+        break;
+      }
+    }
     if (auto* i = dyn_cast<IfStmt>(s)) {
       Walk(i->getThen(), depth, true);
       if (Stmt* e = i->getElse()) {
@@ -209,6 +228,7 @@ class Analyzer {
     } else if (auto* t = dyn_cast<CXXTryStmt>(s)) {
       Walk(t->getTryBlock(), depth, true);
       for (unsigned h = 0; h < t->getNumHandlers(); ++h) {
+        label_depth_[t->getHandler(h)] = depth;
         Walk(t->getHandler(h)->getHandlerBlock(), depth, true);
       }
     }
@@ -222,7 +242,7 @@ class Analyzer {
     if (isa<NullStmt>(s)) return "pass";
     if (isa<CXXThrowExpr>(s)) return "raise";
     if (const auto* e = dyn_cast<Expr>(s)) {
-      e = e->IgnoreParenImpCasts();
+      e = e->IgnoreImplicit()->IgnoreParenImpCasts();
       if (const auto* b = dyn_cast<BinaryOperator>(e)) {
         if (b->getOpcode() == BO_Assign) return "assign";
         if (b->isCompoundAssignmentOp()) return "augassign";
@@ -269,10 +289,7 @@ class Analyzer {
     } else if (const auto* s = dyn_cast<SwitchStmt>(t)) {
       out->kind = "match";
       *terminator = "case";
-      to = s->getBody() != nullptr ? s->getBody()->getBeginLoc() : s->getEndLoc();
-      if (s->getBody() != nullptr && isa<CompoundStmt>(s->getBody())) {
-        to = s->getBody()->getBeginLoc().getLocWithOffset(-1);
-      }
+      to = s->getRParenLoc();
     } else if (isa<BreakStmt>(t)) {
       out->kind = "break";
       *terminator = "break";
@@ -295,7 +312,9 @@ class Analyzer {
   }
 
   // The statement a block label contributes ("case 1:", "default:", "catch (E& e)").
-  bool LabelHeader(const Stmt* label, OutStmt* out, int depth) {
+  bool LabelHeader(const Stmt* label, OutStmt* out) {
+    const auto known = label_depth_.find(label);
+    const int depth = known != label_depth_.end() ? known->second : 0;
     SourceLocation from = label->getBeginLoc(), to;
     if (const auto* c = dyn_cast<CaseStmt>(label)) {
       to = c->getColonLoc();
@@ -304,8 +323,24 @@ class Analyzer {
       to = d->getColonLoc();
       out->kind = "case";
     } else if (const auto* h = dyn_cast<CXXCatchStmt>(label)) {
-      to = h->getHandlerBlock() != nullptr ? h->getHandlerBlock()->getBeginLoc() : h->getEndLoc();
+      // "catch (...)": up to the handler's '{', without it.
       out->kind = "except";
+      out->loop_depth = depth;
+      unsigned b = 0, e = 0, brace = 0, brace_end = 0;
+      if (!Range(from, from, &b, &e) || h->getHandlerBlock() == nullptr ||
+          !Range(h->getHandlerBlock()->getBeginLoc(), h->getHandlerBlock()->getBeginLoc(), &brace,
+                 &brace_end) ||
+          brace < b) {
+        return false;
+      }
+      const StringRef text = sm_.getBufferData(sm_.getMainFileID());
+      while (brace > b && (text[brace - 1] == ' ' || text[brace - 1] == '\t' ||
+                           text[brace - 1] == '\n' || text[brace - 1] == '\r')) {
+        --brace;
+      }
+      out->begin = b;
+      out->end = brace;
+      return true;
     } else {
       return false;
     }
@@ -324,7 +359,6 @@ class Analyzer {
       OutBlock& ob = blocks[b->getBlockID()];
       if (b == &cfg.getEntry()) ob.kind = "entry";
       if (b == &cfg.getExit()) ob.kind = "exit";
-      int label_depth = 0;
       std::set<const Stmt*> seen;
       std::vector<OutStmt> body;
       for (const CFGElement& e : *b) {
@@ -337,18 +371,18 @@ class Analyzer {
             if (it->first == ds) s = it->second;
           }
         }
+        if (auto a = alias_.find(s); a != alias_.end()) s = a->second;
         auto root = roots_.find(s);
         if (root == roots_.end() || !seen.insert(s).second) continue;
         OutStmt st;
         st.kind = SimpleKind(s);
         st.loop_depth = root->second.loop_depth;
-        label_depth = st.loop_depth;
         if (!Range(s->getSourceRange(), &st.begin, &st.end)) continue;
         body.push_back(st);
       }
       if (const Stmt* label = b->getLabel()) {
         OutStmt st;
-        if (LabelHeader(label, &st, label_depth)) ob.statements.push_back(st);
+        if (LabelHeader(label, &st)) ob.statements.push_back(st);
       }
       ob.statements.insert(ob.statements.end(), body.begin(), body.end());
       if (const Stmt* t = b->getTerminatorStmt()) {
@@ -461,6 +495,17 @@ class Analyzer {
         }
       }
     }
+    for (unsigned id : order) {
+      // A switch's cases in source order (Clang lists them backwards), the default last.
+      OutBlock& ob = blocks[id];
+      if (ob.terminator == "case") {
+        std::stable_sort(ob.successors.begin(), ob.successors.end(),
+                         [](const auto& a, const auto& b) {
+                           return std::make_pair(a.second == "false", a.first) <
+                                  std::make_pair(b.second == "false", b.first);
+                         });
+      }
+    }
     for (size_t i = 0; i < order.size(); ++i) {
       const OutBlock& ob = blocks[order[i]];
       out_ << "B\t" << i << "\t" << ob.kind << "\t" << ob.terminator << "\n";
@@ -545,6 +590,8 @@ class Analyzer {
   SourceManager& sm_;
   const LangOptions& lo_;
   std::map<const Stmt*, RootInfo> roots_;
+  std::map<const Stmt*, const Stmt*> alias_;     // wrapped expression -> its statement
+  std::map<const Stmt*, int> label_depth_;       // case / default / catch -> loop depth
   std::vector<Loop> loops_;
   std::vector<Call> calls_;
   std::set<const Decl*> defined_;
