@@ -47,13 +47,13 @@ struct ChildRecord {
   bool exited = false;     // "exit <rc>"
   int exit_code = 0;
   bool exception = false;
-  std::string throw_offset;  // hex or "-"
+  std::string throw_offset;  // comma-separated hex offsets, innermost first, or "-"
   bool thrown_in_main = false;
   std::string exception_type;
   std::string exception_what;
   std::string setup_error;
   int fault_signal = 0;
-  std::string fault_offset;  // hex or "-"
+  std::string fault_offset;  // comma-separated hex offsets, innermost first, or "-"
 };
 
 ChildRecord ParseRecord(const std::string& result, const std::string& nonce) {
@@ -228,17 +228,30 @@ StatusOr<tracer::TestResult> CppExecutor::RunCompiled(const std::string& shared_
   v.phases = outcome.phases;
   const uint32_t limit = options.max_report_bytes;
   const ChildRecord rec = ParseRecord(outcome.result, nonce);
-  auto locate = [&](const std::string& hex, bool is_return_address) {
-    bool ok = false;
-    uint64_t offset = ParseHex(hex, &ok);
-    if (!ok || offset == 0) return;
-    PartLocation at = Symbolize(shared_object, offset - (is_return_address ? 1 : 0));
-    if (at.part == ProgramPart::kCandidate) {
-      v.line = at.line;
-      v.column = at.column;
-    } else if (at.part == ProgramPart::kTest) {
-      v.detail = fmt::format("test line {}", at.line);
+  // `list`: comma-separated offsets, innermost first (child.cpp): the first that maps to
+  // the candidate gives the line; else the first in the test code, as detail.
+  auto locate = [&](const std::string& list, bool is_return_address) {
+    size_t pos = 0;
+    std::string test_detail;
+    while (pos <= list.size()) {
+      size_t comma = list.find(',', pos);
+      const std::string hex =
+          list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      pos = comma == std::string::npos ? list.size() + 1 : comma + 1;
+      bool ok = false;
+      uint64_t offset = ParseHex(hex, &ok);
+      if (!ok || offset == 0) continue;
+      PartLocation at = Symbolize(shared_object, offset - (is_return_address ? 1 : 0));
+      if (at.part == ProgramPart::kCandidate) {
+        v.line = at.line;
+        v.column = at.column;
+        return;
+      }
+      if (at.part == ProgramPart::kTest && test_detail.empty()) {
+        test_detail = fmt::format("test line {}", at.line);
+      }
     }
+    if (!test_detail.empty()) v.detail = test_detail;
   };
 
   switch (outcome.termination) {
@@ -287,6 +300,7 @@ StatusOr<tracer::TestResult> CppExecutor::RunCompiled(const std::string& shared_
         v.kind = VerdictKind::kRuntimeError;
         v.error_type = "SIGABRT";
         v.message = Bounded(outcome.stderr_data.substr(0, 400), limit);
+        if (rec.fault_signal == sig) locate(rec.fault_offset, true);  // the abort() call
         return out;
       }
       if (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) {
