@@ -22,6 +22,10 @@ namespace {
 // The loaded program's address range (for the fault handler; set before main runs).
 uintptr_t g_base = 0;
 uintptr_t g_end = 0;
+// Its executable segment: the only range whose bytes the fault handler reads (the gaps
+// between segments are not mapped).
+uintptr_t g_code_begin = 0;
+uintptr_t g_code_end = 0;
 // An address in the frame that calls `main`: the candidate's frames lie below it, so the
 // fault handler's stack scan stays within mapped stack.
 uintptr_t g_stack_top = 0;
@@ -43,7 +47,7 @@ void WriteHex(char* buf, size_t* len, uintptr_t v) {
 // Whether `ret` is a return address in the program: in it, and right after a call
 // instruction (call rel32; call *disp32(%rip); call *%reg; call *disp8/disp32(%reg)).
 bool AfterCall(uintptr_t ret) {
-  if (!InProgram(ret) || ret < g_base + 6) return false;
+  if (ret < g_code_begin + 6 || ret >= g_code_end) return false;
   const auto* b = reinterpret_cast<const unsigned char*>(ret);
   return b[-5] == 0xe8 || (b[-6] == 0xff && b[-5] == 0x15) ||
          (b[-2] == 0xff && (b[-1] & 0xf8) == 0xd0) || (b[-3] == 0xff && (b[-2] & 0xf8) == 0x50) ||
@@ -53,7 +57,7 @@ bool AfterCall(uintptr_t ret) {
 // One "signal <signo> <offsets>\n" line: comma-separated hex offsets of addresses in the
 // program, innermost first, each one past the instruction (callers subtract one); "-": none.
 void WriteFaultLine(int signo, const uintptr_t* found, int n) {
-  char buf[256];
+  char buf[40 + 32 * 17];
   size_t len = 0;
   const char* head = "signal ";
   for (const char* p = head; *p; ++p) buf[len++] = *p;
@@ -75,16 +79,22 @@ void WriteFaultLine(int signo, const uintptr_t* found, int n) {
 // by scanning the interrupted stack upwards (a crash inside libc or an instantiated
 // standard-library template is blamed on the candidate's call; the parent keeps the first
 // that maps to the candidate). The pc-only line is written first: a fault while scanning
-// ends the process with the default action (SA_RESETHAND), losing only the scan.
+// ends the process with the default action (SA_RESETHAND), losing only the scan (a stack
+// overflow inside libc can do that: rsp below the mapped stack).
 void OnFault(int signo, siginfo_t*, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
   const uintptr_t pc = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
-  constexpr int kMax = 8;
+  constexpr int kMax = 32;
   uintptr_t found[kMax];
   int n = 0;
   if (InProgram(pc)) found[n++] = pc + 1;
   WriteFaultLine(signo, found, n);
-  const uintptr_t sp = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+  uintptr_t sp = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+  // In the program's code (frame pointers kept) a stack overflow can leave rsp below the
+  // mapped stack (`sub rsp` touches nothing; the next push faults): scan from the frame
+  // pointer, whose push succeeded.
+  const uintptr_t fp = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RBP]);
+  if (InProgram(pc) && fp > sp && fp < g_stack_top && (fp & 7) == 0) sp = fp;
   if (g_stack_top == 0 || sp == 0 || sp >= g_stack_top || (sp & 7) != 0) return;
   // At most 64 KiB of stack: enough for the few frames between a fault and the candidate.
   const uintptr_t end = g_stack_top - sp > (64u << 10) ? sp + (64u << 10) : g_stack_top;
@@ -102,6 +112,10 @@ int FindRange(dl_phdr_info* info, size_t, void* data) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD) continue;
     g_end = std::max<uintptr_t>(g_end, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+    if ((ph.p_flags & PF_X) != 0 && g_code_end == 0) {
+      g_code_begin = info->dlpi_addr + ph.p_vaddr;
+      g_code_end = g_code_begin + ph.p_filesz;
+    }
   }
   return 1;
 }
