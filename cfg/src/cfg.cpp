@@ -266,6 +266,13 @@ StatusOr<std::optional<SyntaxError>> ProgramCfg::CheckSyntax(std::string_view so
                   ErrorMessage(err, source)});
 }
 
+ProgramCfg ProgramCfg::FromScopes(std::string source, std::vector<FunctionCfg> scopes) {
+  ProgramCfg out;
+  out.source_ = std::move(source);
+  out.scopes_ = std::move(scopes);
+  return out;
+}
+
 StatusOr<ProgramCfg> ProgramCfg::Build(std::string_view source, const BuildOptions& options) {
   ProgramCfg program;
   program.source_ = std::string(source);

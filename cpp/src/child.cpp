@@ -22,6 +22,13 @@ namespace {
 // The loaded program's address range (for the fault handler; set before main runs).
 uintptr_t g_base = 0;
 uintptr_t g_end = 0;
+// Its executable segment: the only range whose bytes the fault handler reads (the gaps
+// between segments are not mapped).
+uintptr_t g_code_begin = 0;
+uintptr_t g_code_end = 0;
+// An address in the frame that calls `main`: the candidate's frames lie below it, so the
+// fault handler's stack scan stays within mapped stack.
+uintptr_t g_stack_top = 0;
 int g_result_fd = -1;
 alignas(16) char g_alt_stack[1 << 16];
 
@@ -37,45 +44,65 @@ void WriteHex(char* buf, size_t* len, uintptr_t v) {
   while (n > 0) buf[(*len)++] = tmp[--n];
 }
 
-// Async-signal-safe: finds the innermost address in the program (the faulting pc, else a
-// return address up the frame-pointer chain; the program is built -fno-omit-frame-pointer)
-// and writes "signal <signo> <offset>\n". A fault while walking ends the process with the
-// default action (SA_RESETHAND), losing only the location.
-void OnFault(int signo, siginfo_t*, void* context) {
-  auto* uc = static_cast<ucontext_t*>(context);
-  uintptr_t pc = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
-  uintptr_t found = 0;
-  if (InProgram(pc)) {
-    found = pc + 1;  // the faulting instruction itself (callers subtract one)
-  } else {
-    auto* frame = reinterpret_cast<uintptr_t*>(uc->uc_mcontext.gregs[REG_RBP]);
-    for (int i = 0; i < 64 && frame != nullptr && (reinterpret_cast<uintptr_t>(frame) & 7) == 0;
-         ++i) {
-      uintptr_t ret = frame[1];
-      if (InProgram(ret)) {
-        found = ret;
-        break;
-      }
-      auto* next = reinterpret_cast<uintptr_t*>(frame[0]);
-      if (next <= frame) break;
-      frame = next;
-    }
-  }
-  char buf[64];
+// Whether `ret` is a return address in the program: in it, and right after a call
+// instruction (call rel32; call *disp32(%rip); call *%reg; call *disp8/disp32(%reg)).
+bool AfterCall(uintptr_t ret) {
+  if (ret < g_code_begin + 6 || ret >= g_code_end) return false;
+  const auto* b = reinterpret_cast<const unsigned char*>(ret);
+  return b[-5] == 0xe8 || (b[-6] == 0xff && b[-5] == 0x15) ||
+         (b[-2] == 0xff && (b[-1] & 0xf8) == 0xd0) || (b[-3] == 0xff && (b[-2] & 0xf8) == 0x50) ||
+         (b[-6] == 0xff && (b[-5] & 0xf8) == 0x90);
+}
+
+// One "signal <signo> <offsets>\n" line: comma-separated hex offsets of addresses in the
+// program, innermost first, each one past the instruction (callers subtract one); "-": none.
+void WriteFaultLine(int signo, const uintptr_t* found, int n) {
+  char buf[40 + 32 * 17];
   size_t len = 0;
   const char* head = "signal ";
   for (const char* p = head; *p; ++p) buf[len++] = *p;
   if (signo >= 10) buf[len++] = static_cast<char>('0' + signo / 10);
   buf[len++] = static_cast<char>('0' + signo % 10);
   buf[len++] = ' ';
-  if (found != 0) {
-    WriteHex(buf, &len, found - g_base);
-  } else {
-    buf[len++] = '-';
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) buf[len++] = ',';
+    WriteHex(buf, &len, found[i] - g_base);
   }
+  if (n == 0) buf[len++] = '-';
   buf[len++] = '\n';
   ssize_t ignored = ::write(g_result_fd, buf, len);
   (void)ignored;
+}
+
+// Async-signal-safe: the addresses in the program that locate the fault, innermost first:
+// the faulting pc when it is in the program, then return addresses into the program found
+// by scanning the interrupted stack upwards (a crash inside libc or an instantiated
+// standard-library template is blamed on the candidate's call; the parent keeps the first
+// that maps to the candidate). The pc-only line is written first: a fault while scanning
+// ends the process with the default action (SA_RESETHAND), losing only the scan (a stack
+// overflow inside libc can do that: rsp below the mapped stack).
+void OnFault(int signo, siginfo_t*, void* context) {
+  auto* uc = static_cast<ucontext_t*>(context);
+  const uintptr_t pc = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+  constexpr int kMax = 32;
+  uintptr_t found[kMax];
+  int n = 0;
+  if (InProgram(pc)) found[n++] = pc + 1;
+  WriteFaultLine(signo, found, n);
+  uintptr_t sp = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+  // In the program's code (frame pointers kept) a stack overflow can leave rsp below the
+  // mapped stack (`sub rsp` touches nothing; the next push faults): scan from the frame
+  // pointer, whose push succeeded.
+  const uintptr_t fp = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RBP]);
+  if (InProgram(pc) && fp > sp && fp < g_stack_top && (fp & 7) == 0) sp = fp;
+  if (g_stack_top == 0 || sp == 0 || sp >= g_stack_top || (sp & 7) != 0) return;
+  // At most 64 KiB of stack: enough for the few frames between a fault and the candidate.
+  const uintptr_t end = g_stack_top - sp > (64u << 10) ? sp + (64u << 10) : g_stack_top;
+  for (auto* word = reinterpret_cast<const uintptr_t*>(sp);
+       reinterpret_cast<uintptr_t>(word) < end && n < kMax; ++word) {
+    if (AfterCall(*word)) found[n++] = *word;
+  }
+  WriteFaultLine(signo, found, n);
 }
 
 int FindRange(dl_phdr_info* info, size_t, void* data) {
@@ -85,6 +112,10 @@ int FindRange(dl_phdr_info* info, size_t, void* data) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD) continue;
     g_end = std::max<uintptr_t>(g_end, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+    if ((ph.p_flags & PF_X) != 0 && g_code_end == 0) {
+      g_code_begin = info->dlpi_addr + ph.p_vaddr;
+      g_code_end = g_code_begin + ph.p_filesz;
+    }
   }
   return 1;
 }
@@ -164,6 +195,9 @@ int RunProgramChild(std::string_view payload, int result_fd) {
     dl_iterate_phdr(FindRange, &g_base);
   }
   auto** throw_pc = static_cast<void**>(::dlsym(handle, "egca_last_throw_pc"));
+  auto* throw_frames = static_cast<void**>(::dlsym(handle, "egca_throw_frames"));
+  volatile char stack_marker = 0;
+  g_stack_top = reinterpret_cast<uintptr_t>(&stack_marker);
 
   stack_t alt{};
   alt.ss_sp = g_alt_stack;
@@ -173,7 +207,7 @@ int RunProgramChild(std::string_view payload, int result_fd) {
   sa.sa_sigaction = OnFault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::sigaction(sig, &sa, nullptr);
 
   char arg0[] = "candidate";
   char* argv[] = {arg0, nullptr};
@@ -198,12 +232,17 @@ int RunProgramChild(std::string_view payload, int result_fd) {
     int in_main = 0;
     if (throw_pc != nullptr && *throw_pc != nullptr) {
       auto pc = reinterpret_cast<uintptr_t>(*throw_pc);
-      if (InProgram(pc)) {
-        char buf[24];
-        size_t len = 0;
-        WriteHex(buf, &len, pc - g_base);
-        where.assign(buf, len);
+      // The throw site, then the frames above it (runtime_source.h), comma-separated.
+      char buf[24 * 17];
+      size_t len = 0;
+      if (InProgram(pc)) WriteHex(buf, &len, pc - g_base);
+      for (int i = 0; throw_frames != nullptr && i < 16 && throw_frames[i] != nullptr; ++i) {
+        auto frame = reinterpret_cast<uintptr_t>(throw_frames[i]);
+        if (frame == pc || !InProgram(frame)) continue;
+        if (len > 0) buf[len++] = ',';
+        WriteHex(buf, &len, frame - g_base);
       }
+      if (len > 0) where.assign(buf, len);
       Dl_info at{};
       if (::dladdr(*throw_pc, &at) != 0 && at.dli_saddr == reinterpret_cast<void*>(main_fn)) {
         in_main = 1;

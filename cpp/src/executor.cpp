@@ -47,13 +47,13 @@ struct ChildRecord {
   bool exited = false;     // "exit <rc>"
   int exit_code = 0;
   bool exception = false;
-  std::string throw_offset;  // hex or "-"
+  std::string throw_offset;  // comma-separated hex offsets, innermost first, or "-"
   bool thrown_in_main = false;
   std::string exception_type;
   std::string exception_what;
   std::string setup_error;
   int fault_signal = 0;
-  std::string fault_offset;  // hex or "-"
+  std::string fault_offset;  // comma-separated hex offsets, innermost first, or "-"
 };
 
 ChildRecord ParseRecord(const std::string& result, const std::string& nonce) {
@@ -182,24 +182,37 @@ StatusOr<std::unique_ptr<CppExecutor>> CppExecutor::Create(CppExecutorOptions op
 CppExecutor::~CppExecutor() = default;
 
 PartLocation CppExecutor::Symbolize(const std::string& shared_object, uint64_t offset) {
-  if (symbolizer_.empty()) return {};
-  auto r = sandbox::RunCommand(
-      {symbolizer_, "--obj=" + shared_object, fmt::format("0x{:x}", offset)}, sandbox::CommandOptions::Within(20));
-  if (!r.ok() || !r->ok()) return {};
-  // "function\nfile:line:column\n" per frame, innermost (inlined) first.
+  return SymbolizeAll(shared_object, {offset}).front();
+}
+
+std::vector<PartLocation> CppExecutor::SymbolizeAll(const std::string& shared_object,
+                                                    const std::vector<uint64_t>& offsets) {
+  std::vector<PartLocation> out(offsets.size());
+  if (symbolizer_.empty() || offsets.empty()) return out;
+  std::vector<std::string> argv = {symbolizer_, "--obj=" + shared_object};
+  for (uint64_t offset : offsets) argv.push_back(fmt::format("0x{:x}", offset));
+  auto r = sandbox::RunCommand(argv, sandbox::CommandOptions::Within(20));
+  if (!r.ok() || !r->ok()) return out;
+  // Per address: "function\nfile:line:column\n" per frame, innermost (inlined) first, then
+  // an empty line. The first frame in the candidate or the test names the address.
   std::istringstream in(r->stdout_data);
   std::string line;
-  while (std::getline(in, line)) {
+  size_t index = 0;
+  while (std::getline(in, line) && index < out.size()) {
+    if (line.empty()) {
+      ++index;
+      continue;
+    }
+    if (out[index].part != ProgramPart::kUnknown) continue;
     size_t c2 = line.rfind(':');
     if (c2 == std::string::npos || c2 == 0) continue;
     size_t c1 = line.rfind(':', c2 - 1);
     if (c1 == std::string::npos) continue;
     int l = std::atoi(line.c_str() + c1 + 1);
     int c = std::atoi(line.c_str() + c2 + 1);
-    PartLocation at = ParsePartLocation(std::string_view(line).substr(0, c1), l, c > 0 ? c - 1 : 0);
-    if (at.part != ProgramPart::kUnknown) return at;
+    out[index] = ParsePartLocation(std::string_view(line).substr(0, c1), l, c > 0 ? c - 1 : 0);
   }
-  return {};
+  return out;
 }
 
 StatusOr<tracer::TestResult> CppExecutor::RunCompiled(const std::string& shared_object,
@@ -228,17 +241,33 @@ StatusOr<tracer::TestResult> CppExecutor::RunCompiled(const std::string& shared_
   v.phases = outcome.phases;
   const uint32_t limit = options.max_report_bytes;
   const ChildRecord rec = ParseRecord(outcome.result, nonce);
-  auto locate = [&](const std::string& hex, bool is_return_address) {
-    bool ok = false;
-    uint64_t offset = ParseHex(hex, &ok);
-    if (!ok || offset == 0) return;
-    PartLocation at = Symbolize(shared_object, offset - (is_return_address ? 1 : 0));
-    if (at.part == ProgramPart::kCandidate) {
-      v.line = at.line;
-      v.column = at.column;
-    } else if (at.part == ProgramPart::kTest) {
-      v.detail = fmt::format("test line {}", at.line);
+  // `list`: comma-separated offsets, innermost first (child.cpp): the first that maps to
+  // the candidate gives the line; else the first in the test code, as detail.
+  auto locate = [&](const std::string& list, bool is_return_address) {
+    std::vector<uint64_t> offsets;
+    for (size_t pos = 0; pos <= list.size();) {
+      size_t comma = list.find(',', pos);
+      const std::string hex =
+          list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      pos = comma == std::string::npos ? list.size() + 1 : comma + 1;
+      bool ok = false;
+      uint64_t offset = ParseHex(hex, &ok);
+      if (ok && offset > 0 && offsets.size() < 64) {
+        offsets.push_back(offset - (is_return_address ? 1 : 0));
+      }
     }
+    std::string test_detail;
+    for (const PartLocation& at : SymbolizeAll(shared_object, offsets)) {
+      if (at.part == ProgramPart::kCandidate) {
+        v.line = at.line;
+        v.column = at.column;
+        return;
+      }
+      if (at.part == ProgramPart::kTest && test_detail.empty()) {
+        test_detail = fmt::format("test line {}", at.line);
+      }
+    }
+    if (!test_detail.empty()) v.detail = test_detail;
   };
 
   switch (outcome.termination) {
@@ -287,6 +316,7 @@ StatusOr<tracer::TestResult> CppExecutor::RunCompiled(const std::string& shared_
         v.kind = VerdictKind::kRuntimeError;
         v.error_type = "SIGABRT";
         v.message = Bounded(outcome.stderr_data.substr(0, 400), limit);
+        if (rec.fault_signal == sig) locate(rec.fault_offset, true);  // the abort() call
         return out;
       }
       if (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) {

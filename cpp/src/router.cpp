@@ -48,9 +48,37 @@ StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate,
   }
   out.constraints_satisfied = out.constraint_violations.empty();
   out.reward = out.pass_fraction * (out.constraints_satisfied ? 1.0 : 0.0);
+  // I_cmp on the Clang CFGs (after SYNTAX: a program that does not compile has none).
+  if (options_.check_comparability && !problem.reference.empty()) {
+    auto ref = reference_cfgs_.find(problem.reference);
+    if (ref == reference_cfgs_.end()) {
+      auto analysed = AnalyzeCpp(problem.reference);
+      ref = reference_cfgs_.emplace(problem.reference, analysed.ok() ? *analysed : nullptr).first;
+    }
+    auto cand = AnalyzeCpp(candidate);
+    if (ref->second != nullptr && cand.ok()) {
+      out.comparability =
+          cfg::CompareStructure((*cand)->program, ref->second->program, options_.structure);
+    }
+  }
+  const bool not_comparable = out.comparability && !out.comparability->comparable;
+  if (options_.passing_bypasses_gates && out.grading.all_passed()) {
+    out.mode = gates::FailureMode::kCorrect;
+    out.reward = out.pass_fraction;
+    out.reason = !out.constraints_satisfied || not_comparable
+                     ? "passes every test (the static gates are bypassed)"
+                     : "passes every test";
+    return result;
+  }
   if (!out.constraints_satisfied) {
     out.mode = gates::FailureMode::kConstraint;
     out.reason = "violates " + out.constraint_violations.front().ToString();
+    return result;
+  }
+  if (not_comparable) {
+    out.mode = gates::FailureMode::kConstraint;
+    out.reason = fmt::format("not comparable to the reference (similarity {:.3f} < {:.2f})",
+                             out.comparability->score, out.comparability->threshold);
     return result;
   }
   if (out.grading.all_passed()) {
@@ -99,6 +127,8 @@ StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate,
   out.last_divergence = loc.last.span;
   out.random_boundary = loc.random_boundary;
   out.localization_note = loc.note;
+  out.divergence = ToDivergenceReport(std::string(candidate), problem.reference, cand.trace,
+                                      it->second, loc);
   result.localization = std::move(loc);
   return result;
 }

@@ -226,6 +226,7 @@ CppLocalization Localize(const std::string& candidate, const std::string& refere
       out.earliest = Make(candidate, c, at, DivergenceKind::kControl,
                           c.size() < r.size() ? "the candidate stops; the reference goes on"
                                               : "the reference stops; the candidate goes on");
+      out.earliest.ended = true;
     } else {
       out.note = "the traces agree on every statement both executed";
     }
@@ -248,6 +249,154 @@ CppLocalization Localize(const std::string& candidate, const std::string& refere
   size_t pick = static_cast<size_t>(SplitMix64(seed) % c.size());
   out.random_line = c[pick].line;
   if (out.random_line > 0) out.random_boundary = LineSpanOf(candidate, out.random_line);
+  return out;
+}
+
+namespace {
+
+// Steps of one trace: which events become steps, and each event's step (-1: none).
+struct StepTable {
+  std::vector<diff::Step> steps;
+  std::vector<int32_t> step_of;  // per event
+};
+
+StepTable MakeSteps(const std::string& source, const CppTrace& trace,
+                    const std::vector<int64_t>& keep_before) {
+  StepTable t;
+  const LineIndex lines(source);
+  t.step_of.assign(trace.events.size(), -1);
+  std::map<std::string, std::string> previous;
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    const SnapshotEvent& e = trace.events[i];
+    const bool kept = e.kind != 'B' || std::find(keep_before.begin(), keep_before.end(),
+                                                  static_cast<int64_t>(i)) != keep_before.end();
+    if (kept) {
+      diff::Step s;
+      s.first_line = s.last_line = e.line;
+      s.first_event = s.last_event = static_cast<int64_t>(i);
+      if (e.line > 0 && e.line <= lines.line_count()) {
+        s.block_span = s.last_statement = lines.LineSpan(e.line);
+      }
+      for (const auto& [name, value] : e.vars) {
+        if (e.kind == 'R' && name == "return") {
+          s.returned = true;
+          s.return_value = value;
+          continue;
+        }
+        s.state.emplace_back(name, value);
+        auto it = previous.find(name);
+        if (it == previous.end() || it->second != value) s.changed.push_back(name);
+      }
+      t.step_of[i] = static_cast<int32_t>(t.steps.size());
+      t.steps.push_back(std::move(s));
+    }
+    previous.clear();
+    for (const auto& [name, value] : e.vars) previous[name] = value;
+  }
+  return t;
+}
+
+std::optional<diff::Divergence> ToDivergence(const CppDivergence& d, const CppTrace& c,
+                                             const CppTrace& r, const StepTable& cs,
+                                             const StepTable& rs, int32_t pair) {
+  if (d.kind == DivergenceKind::kNone || d.event < 0 ||
+      d.event >= static_cast<int64_t>(c.events.size())) {
+    return std::nullopt;
+  }
+  const size_t i = static_cast<size_t>(d.event);
+  const SnapshotEvent& ce = c.events[i];
+  diff::Divergence out;
+  switch (d.kind) {
+    case DivergenceKind::kValue:
+      out.kind = ce.kind == 'R' ? diff::DivergenceKind::kReturnValue : diff::DivergenceKind::kValue;
+      break;
+    default:
+      out.kind = d.ended ? diff::DivergenceKind::kEnded : diff::DivergenceKind::kControl;
+      break;
+  }
+  out.pair = pair;
+  out.candidate_step = cs.step_of[i];
+  // A 'B' event that is not a step: its statement's 'A' step follows.
+  for (size_t k = i; out.candidate_step < 0 && k < cs.step_of.size(); ++k) {
+    out.candidate_step = cs.step_of[k];
+  }
+  if (i < r.events.size()) {
+    out.reference_step = rs.step_of[i];
+    for (size_t k = i; out.reference_step < 0 && k < rs.step_of.size(); ++k) {
+      out.reference_step = rs.step_of[k];
+    }
+  }
+  out.line = d.line;
+  if (d.span) out.span = out.block_span = *d.span;
+  out.detail = d.why;
+  out.context = ce.vars;
+  if (i < r.events.size() && d.kind == DivergenceKind::kValue) {
+    std::map<std::string, std::string> ref(r.events[i].vars.begin(), r.events[i].vars.end());
+    for (const auto& [name, value] : ce.vars) {
+      auto it = ref.find(name);
+      if (it == ref.end() || it->second == value) continue;
+      out.variables.push_back({name, name, value, it->second});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+diff::DivergenceReport ToDivergenceReport(const std::string& candidate,
+                                          const std::string& reference,
+                                          const CppTrace& candidate_trace,
+                                          const CppTrace& reference_trace,
+                                          const CppLocalization& localization) {
+  diff::DivergenceReport out;
+  const CppTrace& c = candidate_trace;
+  const CppTrace& r = reference_trace;
+  std::vector<int64_t> blamed;
+  for (const CppDivergence* d : {&localization.earliest, &localization.last}) {
+    if (d->kind != DivergenceKind::kNone) blamed.push_back(d->event);
+  }
+  StepTable cs = MakeSteps(candidate, c, blamed);
+  StepTable rs = MakeSteps(reference, r, blamed);
+  diff::Alignment& a = out.alignment;
+  a.candidate_truncated = c.stopped;
+  a.reference_truncated = r.stopped;
+  const size_t n = std::max(c.events.size(), r.events.size());
+  int32_t earliest_pair = -1, last_pair = -1;
+  for (size_t i = 0; i < n; ++i) {
+    diff::AlignedPair p;
+    p.candidate = i < c.events.size() ? cs.step_of[i] : -1;
+    p.reference = i < r.events.size() ? rs.step_of[i] : -1;
+    if (p.candidate < 0 && p.reference < 0) continue;
+    const int32_t index = static_cast<int32_t>(a.pairs.size());
+    if (localization.earliest.kind != DivergenceKind::kNone &&
+        localization.earliest.event == static_cast<int64_t>(i)) {
+      p.diverges = true;
+      earliest_pair = index;
+    }
+    if (localization.last.kind != DivergenceKind::kNone &&
+        localization.last.event == static_cast<int64_t>(i)) {
+      last_pair = index;
+    }
+    a.pairs.push_back(p);
+  }
+  out.earliest = ToDivergence(localization.earliest, c, r, cs, rs, earliest_pair);
+  out.last = ToDivergence(localization.last, c, r, cs, rs, last_pair);
+  out.divergence_count = out.earliest ? 1 : 0;
+  if (out.earliest && out.last && localization.last.event != localization.earliest.event) {
+    out.divergence_count = 2;
+  }
+  out.random_boundary = localization.random_boundary;
+  std::vector<int32_t> executed;
+  for (const SnapshotEvent& e : c.events) executed.push_back(e.line);
+  std::sort(executed.begin(), executed.end());
+  executed.erase(std::unique(executed.begin(), executed.end()), executed.end());
+  const LineIndex lines(candidate);
+  for (int32_t line : executed) {
+    if (line > 0 && line <= lines.line_count()) out.executed_boundaries.push_back(lines.LineSpan(line));
+  }
+  out.note = localization.note;
+  a.candidate_steps = std::move(cs.steps);
+  a.reference_steps = std::move(rs.steps);
   return out;
 }
 

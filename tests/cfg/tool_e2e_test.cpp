@@ -99,4 +99,34 @@ TEST(EgcaCfgTool, BadInputsAreOneLineExit2) {
   }
 }
 
+// C++ programs: Clang CFGs in the same dump (tests/cpp/golden, checked there), I_cmp,
+// a program clang rejects (exit 1), Python-only options (exit 2).
+const std::string kCppGolden = std::string(EGCA_SOURCE_DIR) + "/tests/cpp/golden/";
+
+TEST(EgcaCfgTool, CppDumpCompareAndErrors) {
+  ToolRun r = Tool(kCppGolden + "cfg_loops.cpp");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream expected(kCppGolden + "cfg_loops.dump");
+  std::string want((std::istreambuf_iterator<char>(expected)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(r.out, want);
+  ToolRun j = Tool(kCppGolden + "cfg_loops.cpp --function count_pairs --json");
+  ASSERT_EQ(j.code, 0) << j.out;
+  nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["language"], "cpp");
+  EXPECT_EQ(doc["scopes"][0]["qualified_name"], "count_pairs");
+  EXPECT_EQ(doc["scopes"][0]["blocks"][2]["terminator"], "for");
+  ToolRun same = Tool(kCppGolden + "cfg_loops.cpp --compare " + kCppGolden + "cfg_loops.cpp");
+  ASSERT_EQ(same.code, 0) << same.out;
+  EXPECT_EQ(same.out.rfind("similarity 1.0000 threshold 0.4000 I_cmp 1", 0), 0u) << same.out;
+  // No extension: --lang cpp.
+  std::string plain = testing::TempDir() + "/egca_cfg_prog";
+  std::ofstream(plain) << "int f( {\n";
+  ToolRun bad = Tool("--lang cpp " + plain);
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("does not parse"), std::string::npos) << bad.out;
+  ToolRun extract = Tool(kCppGolden + "cfg_loops.cpp --extract");
+  EXPECT_EQ(extract.code, 2) << extract.out;
+  EXPECT_NE(extract.out.find("--extract is Python-only"), std::string::npos) << extract.out;
+}
+
 }  // namespace

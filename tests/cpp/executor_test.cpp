@@ -95,6 +95,55 @@ TEST(CppExecutor, DivisionByZeroIsSigfpe) {
   EXPECT_EQ(r.verdict.line, 2);
 }
 
+// Crashes and exceptions outside the candidate's own instructions are blamed on the
+// candidate's statement that led there: abort(), a fault inside libc, a throw inside an
+// instantiated standard-library template or libstdc++ helper, a stack overflow.
+constexpr const char* kCrashy =
+    "#include <cstdlib>\n#include <cstring>\n#include <string>\n#include <vector>\n"
+    "int f(int x) {\n"
+    "  if (x == 1) abort();\n"                                               // line 6
+    "  if (x == 2) { const char* p = nullptr; return (int)strlen(p); }\n"   // line 7
+    "  std::vector<int> v;\n"                                               // line 8
+    "  if (x == 3) return v.at(3);\n"                                       // line 9
+    "  if (x == 4) return std::stoi(\"x\");\n"                              // line 10
+    "  if (x == 5) return f(x) + 1;\n"                                      // line 11
+    "  return 0;\n}\n";
+
+tracer::TestResult Crash(int x) {
+  return RunOne(kCrashy, TestCase::Asserts("int main() { return f(" + std::to_string(x) +
+                                           "); }\n"));
+}
+
+TEST(CppExecutor, AbortAndLibcFaultsAreBlamedOnTheCandidatesCall) {
+  auto abort = Crash(1);
+  EXPECT_EQ(abort.verdict.kind, VerdictKind::kRuntimeError);
+  EXPECT_EQ(abort.verdict.error_type, "SIGABRT");
+  EXPECT_EQ(abort.verdict.line, 6);
+  auto in_libc = Crash(2);
+  EXPECT_EQ(in_libc.verdict.error_type, "SIGSEGV");
+  EXPECT_EQ(in_libc.verdict.line, 7);
+}
+
+TEST(CppExecutor, LibraryExceptionsAreBlamedOnTheCandidatesCall) {
+  auto at = Crash(3);
+  EXPECT_EQ(at.verdict.kind, VerdictKind::kRuntimeError);
+  EXPECT_EQ(at.verdict.error_type, "std::out_of_range");
+  EXPECT_NE(at.verdict.message.find("which is 3"), std::string::npos) << at.verdict.message;
+  EXPECT_EQ(at.verdict.line, 9);
+  auto stoi = Crash(4);
+  EXPECT_EQ(stoi.verdict.error_type, "std::invalid_argument");
+  EXPECT_EQ(stoi.verdict.message, "stoi");
+  EXPECT_EQ(stoi.verdict.line, 10);
+}
+
+TEST(CppExecutor, StackOverflowIsARuntimeErrorInTheCandidate) {
+  auto r = Crash(5);
+  EXPECT_EQ(r.verdict.kind, VerdictKind::kRuntimeError);
+  EXPECT_EQ(r.verdict.error_type, "SIGSEGV");
+  // The deepest frame faults while entering line 8's constructor or the call of line 11.
+  EXPECT_TRUE(r.verdict.line == 8 || r.verdict.line == 11) << r.verdict.line;
+}
+
 TEST(CppExecutor, EarlyExitNeverPassesAnAssertTest) {
   auto r = RunOne("#include <cstdlib>\nint add(int a, int b) {\n  std::exit(0);\n}\n",
                   TestCase::Asserts("#include <cassert>\nint main() {\n  assert(add(2, 3) == 6);\n}\n"));

@@ -73,5 +73,72 @@ TEST(CppTrace, AgreeingTracesHaveNoDivergence) {
   EXPECT_EQ(loc.random_line, 2);
 }
 
+TEST(CppTrace, DivergenceReportForTheViews) {
+  // Candidate: x = 3 after line 2 where the reference has 2 (value), both return at line 6
+  // with 0 vs 2 (return). Steps: the 'A' and 'R' events only (the 'B' ones are not blamed).
+  CppTrace ref = ParseTrace(
+      "T B 2 0 0\tn=1\nT A 2 0 0\tn=1\tx=2\nT B 6 0 0\tn=1\tx=2\nT R 6 0 0\treturn=2\n");
+  CppTrace cand = ParseTrace(
+      "T B 2 0 0\tn=1\nT A 2 0 0\tn=1\tx=3\nT B 6 0 0\tn=1\tx=3\nT R 6 0 0\treturn=3\n");
+  CppLocalization loc = Localize(kRef, kRef, cand, ref, 1);
+  diff::DivergenceReport r = ToDivergenceReport(kRef, kRef, cand, ref, loc);
+  ASSERT_EQ(r.alignment.candidate_steps.size(), 2u);
+  const diff::Step& a2 = r.alignment.candidate_steps[0];
+  EXPECT_EQ(a2.first_line, 2);
+  EXPECT_EQ(a2.first_event, 1);
+  ASSERT_EQ(a2.state.size(), 2u);
+  EXPECT_EQ(a2.state[1], (std::pair<std::string, std::string>("x", "3")));
+  EXPECT_EQ(a2.changed, std::vector<std::string>{"x"});  // n was already 1 before
+  const diff::Step& r6 = r.alignment.candidate_steps[1];
+  EXPECT_TRUE(r6.returned);
+  EXPECT_EQ(r6.return_value, "3");
+  // Pairs: events 1 and 3 of both (B events skipped).
+  ASSERT_EQ(r.alignment.pairs.size(), 2u);
+  EXPECT_EQ(r.alignment.pairs[0].candidate, 0);
+  EXPECT_EQ(r.alignment.pairs[0].reference, 0);
+  EXPECT_TRUE(r.alignment.pairs[0].diverges);
+  ASSERT_TRUE(r.earliest.has_value());
+  EXPECT_EQ(r.earliest->kind, diff::DivergenceKind::kValue);
+  EXPECT_EQ(r.earliest->pair, 0);
+  EXPECT_EQ(r.earliest->line, 2);
+  ASSERT_EQ(r.earliest->variables.size(), 1u);
+  EXPECT_EQ(r.earliest->variables[0].candidate_value, "3");
+  EXPECT_EQ(r.earliest->variables[0].reference_value, "2");
+  ASSERT_TRUE(r.last.has_value());
+  EXPECT_EQ(r.last->kind, diff::DivergenceKind::kReturnValue);
+  EXPECT_EQ(r.last->line, 6);
+  EXPECT_EQ(r.last->pair, 1);
+  EXPECT_EQ(r.divergence_count, 2);
+  // Executed boundaries: lines 2 and 6, as whole-line spans.
+  ASSERT_EQ(r.executed_boundaries.size(), 2u);
+  EXPECT_EQ(r.executed_boundaries[1].begin.line, 6);
+}
+
+TEST(CppTrace, DivergenceReportKeepsABlamedBeforeEventAndEndedRuns) {
+  // The candidate stops after line 2 while the reference goes on: "ended", blamed on the
+  // candidate's last event (its 'A' 2); the reference's extra step is a gap.
+  CppTrace ref = ParseTrace("T B 2 0 0\tn=1\nT A 2 0 0\tn=1\tx=2\nT B 6 0 0\tn=1\tx=2\n");
+  CppTrace cand = ParseTrace("T B 2 0 0\tn=1\nT A 2 0 0\tn=1\tx=2\n");
+  CppLocalization loc = Localize(kRef, kRef, cand, ref, 1);
+  ASSERT_TRUE(loc.earliest.ended);
+  diff::DivergenceReport r = ToDivergenceReport(kRef, kRef, cand, ref, loc);
+  ASSERT_TRUE(r.earliest.has_value());
+  EXPECT_EQ(r.earliest->kind, diff::DivergenceKind::kEnded);
+  // The reference's 'B' 6 is not blamed, so not a step: the only pair is (0, 0).
+  ASSERT_EQ(r.alignment.pairs.size(), 1u);
+  EXPECT_TRUE(r.alignment.pairs[0].diverges);
+  // A control divergence at a 'B' event keeps that event as a step.
+  CppTrace ref2 = ParseTrace("T B 3 0 0\tx=2\nT A 3 0 0\tx=2\nT B 6 0 0\tx=2\n");
+  CppTrace cand2 = ParseTrace("T B 3 0 0\tx=2\nT A 3 0 0\tx=2\nT B 4 3 5\tx=2\nT A 4 3 5\tx=0\n");
+  CppLocalization loc2 = Localize(kRef, kRef, cand2, ref2, 1);
+  ASSERT_EQ(loc2.earliest.event, 2);
+  diff::DivergenceReport r2 = ToDivergenceReport(kRef, kRef, cand2, ref2, loc2);
+  ASSERT_TRUE(r2.earliest.has_value());
+  EXPECT_EQ(r2.earliest->kind, diff::DivergenceKind::kControl);
+  EXPECT_EQ(r2.earliest->line, 3);
+  EXPECT_EQ(r2.alignment.candidate_steps[r2.earliest->candidate_step].first_line, 4);
+  EXPECT_EQ(r2.alignment.reference_steps[r2.earliest->reference_step].first_line, 6);
+}
+
 }  // namespace
 }  // namespace egca::cpp

@@ -334,4 +334,111 @@ TEST_F(EgcaTrace, TablesFitTheWidth) {
   }
 }
 
+// C++ candidates (egca::cpp::CppRouter) in the same views: the off-by-one loop bound is
+// localized on the `for` line (it has no counterpart in the reference), the return value
+// differs last; a crash is SYNTAX at the faulting line; stdio tests take the reference's
+// output; mixed languages and Python-only options are bad usage.
+constexpr const char* kCppRef =
+    "int sum_to(int n) {\n  int s = 0;\n  for (int i = 1; i <= n; ++i) {\n    s += i;\n  }\n"
+    "  return s;\n}\n";
+constexpr const char* kCppCand =
+    "int sum_to(int n) {\n  int s = 0;\n  for (int i = 1; i < n; ++i) {\n    s += i;\n  }\n"
+    "  return s;\n}\n";
+constexpr const char* kCppTest = "#include <cassert>\nint main() {\n  assert(sum_to(3) == 6);\n}\n";
+
+TEST_F(EgcaTrace, CppLogicJsonTextAndHtml) {
+  std::string cand = Write("cand.cpp", kCppCand);
+  std::string ref = Write("ref.cpp", kCppRef);
+  std::string test = Write("t.cpp", kCppTest);
+  RunOutput r = Invoke(cand + " " + ref + " --tests " + test + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["mode"], "LOGIC");
+  EXPECT_EQ(j["first_failing_test"], 1);
+  EXPECT_EQ(j["earliest_divergence"]["start_line"], 3);
+  EXPECT_EQ(j["last_divergence"]["start_line"], 6);
+  EXPECT_EQ(j["divergence"]["earliest"]["kind"], "control");
+  EXPECT_EQ(j["divergence"]["last"]["kind"], "return");
+  // Aligned steps up to the divergence: line 2 (s = 0) on both sides, then the for.
+  ASSERT_EQ(j["divergence"]["steps"].size(), 2u) << j["divergence"]["steps"].dump();
+  EXPECT_EQ(j["divergence"]["steps"][0]["candidate"]["line"], 2);
+  EXPECT_EQ(j["divergence"]["steps"][0]["candidate"]["state"]["s"], "0");
+  EXPECT_EQ(j["divergence"]["steps"][1]["diverges"], true);
+  std::string html = (dir_ / "page.html").string();
+  RunOutput text = Invoke(cand + " " + ref + " --tests " + test + " --color never --html " + html);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("mode LOGIC"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("earliest control divergence at line 3"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("last return divergence at line 6"), std::string::npos) << text.out;
+  auto page = egca::ReadFile(html);
+  ASSERT_TRUE(page.ok());
+  EXPECT_NE(page->find("Earliest divergence (control) at line 3"), std::string::npos);
+  EXPECT_NE(page->find("<mark>  for (int i = 1; i &lt; n; ++i) {</mark>"), std::string::npos)
+      << page.value();
+}
+
+TEST_F(EgcaTrace, CppCrashStdioAndBadUsage) {
+  std::string ref = Write("ref.cpp",
+                          "#include <iostream>\nint main() {\n  int n;\n  std::cin >> n;\n"
+                          "  std::cout << 10 / n << \"\\n\";\n}\n");
+  std::string cand = Write("cand.cpp",
+                           "#include <iostream>\nint main() {\n  int n;\n  std::cin >> n;\n"
+                           "  std::cout << 10 / (n - 2) << \"\\n\";\n}\n");
+  std::string in = Write("in.txt", "2\n");
+  RunOutput r = Invoke(cand + " " + ref + " --stdin " + in + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["mode"], "SYNTAX");  // eq. 5: a run-time error routes to SYNTAX
+  EXPECT_EQ(j["error_span"]["start_line"], 5);
+  EXPECT_EQ(j["error_message"].get<std::string>().rfind("SIGFPE", 0), 0u) << j["error_message"];
+  // With the reference's output as the expected value, a wrong answer is LOGIC.
+  std::string in3 = Write("in3.txt", "3\n");
+  RunOutput wrong = Invoke(cand + " " + ref + " --stdin " + in3 + " --json");
+  ASSERT_EQ(wrong.exit_code, 0) << wrong.out;
+  json w = json::parse(wrong.out);
+  EXPECT_EQ(w["mode"], "LOGIC");
+  EXPECT_EQ(w["tests"][0]["expected_from_reference"], true);
+  EXPECT_NE(w["tests"][0]["detail"].get<std::string>().find("the reference gives 3"),
+            std::string::npos);
+  // Bad usage: one line, exit 2.
+  std::string py = Write("ref.py", "def f():\n    return 1\n");
+  std::string test = Write("t.cpp", kCppTest);
+  for (const std::string& args :
+       {cand + " " + py + " --stdin " + in, cand + " " + ref + " --fn f --input '[]'",
+        cand + " " + ref + " --stdin " + in + " --lang rust"}) {
+    RunOutput bad = Invoke(args, true);
+    EXPECT_EQ(bad.exit_code, 2) << args << ": " << bad.out;
+    EXPECT_EQ(bad.out.rfind("egca-trace: ", 0), 0u) << bad.out;
+    EXPECT_EQ(bad.out.find('\n'), bad.out.size() - 1) << bad.out;
+  }
+  // A reference that does not compile fails its own test: bad input.
+  std::string broken = Write("broken.cpp", "int sum_to(int n) { return n +; }\n");
+  RunOutput b = Invoke(Write("c2.cpp", kCppCand) + " " + broken + " --tests " + test, true);
+  EXPECT_EQ(b.exit_code, 2) << b.out;
+  EXPECT_NE(b.out.find("fails its own test 1"), std::string::npos) << b.out;
+}
+
+// I_cmp on Clang CFGs: a recursive candidate that passes is not comparable to the iterative
+// reference (CONSTRAINT, eq. 5); section 5's bypass makes it CORRECT; --no-comparability
+// drops the gate.
+TEST_F(EgcaTrace, CppComparabilityGate) {
+  std::string cand = Write("rec.cpp",
+                           "int sum_to(int n) {\n  if (n <= 0) return 0;\n"
+                           "  return n + sum_to(n - 1);\n}\n");
+  std::string ref = Write("ref.cpp", kCppRef);
+  std::string test = Write("t.cpp", kCppTest);
+  json gated = json::parse(Invoke(cand + " " + ref + " --tests " + test + " --json").out);
+  EXPECT_EQ(gated["mode"], "CONSTRAINT");
+  EXPECT_EQ(gated["passes_all_tests"], true);
+  EXPECT_EQ(gated["comparable"], false);
+  EXPECT_LT(gated["similarity"].get<double>(), 0.40);
+  json bypass = json::parse(
+      Invoke(cand + " " + ref + " --tests " + test + " --json --passing-bypasses-gates").out);
+  EXPECT_EQ(bypass["mode"], "CORRECT");
+  json off = json::parse(
+      Invoke(cand + " " + ref + " --tests " + test + " --json --no-comparability").out);
+  EXPECT_EQ(off["mode"], "CORRECT");
+  EXPECT_TRUE(off["comparable"].is_null());
+}
+
 }  // namespace

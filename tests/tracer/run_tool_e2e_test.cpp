@@ -115,4 +115,66 @@ TEST_F(EgcaRun, BadUsageAndUnreadableInputExitTwo) {
   EXPECT_EQ(unknown.out.find('\n'), unknown.out.size() - 1) << unknown.out;
 }
 
+// C++ programs (egca::cpp: clang++ and the same sandbox): a test main that asserts, stdin
+// tests, the language from the extension, --lang, or the content, and the Python-only
+// options refused with exit 2.
+TEST_F(EgcaRun, CppAssertMainAndTrace) {
+  std::string prog = Write("add.cpp", "int add(int a, int b) {\n  int s = a + b;\n  return s;\n}\n");
+  std::string pass = Write("pass.cpp", "#include <cassert>\nint main() { assert(add(1, 2) == 3); }\n");
+  std::string fail = Write("fail.cpp", "#include <cassert>\nint main() {\n  assert(add(2, 2) == 5);\n}\n");
+  RunOutput ok = Invoke(prog + " --tests " + pass);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("passed 1/1"), std::string::npos) << ok.out;
+  RunOutput wrong = Invoke(prog + " --tests " + fail + " --trace");
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.out;
+  EXPECT_NE(wrong.out.find("WRONG_ANSWER"), std::string::npos) << wrong.out;
+  // The failing assert of the test's main, by its line in the test file.
+  EXPECT_NE(wrong.out.find("test line 3"), std::string::npos) << wrong.out;
+  // Per-statement snapshots: after line 2, s = 4; line 3 returns 4.
+  EXPECT_NE(wrong.out.find("A 2 a=2 b=2 s=4"), std::string::npos) << wrong.out;
+  EXPECT_NE(wrong.out.find("R 3 return=4"), std::string::npos) << wrong.out;
+}
+
+TEST_F(EgcaRun, CppStdioJsonAndDetection) {
+  std::string src = "#include <iostream>\nint main() { long a, b; std::cin >> a >> b; "
+                    "std::cout << a + b << \"\\n\"; }\n";
+  std::string prog = Write("sum", src);  // no extension: the content says C++
+  std::string in = Write("in.txt", "1 2\n");
+  std::string out = Write("out.txt", "3\n");
+  RunOutput r = Invoke(prog + " --stdin " + in + " --expect-stdout " + out + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["language"], "cpp");
+  EXPECT_EQ(j["tests"][0]["stdout"], "3\n");
+  // A crash is a run-time error at the faulting statement.
+  std::string crash = Write("crash.txt", "#include <cstdio>\nint main() {\n  int* p = nullptr;\n"
+                                         "  std::printf(\"%d\\n\", *p);\n}\n");
+  RunOutput c = Invoke("--lang cpp " + crash + " --stdin " + in + " --json");
+  EXPECT_EQ(c.exit_code, 1) << c.out;
+  nlohmann::json cj = nlohmann::json::parse(c.out, nullptr, false);
+  ASSERT_FALSE(cj.is_discarded()) << c.out;
+  EXPECT_EQ(cj["tests"][0]["verdict"], "RUNTIME_ERROR");
+  EXPECT_EQ(cj["tests"][0]["error_type"], "SIGSEGV");
+  EXPECT_EQ(cj["tests"][0]["line"], 4);
+}
+
+TEST_F(EgcaRun, CppRefusesPythonOnlyOptions) {
+  std::string prog = Write("f.cpp", "int f() { return 1; }\n");
+  for (const std::string& args : {std::string(" --fn f --input '[]'"), std::string(" --apps --stdin x"),
+                                  std::string("")}) {
+    RunOutput r = Invoke(prog + args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("egca-run: ", 0), 0u) << r.out;
+    EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+  }
+  std::string no_main = Write("t.cpp", "// nothing\n");
+  RunOutput r = Invoke(prog + " --tests " + no_main);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("t.cpp: no main()"), std::string::npos) << r.out;
+  RunOutput bad_lang = Invoke(prog + " --lang rust --tests " + no_main);
+  EXPECT_EQ(bad_lang.exit_code, 2) << bad_lang.out;
+  EXPECT_NE(bad_lang.out.find("--lang"), std::string::npos) << bad_lang.out;
+}
+
 }  // namespace

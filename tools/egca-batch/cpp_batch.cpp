@@ -135,6 +135,7 @@ int RunCppBatch(const CppBatchArgs& a) {
   ropts.run.limits.wall_seconds = a.timeout;
   ropts.run.limits.cpu_seconds = a.timeout;
   ropts.localize = a.localize;
+  ropts.check_comparability = a.comparability;
 
   std::vector<std::optional<cpp::CppRouteResult>> results(jobs.size());
   std::vector<std::string> errors(jobs.size());
@@ -207,6 +208,10 @@ int RunCppBatch(const CppBatchArgs& a) {
       tests.push_back(jt);
     }
     rec["tests"] = tests;
+    if (r.comparability) {
+      rec["similarity"] = r.comparability->score;
+      rec["comparable"] = r.comparability->comparable;
+    }
     if (r.error_span) rec["error_span"] = r.error_span->ToString();
     if (!r.localization_note.empty()) rec["localization_note"] = r.localization_note;
     if (loc) {

@@ -16,6 +16,7 @@ struct CppBatchArgs {
   bool mdeval_buggy = false;     // route MDEVAL's buggy programs (--problems is the bug file)
   std::string out;               // output directory: routes.jsonl, summary.json, summary.md
   bool localize = true;           // trace + align LOGIC candidates against the reference
+  bool comparability = true;      // the I_cmp gate on Clang CFGs
   int workers = 1;
   double timeout = 10;
   int64_t limit = -1;

@@ -31,6 +31,7 @@
 #include "egca/batch/runner.h"
 #include "egca/batch/store.h"
 #include "egca/core/files.h"
+#include "egca/cpp/router.h"
 #include "egca/gates/constraints.h"
 #include "egca/tools/cli.h"
 #include "cpp_batch.h"
@@ -203,7 +204,8 @@ struct StoredRoute {
 egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
                                               const std::vector<ProblemRecord>& problems,
                                               const SampleRecord& record,
-                                              egca::tracer::Executor* executor) {
+                                              egca::tracer::Executor* executor,
+                                              std::unique_ptr<egca::cpp::CppExecutor>* cpp) {
   if (record.program.empty()) {
     return egca::FailedPrecondition(fmt::format(
         "the store predates stored programs (sample {} has none); run it again with this "
@@ -261,7 +263,7 @@ egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
       out.reference_name = "stand-in sample " + HexKey(resolution->stand_in_key);
       break;
     case ReferenceKind::kNone:
-      routing.reference = "pass\n";
+      routing.reference = problem->language == "cpp" ? "" : "pass\n";
       router.check_comparability = false;
       router.localize = false;
       out.reference_name = "no reference (graded only)";
@@ -271,8 +273,25 @@ egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
     router.check_comparability = false;
     router.localize = false;
   }
-  egca::gates::Router r(executor, router);
-  EGCA_ASSIGN_OR_RETURN(out.route, r.Route(record.program, routing));
+  if (problem->language == "cpp") {
+    // Created on the first C++ sample (its fork server is a fork of this process).
+    if (*cpp == nullptr) {
+      EGCA_ASSIGN_OR_RETURN(*cpp, egca::cpp::CppExecutor::Create({}));
+    }
+    egca::cpp::CppRouterOptions o;
+    o.run = router.run;
+    o.runtime_error_is_logic = router.runtime_error_is_logic;
+    o.localize = router.localize;
+    o.seed = router.divergence.random_seed;
+    o.check_comparability = router.check_comparability;
+    o.passing_bypasses_gates = router.passing_bypasses_gates;
+    egca::cpp::CppRouter r(cpp->get(), o);
+    EGCA_ASSIGN_OR_RETURN(auto routed, r.Route(record.program, routing));
+    out.route = std::move(routed.route);
+  } else {
+    egca::gates::Router r(executor, router);
+    EGCA_ASSIGN_OR_RETURN(out.route, r.Route(record.program, routing));
+  }
   out.tests = std::move(routing.tests);
   out.reference = std::move(routing.reference);
   out.sample_name =
@@ -307,6 +326,7 @@ egca::StatusOr<std::map<std::string, std::string>> WriteExampleViews(const Store
   if (report.summary.examples.empty()) return written;
   EGCA_ASSIGN_OR_RETURN(std::vector<ProblemRecord> problems, ProblemsOfStore(store));
   EGCA_ASSIGN_OR_RETURN(auto executor, egca::tracer::Executor::Create({}));
+  std::unique_ptr<egca::cpp::CppExecutor> cpp_executor;
   std::error_code ec;
   std::filesystem::create_directories(out_dir + "/views", ec);
   for (const ExampleRef& e : report.summary.examples) {
@@ -318,7 +338,7 @@ egca::StatusOr<std::map<std::string, std::string>> WriteExampleViews(const Store
     }
     if (record == nullptr) continue;
     EGCA_ASSIGN_OR_RETURN(StoredRoute routed,
-                          RouteStoredSample(store, problems, *record, executor.get()));
+                          RouteStoredSample(store, problems, *record, executor.get(), &cpp_executor));
     const std::string relative = fmt::format("views/{}-{}.html", HexKey(e.key), e.dup);
     EGCA_RETURN_IF_ERROR(egca::WriteFileAtomic(out_dir + "/" + relative,
                                                egca::tools::RouteHtml(ViewOf(routed, *record))));
@@ -377,7 +397,9 @@ int Show(const ShowArgs& a) {
   if (!problems.ok()) return Fail(kExitUsage, a.store + ": " + problems.status().ToString());
   auto executor = egca::tracer::Executor::Create({});
   if (!executor.ok()) return Fail(kExitFailed, executor.status().ToString());
-  auto routed = RouteStoredSample(store, problems.value(), record, executor.value().get());
+  std::unique_ptr<egca::cpp::CppExecutor> cpp_executor;
+  auto routed =
+      RouteStoredSample(store, problems.value(), record, executor.value().get(), &cpp_executor);
   if (!routed.ok()) {
     return Fail(
         routed.status().code() == egca::StatusCode::kFailedPrecondition ? kExitUsage : kExitFailed,
@@ -733,6 +755,8 @@ int main(int argc, char** argv) {
       ->required();
   bool cpp_no_localize = false;
   cppc->add_flag("--no-localize", cpp_no_localize, "route only (no tracing of LOGIC candidates)");
+  bool cpp_no_comparability = false;
+  cppc->add_flag("--no-comparability", cpp_no_comparability, "skip the I_cmp gate (Clang CFGs)");
   cppc->add_option("--workers", cb.workers, "parallel workers (one sandbox server each)");
   cppc->add_option("--timeout", cb.timeout, "per-test wall/CPU limit, seconds");
   cppc->add_option("--limit", cb.limit, "route at most this many candidates");
@@ -740,6 +764,7 @@ int main(int argc, char** argv) {
   if (auto code = egca::tools::ParseArgs(app, argc, argv, kTool)) return *code;
   if (cppc->parsed()) {
     cb.localize = !cpp_no_localize;
+    cb.comparability = !cpp_no_comparability;
     return egca_batch_cpp::RunCppBatch(cb);
   }
 

@@ -1,10 +1,12 @@
 // egca-cfg: control-flow graphs, execution boundaries and structural comparability of a
-// Python program, for people and (with --json) for machines.
+// Python or C++ program, for people and (with --json) for machines.
 //
 //   egca-cfg prog.py                          CFG dump of every scope
 //   egca-cfg prog.py --function f --boundaries
 //   egca-cfg prog.py --compare ref.py [--json]   similarity, I_cmp, scope/block matching
 //   egca-cfg completion.md --extract --entry-point f   extract the program first
+//   egca-cfg prog.cpp [--compare ref.cpp]     C++: Clang CFGs (egca/cpp/analysis.h), the same
+//                                             dumps and I_cmp; --lang auto|python|cpp
 //
 // Exit status: 0 done, 1 the program (or reference) does not parse, 2 bad usage (options
 // that conflict or would be ignored), unreadable input, a directory or an empty file: one
@@ -23,6 +25,9 @@
 #include "egca/cfg/matching.h"
 #include "egca/cfg/structure.h"
 #include "egca/core/files.h"
+#include "egca/core/language.h"
+#include "egca/cpp/analysis.h"
+#include "egca/tools/language.h"
 
 namespace {
 
@@ -96,9 +101,11 @@ json ScopeJson(const ProgramCfg& p, int32_t index, bool with_boundaries,
   return j;
 }
 
-// Reads and builds; on failure prints one line and returns nullopt (exit 2).
+// Reads and builds; on failure prints one line and returns nullopt (exit 2; *not_parsed:
+// exit 1, a C++ program clang rejects). `lang`: "auto", "python" or "cpp"; *cpp says which.
 std::optional<ProgramCfg> Load(const std::string& path, bool extract,
-                               const std::string& entry_point, uint32_t* offset) {
+                               const std::string& entry_point, uint32_t* offset,
+                               const std::string& lang, bool* cpp, bool* not_parsed) {
   egca::StatusOr<std::string> text = egca::ReadSourceFile(path);
   if (!text.ok()) {
     fmt::print(stderr, "egca-cfg: {}\n", text.status().ToString());
@@ -108,6 +115,25 @@ std::optional<ProgramCfg> Load(const std::string& path, bool extract,
   if (source.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
     fmt::print(stderr, "egca-cfg: {}: empty file\n", path);
     return std::nullopt;
+  }
+  *cpp = egca::tools::ResolveLanguage(lang, path, source) == egca::Language::kCpp;
+  if (*cpp) {
+    if (extract) {
+      fmt::print(stderr, "egca-cfg: --extract is Python-only\n");
+      return std::nullopt;
+    }
+    auto analysis = egca::cpp::AnalyzeCpp(source);
+    if (!analysis.ok()) {
+      // As for Python: a program that does not parse is a result (stdout, exit 1).
+      if (analysis.status().code() == egca::StatusCode::kInvalidArgument) {
+        *not_parsed = true;
+        fmt::print("{}: does not parse: {}\n", path, analysis.status().message());
+      } else {
+        fmt::print(stderr, "egca-cfg: {}: {}\n", path, analysis.status().ToString());
+      }
+      return std::nullopt;
+    }
+    return (*analysis)->program;
   }
   if (extract) {
     egca::cfg::ExtractedProgram e =
@@ -128,11 +154,13 @@ std::optional<ProgramCfg> Load(const std::string& path, bool extract,
 int main(int argc, char** argv) {
   CLI::App app{
       "Control-flow graphs, execution boundaries and structural comparability of "
-      "Python programs"};
-  std::string file, function, compare, entry_point;
+      "Python and C++ programs"};
+  std::string file, function, compare, entry_point, lang = "auto";
   bool boundaries = false, statements = false, as_json = false, extract = false;
   double threshold = egca::cfg::StructureOptions().threshold;
-  app.add_option("FILE", file, "Python source (UTF-8)")->required();
+  app.add_option("FILE", file, "Python or C++ source (UTF-8)")->required();
+  app.add_option("--lang", lang, egca::tools::kLanguageHelp)
+      ->check(CLI::IsMember({"auto", "python", "cpp"}));
   app.add_option("--function", function, "only this scope (co_name or qualified name)");
   app.add_flag("--boundaries", boundaries, "print execution boundaries instead of the CFG");
   app.add_flag("--statements", statements, "boundaries per statement instead of per block");
@@ -162,8 +190,10 @@ int main(int argc, char** argv) {
   }
 
   uint32_t offset = 0;
-  std::optional<ProgramCfg> program = Load(file, extract, entry_point, &offset);
-  if (!program) return 2;
+  bool cpp = false, not_parsed = false;
+  std::optional<ProgramCfg> program =
+      Load(file, extract, entry_point, &offset, lang, &cpp, &not_parsed);
+  if (!program) return not_parsed ? 1 : 2;
   if (!program->parsed()) {
     const auto& err = *program->syntax_error();
     if (as_json) {
@@ -179,8 +209,10 @@ int main(int argc, char** argv) {
   }
 
   if (!compare.empty()) {
-    std::optional<ProgramCfg> ref = Load(compare, false, "", nullptr);
-    if (!ref) return 2;
+    bool ref_cpp = false, ref_not_parsed = false;
+    std::optional<ProgramCfg> ref =
+        Load(compare, false, "", nullptr, cpp ? "cpp" : "python", &ref_cpp, &ref_not_parsed);
+    if (!ref) return ref_not_parsed ? 1 : 2;
     if (!ref->parsed()) {
       fmt::print("{}: reference does not parse: {} at {}\n", compare, ref->syntax_error()->message,
                  ref->syntax_error()->span.ToString());
@@ -253,6 +285,7 @@ int main(int argc, char** argv) {
       unsupported.push_back(json{{"what", u.what}, {"span", SpanJson(u.span)}});
     }
     fmt::print("{}\n", json{{"file", file},
+                            {"language", cpp ? "cpp" : "python"},
                             {"parsed", true},
                             {"offset", offset},
                             {"unsupported", unsupported},

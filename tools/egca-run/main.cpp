@@ -1,11 +1,16 @@
-// egca-run: run a Python program on tests inside egca's sandbox and print one verdict per
-// test, a summary with the pass fraction R_hat, and (with --trace) the execution trace.
+// egca-run: run a Python or C++ program on tests inside egca's sandbox and print one verdict
+// per test, a summary with the pass fraction R_hat, and (with --trace) the execution trace.
 //
 //   egca-run prog.py --fn add --input '[1, 2]' --expect 3 --input '[2, 2]' --expect 4
 //   egca-run prog.py --stdin in.txt --expect-stdout out.txt
 //   egca-run prog.py --tests humaneval_test.py --entry-point add      (HumanEval check)
 //   egca-run prog.py --tests asserts.py [--setup setup.py]            (MBPP/QuixBugs asserts)
 //   egca-run prog.py --tests cases.json   (JSON list of cases, or APPS input_output.json)
+//   egca-run prog.cpp --tests main.cpp    (C++: a main that asserts, HumanEval-X/MBXP style)
+//   egca-run prog.cpp --stdin in.txt --expect-stdout out.txt   (C++ with its own main)
+//   --lang auto|python|cpp: auto reads the extension, else the content (egca/core/language.h).
+//   C++ programs are compiled by clang++ and run in the same sandbox (egca::cpp); --trace
+//   prints their per-statement snapshots.
 //
 // Exit status: 0 every test passed, 1 some test did not, 2 bad usage or unreadable input
 // (or egca itself failed).
@@ -18,7 +23,10 @@
 #include <vector>
 
 #include "egca/tools/cli.h"
+#include "egca/tools/language.h"
 #include "egca/core/files.h"
+#include "egca/core/language.h"
+#include "egca/cpp/executor.h"
 #include "egca/tracer/executor.h"
 #include "egca/tracer/test_args.h"
 #include "egca/tracer/test_case.h"
@@ -43,6 +51,7 @@ using egca::tools::kExitUsage;
 
 struct Args {
   std::string program;
+  std::string lang = "auto";
   egca::tracer::TestArgs tests;  // --fn/--input/--expect, --stdin/--expect-stdout, --tests
   bool apps = false;
   bool json_output = false;
@@ -77,6 +86,8 @@ std::string Detail(const TestCase& test, const Verdict& v) {
     case VerdictKind::kOk:
       return test.kind == TestKind::kCall ? "-> " + v.actual : v.detail;
     case VerdictKind::kWrongAnswer:
+      // A failing assert of a test's main (C++) says which, in detail, with no values.
+      if (v.actual.empty() && v.expected.empty() && !v.detail.empty()) return v.detail;
       return fmt::format("got {}, expected {}", v.actual, v.expected);
     case VerdictKind::kSyntaxError:
     case VerdictKind::kRuntimeError: {
@@ -90,7 +101,8 @@ std::string Detail(const TestCase& test, const Verdict& v) {
   }
 }
 
-json VerdictJson(const TestCase& test, const TestResult& r, bool with_trace) {
+// `trace`: the test's trace dump (nullptr: not traced).
+json VerdictJson(const TestCase& test, const TestResult& r, const std::string* trace) {
   const Verdict& v = r.verdict;
   json j = {{"name", test.name},
             {"kind", egca::tracer::TestKindName(test.kind)},
@@ -111,11 +123,13 @@ json VerdictJson(const TestCase& test, const TestResult& r, bool with_trace) {
             {"max_rss_bytes", v.max_rss_bytes},
             {"stdout", r.stdout_data},
             {"stderr", r.stderr_data}};
-  if (with_trace && r.trace != nullptr) j["trace"] = egca::tracer::DumpTrace(*r.trace);
+  if (trace != nullptr) j["trace"] = *trace;
   return j;
 }
 
-void PrintTable(const std::vector<TestCase>& tests, const ProgramResult& result, bool trace) {
+// `traces`: one dump per run test when traced (empty: not traced).
+void PrintTable(const std::vector<TestCase>& tests, const ProgramResult& result,
+                const std::vector<std::string>& traces) {
   size_t name_width = 4;
   for (size_t i = 0; i < result.tests.size(); ++i) {
     name_width = std::max(name_width, std::min<size_t>(OneLine(tests[i].name, 40).size(), 40));
@@ -133,16 +147,27 @@ void PrintTable(const std::vector<TestCase>& tests, const ProgramResult& result,
   fmt::print("\npassed {}/{}  R_hat = {:.3f}{}\n", result.passed, result.total,
              result.pass_fraction(),
              run < result.total ? fmt::format("  (stopped after test {})", run) : "");
-  if (!trace) return;
-  for (size_t i = 0; i < result.tests.size(); ++i) {
-    const TestResult& r = result.tests[i];
+  for (size_t i = 0; i < traces.size() && i < result.tests.size(); ++i) {
     fmt::print("\n--- trace of test {} ({}) ---\n", i + 1, OneLine(tests[i].name, 60));
-    if (r.trace == nullptr) {
-      fmt::print("(no trace: the run ended before the harness returned it)\n");
-    } else {
-      fmt::print("{}", egca::tracer::DumpTrace(*r.trace));
-    }
+    fmt::print("{}", traces[i]);
   }
+}
+
+// C++ runs: per-statement snapshots of each run test (egca::cpp::CppExecutor::RunTraced);
+// the verdicts stay the untraced runs'.
+egca::StatusOr<std::vector<std::string>> CppTraces(egca::cpp::CppExecutor& executor,
+                                                   const std::string& source,
+                                                   const std::vector<TestCase>& tests,
+                                                   const ProgramResult& result,
+                                                   const egca::tracer::RunOptions& options) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < result.tests.size(); ++i) {
+    EGCA_ASSIGN_OR_RETURN(auto traced, executor.RunTraced(source, tests[i], options));
+    std::string dump = egca::cpp::DumpTrace(traced.trace);
+    if (!traced.note.empty()) dump += "(no snapshots: " + traced.note + ")\n";
+    out.push_back(std::move(dump));
+  }
+  return out;
 }
 
 int Fail(const std::string& message) {
@@ -153,13 +178,19 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The fork server is a fork of this process, and every candidate a fork of the server:
-  // it starts before the tests and expected values are read, so they are not in the
-  // memory candidates inherit (the server also erases the inherited command line).
-  auto executor = egca::tracer::Executor::Create({});
-  CLI::App app{"Run a Python program on tests in egca's sandbox; one verdict per test."};
+  // Python candidates run in forks of egca-py-server, an exec'd program that never holds
+  // this process's memory (tests, expected values); it still starts first.
+  // A C++ program's tests carry no expected value on the command line (--expect is
+  // Python-only), so its executor can start after parsing; the Python one starts now
+  // unless argv already says C++.
+  const std::optional<egca::Language> peeked = egca::tools::PeekLanguage(argc, argv);
+  std::optional<StatusOr<std::unique_ptr<egca::tracer::Executor>>> executor;
+  if (peeked != egca::Language::kCpp) executor = egca::tracer::Executor::Create({});
+  CLI::App app{"Run a Python or C++ program on tests in egca's sandbox; one verdict per test."};
   Args a;
-  app.add_option("program", a.program, "Python source file (UTF-8)")->required();
+  app.add_option("program", a.program, "Python or C++ source file (UTF-8)")->required();
+  app.add_option("--lang", a.lang, egca::tools::kLanguageHelp)
+      ->check(CLI::IsMember({"auto", "python", "cpp"}));
   app.add_option("--fn", a.tests.function, "function to call (call-based tests; class Solution works)");
   // One value per occurrence; without allow_extra_args(false) CLI11 would split a
   // bracketed value like '[1, 2]' into several.
@@ -191,7 +222,20 @@ int main(int argc, char** argv) {
 
   StatusOr<std::string> source = egca::ReadSourceFile(a.program);
   if (!source.ok()) return Fail(source.status().ToString());
-  StatusOr<std::vector<TestCase>> tests = egca::tracer::BuildTests(a.tests);
+  const egca::Language lang = egca::tools::ResolveLanguage(a.lang, a.program, *source);
+  std::optional<StatusOr<std::unique_ptr<egca::cpp::CppExecutor>>> cpp_executor;
+  if (lang == egca::Language::kCpp) {
+    if (a.apps) return Fail("--apps is Python-only");
+    if (a.trace_mode == "python_settrace") return Fail("--trace-mode python_settrace is Python-only");
+    // Started before the expected-output files are read.
+    cpp_executor = egca::cpp::CppExecutor::Create({});
+  } else if (!executor) {
+    // argv named a C++ file but the program is Python (e.g. --lang python).
+    executor = egca::tracer::Executor::Create({});
+  }
+  StatusOr<std::vector<TestCase>> tests = lang == egca::Language::kCpp
+                                              ? egca::tools::BuildCppTests(a.tests)
+                                              : egca::tracer::BuildTests(a.tests);
   if (!tests.ok()) return Fail(tests.status().ToString());
 
   egca::tracer::RunOptions options;
@@ -205,24 +249,50 @@ int main(int argc, char** argv) {
   if (a.trace) options.trace_mode = egca::tracer::TraceMode::kNative;
   if (options.trace_mode == egca::tracer::TraceMode::kNative) options.trace.enabled = true;
 
-  if (!executor.ok()) return Fail(executor.status().ToString());
-  StatusOr<ProgramResult> result = (*executor)->RunAll(*source, *tests, options);
-  if (!result.ok()) return Fail(result.status().ToString());
+  const bool traced = a.trace || options.trace_mode == egca::tracer::TraceMode::kNative;
+  StatusOr<ProgramResult> result = egca::Internal("not run");
+  std::vector<std::string> traces;  // per run test, when traced
+  if (lang == egca::Language::kCpp) {
+    if (!cpp_executor->ok()) return Fail(cpp_executor->status().ToString());
+    egca::cpp::CppExecutor& cpp = *cpp_executor->value();
+    egca::tracer::RunOptions run = options;
+    run.trace_mode = egca::tracer::TraceMode::kNone;
+    run.trace.enabled = false;
+    result = cpp.RunAll(*source, *tests, run);
+    if (!result.ok()) return Fail(result.status().ToString());
+    if (traced) {
+      auto dumps = CppTraces(cpp, *source, *tests, *result, run);
+      if (!dumps.ok()) return Fail(dumps.status().ToString());
+      traces = std::move(dumps).value();
+    }
+  } else {
+    if (!executor->ok()) return Fail(executor->status().ToString());
+    result = executor->value()->RunAll(*source, *tests, options);
+    if (!result.ok()) return Fail(result.status().ToString());
+    if (traced) {
+      for (const TestResult& r : result->tests) {
+        traces.push_back(r.trace != nullptr
+                             ? egca::tracer::DumpTrace(*r.trace)
+                             : "(no trace: the run ended before the harness returned it)\n");
+      }
+    }
+  }
 
   if (a.json_output) {
     json out = {{"program", a.program},
+                {"language", egca::LanguageName(lang)},
                 {"passed", result->passed},
                 {"total", result->total},
                 {"pass_fraction", result->pass_fraction()}};
     json arr = json::array();
     for (size_t i = 0; i < result->tests.size(); ++i) {
       arr.push_back(VerdictJson((*tests)[i], result->tests[i],
-                                a.trace || options.trace_mode == egca::tracer::TraceMode::kNative));
+                                i < traces.size() ? &traces[i] : nullptr));
     }
     out["tests"] = std::move(arr);
     fmt::print("{}\n", out.dump(2, ' ', false, json::error_handler_t::replace));
   } else {
-    PrintTable(*tests, *result, a.trace);
+    PrintTable(*tests, *result, a.trace ? traces : std::vector<std::string>{});
   }
   return result->all_passed() ? kExitAllPassed : kExitSomeFailed;
 }

@@ -7,6 +7,13 @@
 //   egca-trace cand.py ref.py --tests asserts.py                               (MBPP/QuixBugs)
 //   ... --json            one JSON document for machines
 //   ... --html page.html  a self-contained page: both programs, the aligned steps
+//   egca-trace cand.cpp ref.cpp --tests main.cpp        (C++: a test main that asserts)
+//   egca-trace cand.cpp ref.cpp --stdin in.txt          (C++ programs with their own main)
+//
+// --lang auto|python|cpp (auto: the candidate's extension, else its content; the reference
+// must read as the same language). C++ candidates are routed by egca::cpp::CppRouter
+// (clang++, the same sandbox, per-statement snapshots aligned line by line) and shown in
+// the same text / JSON / HTML views: one aligned step per executed statement.
 //
 // Tests are read as egca-run reads them (egca::tracer::BuildTests). The reference runs on
 // every test first: a test without an expected value (no --expect / --expect-stdout) takes
@@ -30,9 +37,12 @@
 #include <nlohmann/json.hpp>
 
 #include "egca/core/files.h"
+#include "egca/core/language.h"
+#include "egca/cpp/router.h"
 #include "egca/core/text.h"
 #include "egca/gates/router.h"
 #include "egca/tools/cli.h"
+#include "egca/tools/language.h"
 #include "egca/tools/trace_view.h"
 #include "egca/tracer/test_args.h"
 #include "egca/tracer/trace.pb.h"
@@ -60,23 +70,77 @@ egca::StatusOr<std::string> ReadProgram(const std::string& path, const char* rol
   return text;
 }
 
+// Prints the route (JSON or text) and writes the HTML page; the exit status.
+int Show(const egca::tools::RouteViewInput& view, bool json_out, const std::string& color,
+         size_t max_steps, const std::string& html_path) {
+  if (json_out) {
+    std::cout << egca::tools::RouteJson(view).dump(2) << "\n";
+  } else {
+    egca::tools::TextViewOptions text;
+    text.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO));
+    text.width = egca::tools::TerminalWidth();
+    text.max_steps = max_steps;
+    egca::tools::PrintRouteText(view, text);
+  }
+  if (!html_path.empty()) {
+    std::ofstream out(html_path);
+    out << egca::tools::RouteHtml(view);
+    out.close();
+    if (!out) return Usage("--html " + html_path + ": cannot write the file");
+    std::cerr << "egca-trace: wrote " << html_path << "\n";
+  }
+  return kExitOk;
+}
+
+// CheckReference for C++: the reference runs every test (egca::cpp); a stdio test with no
+// --expect-stdout takes its output. A reference that does not compile or fails is bad input.
+egca::Status CheckCppReference(egca::cpp::CppExecutor& executor, const std::string& reference,
+                               const std::string& ref_path, egca::tracer::RunOptions run,
+                               std::vector<egca::tracer::TestCase>* tests,
+                               std::vector<bool>* from_reference) {
+  run.max_report_bytes = 1u << 24;
+  from_reference->assign(tests->size(), false);
+  auto result = executor.RunAll(reference, *tests, run);
+  if (!result.ok()) return egca::Internal(result.status().ToString());
+  for (size_t i = 0; i < tests->size() && i < result->tests.size(); ++i) {
+    egca::tracer::TestCase& t = (*tests)[i];
+    const egca::tracer::TestResult& r = result->tests[i];
+    if (!r.verdict.passed()) {
+      return egca::InvalidArgument(fmt::format(
+          "the reference {} fails its own test {} ({}): {} {}", ref_path, i + 1,
+          OneLine(t.name, 60), egca::sandbox::VerdictName(r.verdict.kind),
+          OneLine(VerdictDetail(r.verdict), 160)));
+    }
+    if (t.kind != egca::tracer::TestKind::kStdio || t.has_expected) continue;
+    t.expected_stdout = r.stdout_data;
+    t.has_expected = true;
+    (*from_reference)[i] = true;
+  }
+  return egca::Status::Ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Candidates run in forks of the fork server, itself a fork of this process: it starts
-  // before the reference and the tests are read, so they are not in the memory candidates
-  // inherit (the server also erases the inherited command line).
-  auto executor = egca::tracer::Executor::Create({});
+  // Python candidates run in forks of egca-py-server, an exec'd program that never holds
+  // this process's memory; it still starts before the reference and the tests are read.
+  // A C++ run carries no expected value on the command line (--expect is Python-only), so
+  // its executor starts after parsing; the Python one starts now unless argv says C++.
+  const std::optional<egca::Language> peeked = egca::tools::PeekLanguage(argc, argv);
+  std::optional<egca::StatusOr<std::unique_ptr<egca::tracer::Executor>>> executor;
+  if (peeked != egca::Language::kCpp) executor = egca::tracer::Executor::Create({});
   CLI::App app{
       "egca-trace: route a candidate against its reference and localize the earliest divergence"};
-  std::string cand_path, ref_path, html_path, color = "auto";
+  std::string cand_path, ref_path, html_path, color = "auto", lang_flag = "auto";
   egca::tracer::TestArgs targs;
   bool json_out = false, runtime_is_logic = false, no_cmp = false, bypass = false;
   double timeout = 10;
   size_t max_steps = 30;
   uint64_t seed = 0;
-  app.add_option("candidate", cand_path, "candidate program (.py)")->required();
-  app.add_option("reference", ref_path, "reference solution (.py)")->required();
+  app.add_option("candidate", cand_path, "candidate program (.py, .cpp)")->required();
+  app.add_option("reference", ref_path, "reference solution (.py, .cpp)")->required();
+  app.add_option("--lang", lang_flag, egca::tools::kLanguageHelp)
+      ->check(CLI::IsMember({"auto", "python", "cpp"}));
   // One value per occurrence: CLI11 would otherwise split '[[1, 3]]' into several.
   app.add_option("--fn", targs.function, "function to call (call-based tests)");
   app.add_option("--input", targs.inputs, "JSON array of arguments (repeatable)")
@@ -112,20 +176,77 @@ int main(int argc, char** argv) {
   if (!cand.ok()) return Usage(cand.status().message());
   auto ref = ReadProgram(ref_path, "reference");
   if (!ref.ok()) return Usage(ref.status().message());
+  const egca::Language lang = egca::tools::ResolveLanguage(lang_flag, cand_path, cand.value());
+  if (lang_flag == "auto") {
+    const egca::Language ref_lang = egca::DetectLanguage(ref_path, ref.value());
+    if (ref_lang != lang) {
+      return Usage(fmt::format("the candidate {} reads as {} but the reference {} as {}; give --lang",
+                               cand_path, egca::LanguageName(lang), ref_path,
+                               egca::LanguageName(ref_lang)));
+    }
+  }
+  if (lang == egca::Language::kCpp) {
+    // Started before the tests (expected outputs) are read.
+    auto cpp_executor = egca::cpp::CppExecutor::Create({});
+    auto cpp_tests = egca::tools::BuildCppTests(targs);
+    if (!cpp_tests.ok()) return Usage(cpp_tests.status().message());
+    if (!cpp_executor.ok()) {
+      std::cerr << "egca-trace: " << cpp_executor.status().ToString() << "\n";
+      return kExitInternal;
+    }
+    egca::tracer::RunOptions run;
+    run.limits.wall_seconds = timeout;
+    run.limits.cpu_seconds = timeout;
+    std::vector<bool> from_reference;
+    egca::Status checked = CheckCppReference(*cpp_executor.value(), ref.value(), ref_path, run,
+                                             &cpp_tests.value(), &from_reference);
+    if (!checked.ok()) {
+      if (checked.code() == egca::StatusCode::kInternal) {
+        std::cerr << "egca-trace: " << checked.ToString() << "\n";
+        return kExitInternal;
+      }
+      return Usage(checked.message());
+    }
+    egca::cpp::CppRouterOptions options;
+    options.run = run;
+    options.runtime_error_is_logic = runtime_is_logic;
+    options.seed = seed;
+    options.check_comparability = !no_cmp;
+    options.passing_bypasses_gates = bypass;
+    egca::cpp::CppRouter router(cpp_executor.value().get(), options);
+    egca::gates::Problem problem;
+    problem.reference = ref.value();
+    problem.tests = cpp_tests.value();
+    auto routed = router.Route(cand.value(), problem);
+    if (!routed.ok()) {
+      std::cerr << "egca-trace: " << routed.status().ToString() << "\n";
+      return kExitInternal;
+    }
+    egca::tools::RouteViewInput view;
+    view.route = &routed->route;
+    view.tests = &problem.tests;
+    view.from_reference = from_reference;
+    view.candidate_path = cand_path;
+    view.candidate = cand.value();
+    view.reference_path = ref_path;
+    view.reference = ref.value();
+    return Show(view, json_out, color, max_steps, html_path);
+  }
+  if (!executor) executor = egca::tracer::Executor::Create({});  // argv named a .cpp file
   auto tests = egca::tracer::BuildTests(targs);
   if (!tests.ok()) return Usage(tests.status().message());
   if (auto p = egca::diff::PreparedProgram::Build(ref.value()); !p.ok()) {
     return Usage(ref_path + ": " + p.status().message());
   }
-  if (!executor.ok()) {
-    std::cerr << "egca-trace: " << executor.status().ToString() << "\n";
+  if (!executor->ok()) {
+    std::cerr << "egca-trace: " << executor->status().ToString() << "\n";
     return kExitInternal;
   }
   egca::tracer::RunOptions reference_run;
   reference_run.limits.wall_seconds = timeout;
   reference_run.limits.cpu_seconds = timeout;
   std::vector<bool> from_reference;
-  egca::Status checked = egca::tools::CheckReference(*executor.value(), ref.value(), ref_path, reference_run,
+  egca::Status checked = egca::tools::CheckReference(*executor->value(), ref.value(), ref_path, reference_run,
                                         &tests.value(), &from_reference);
   if (!checked.ok()) {
     if (checked.code() == egca::StatusCode::kInternal) {
@@ -141,7 +262,7 @@ int main(int argc, char** argv) {
   options.check_comparability = !no_cmp;
   options.passing_bypasses_gates = bypass;
   options.divergence.random_seed = seed;
-  egca::gates::Router router(executor.value().get(), options);
+  egca::gates::Router router(executor->value().get(), options);
   egca::gates::Problem problem;
   problem.reference = ref.value();
   problem.tests = tests.value();
@@ -158,21 +279,5 @@ int main(int argc, char** argv) {
   view.candidate = cand.value();
   view.reference_path = ref_path;
   view.reference = ref.value();
-  if (json_out) {
-    std::cout << egca::tools::RouteJson(view).dump(2) << "\n";
-  } else {
-    egca::tools::TextViewOptions text;
-    text.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO));
-    text.width = egca::tools::TerminalWidth();
-    text.max_steps = max_steps;
-    egca::tools::PrintRouteText(view, text);
-  }
-  if (!html_path.empty()) {
-    std::ofstream out(html_path);
-    out << egca::tools::RouteHtml(view);
-    out.close();
-    if (!out) return Usage("--html " + html_path + ": cannot write the file");
-    std::cerr << "egca-trace: wrote " << html_path << "\n";
-  }
-  return kExitOk;
+  return Show(view, json_out, color, max_steps, html_path);
 }

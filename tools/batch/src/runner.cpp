@@ -18,6 +18,7 @@
 #include "egca/cfg/boundaries.h"
 #include "egca/cfg/cfg.h"
 #include "egca/core/files.h"
+#include "egca/cpp/router.h"
 #include "egca/diff/divergence.h"
 
 namespace egca::batch {
@@ -52,6 +53,7 @@ struct Task {
 // One problem of the run, with what routing needs.
 struct WorkProblem {
   const ProblemRecord* record = nullptr;
+  bool cpp = false;  // record->language == "cpp": egca::cpp grades and routes it
   std::vector<size_t> tasks;  // indices into Work::tasks, in key order
   bool resolved = false;
   ProblemResolution resolution;
@@ -211,7 +213,10 @@ SampleRecord MakeRecord(const Sample& sample, const ProblemRecord& problem,
   LineIndex lines(program.code);
   out.program_lines = lines.line_count();
   LineIndex completion_lines(sample.completion);
-  if (r.mode != FailureMode::kSyntax) out.k = CountBoundaries(program.code);
+  // K counts Python CFG boundaries; a C++ program has none of those (its steps are lines).
+  if (r.mode != FailureMode::kSyntax && problem.language != "cpp") {
+    out.k = CountBoundaries(program.code);
+  }
   if (r.error_span) out.error = Locate(*r.error_span, program, sample.completion, completion_lines);
   out.error_message = r.error_message;
   out.localization_note = r.localization_note;
@@ -261,7 +266,10 @@ class Runner {
  private:
   void Plan(std::vector<BadRecord>* bad);
   Status StoreBad(const std::vector<BadRecord>& bad);
-  Status Resolve(WorkProblem& p, tracer::Executor& executor);
+  Status Resolve(WorkProblem& p, int worker);
+  // Grades `program` on the problem's tests (untraced, stopping at the first failure).
+  StatusOr<tracer::ProgramResult> Grade(const WorkProblem& p, const std::string& program,
+                                        int worker);
   Status SetUpRouting(WorkProblem& p);
   // routers[w][apps conventions][no reference]
   Status RouteTask(Task& t, int worker);
@@ -275,7 +283,12 @@ class Runner {
   ResultStore* store_;
   const RunnerOptions& options_;
   Work work_;
+  int workers_ = 0;
+  // Per worker, each only when the run has problems of that language.
   std::vector<std::unique_ptr<tracer::Executor>> executors_;
+  std::vector<std::unique_ptr<cpp::CppExecutor>> cpp_executors_;
+  // Per worker: [no reference].
+  std::vector<std::array<std::unique_ptr<cpp::CppRouter>, 2>> cpp_routers_;
   // Per worker: [APPS conventions][no reference] (grading options and gates differ).
   std::vector<std::array<std::array<std::unique_ptr<gates::Router>, 2>, 2>> routers_;
   std::shared_ptr<gates::ReferenceCache> cache_ = std::make_shared<gates::ReferenceCache>();
@@ -358,6 +371,7 @@ void Runner::Plan(std::vector<BadRecord>* bad) {
         work_index[found->second] = static_cast<int64_t>(work_.problems.size());
         WorkProblem wp;
         wp.record = &problem;
+        wp.cpp = problem.language == "cpp";
         auto r = resolved.find(problem.id);
         if (r != resolved.end()) {
           wp.resolved = true;
@@ -417,7 +431,24 @@ Status Runner::StoreBad(const std::vector<BadRecord>& bad) {
   return Status::Ok();
 }
 
-Status Runner::Resolve(WorkProblem& p, tracer::Executor& executor) {
+StatusOr<tracer::ProgramResult> Runner::Grade(const WorkProblem& p, const std::string& program,
+                                              int worker) {
+  tracer::RunOptions run = options_.router.run;
+  run.trace_mode = tracer::TraceMode::kNone;
+  run.stop_on_first_failure = true;
+  if (p.cpp) return cpp_executors_[worker]->RunAll(program, p.record->tests, run);
+  run.apps_import_header = run.apps_import_header || p.record->apps_conventions;
+  return executors_[worker]->RunAll(program, p.record->tests, run);
+}
+
+// A C++ program "parses" for the purpose of being a reference when it is not empty: its
+// compile is part of grading (a reference that does not compile fails its tests).
+bool Parses(const WorkProblem& p, const std::string& program) {
+  if (p.cpp) return program.find_first_not_of(" \t\r\n") != std::string::npos;
+  return diff::PreparedProgram::Build(program).ok();
+}
+
+Status Runner::Resolve(WorkProblem& p, int worker) {
   const ProblemRecord& problem = *p.record;
   ProblemResolution& res = p.resolution;
   res.problem = problem.id;
@@ -426,20 +457,18 @@ Status Runner::Resolve(WorkProblem& p, tracer::Executor& executor) {
   res.kind = ProblemKind(problem);
   res.tests = static_cast<int32_t>(problem.tests.size());
   res.references = static_cast<int32_t>(problem.references.size());
-  tracer::RunOptions run = options_.router.run;
-  run.trace_mode = tracer::TraceMode::kNone;
-  run.stop_on_first_failure = true;
-  run.apps_import_header = run.apps_import_header || problem.apps_conventions;
   for (size_t i = 0; i < problem.references.size(); ++i) {
     const std::string& ref = problem.references[i];
-    if (auto built = diff::PreparedProgram::Build(ref); !built.ok()) {
-      if (!res.reference_failed) {
-        res.reference_failed = true;
-        res.reference_failure = fmt::format("reference {}: {}", i + 1, built.status().message());
+    if (!p.cpp) {
+      if (auto built = diff::PreparedProgram::Build(ref); !built.ok()) {
+        if (!res.reference_failed) {
+          res.reference_failed = true;
+          res.reference_failure = fmt::format("reference {}: {}", i + 1, built.status().message());
+        }
+        continue;
       }
-      continue;
     }
-    EGCA_ASSIGN_OR_RETURN(tracer::ProgramResult graded, executor.RunAll(ref, problem.tests, run));
+    EGCA_ASSIGN_OR_RETURN(tracer::ProgramResult graded, Grade(p, ref, worker));
     if (graded.all_passed()) {
       res.reference = ReferenceKind::kGiven;
       res.reference_index = static_cast<int32_t>(i);
@@ -453,9 +482,8 @@ Status Runner::Resolve(WorkProblem& p, tracer::Executor& executor) {
   // Stand-in: the passing candidate with the smallest key (tasks are in key order).
   for (size_t ti : p.tasks) {
     const Task& t = work_.tasks[ti];
-    if (!diff::PreparedProgram::Build(t.program.code).ok()) continue;
-    EGCA_ASSIGN_OR_RETURN(tracer::ProgramResult graded,
-                          executor.RunAll(t.program.code, problem.tests, run));
+    if (!Parses(p, t.program.code)) continue;
+    EGCA_ASSIGN_OR_RETURN(tracer::ProgramResult graded, Grade(p, t.program.code, worker));
     if (graded.all_passed()) {
       res.reference = ReferenceKind::kStandIn;
       res.stand_in_key = t.key;
@@ -498,9 +526,21 @@ Status Runner::SetUpRouting(WorkProblem& p) {
     }
     case ReferenceKind::kNone:
       // The router needs a program to compare with; with the I_cmp gate and localization
-      // off, an empty module only makes it grade.
-      p.routing.reference = "pass\n";
+      // off, an empty module only makes it grade. (egca::cpp takes an empty reference.)
+      p.routing.reference = p.cpp ? "" : "pass\n";
       break;
+  }
+  // C++ problems: the same vocabulary, checked on Clang facts (egca/cpp/analysis.h); the
+  // extraction from a reference reads Python, so a C++ problem gets constraints from a
+  // file only.
+  if (p.cpp) {
+    if (options_.constraint_source != ConstraintSource::kFile) return Status::Ok();
+    auto it = options_.constraints_file.find(problem.id);
+    if (it == options_.constraints_file.end()) return Status::Ok();
+    auto set = cpp::MakeCppConstraintSet(it->second);
+    if (!set.ok()) return set.status().WithContext("problem " + problem.id);
+    p.routing.constraints = std::move(set).value();
+    return Status::Ok();
   }
   switch (options_.constraint_source) {
     case ConstraintSource::kNone:
@@ -532,8 +572,18 @@ Status Runner::RouteTask(Task& t, int worker) {
   // An empty sample is graded only: nothing of it to compare or localize (a body sample's
   // program is the prompt alone, whose lines no completion token produced).
   const bool bare = kind == ReferenceKind::kNone || t.program.empty;
-  gates::Router& r = *routers_[worker][problem.apps_conventions ? 1 : 0][bare ? 1 : 0];
-  auto routed = r.Route(t.program.code, p.routing);
+  StatusOr<gates::RouteResult> routed = Internal("not routed");
+  if (p.cpp) {
+    auto cpp_routed = cpp_routers_[worker][bare ? 1 : 0]->Route(t.program.code, p.routing);
+    if (cpp_routed.ok()) {
+      routed = std::move(cpp_routed->route);
+    } else {
+      routed = cpp_routed.status();
+    }
+  } else {
+    gates::Router& r = *routers_[worker][problem.apps_conventions ? 1 : 0][bare ? 1 : 0];
+    routed = r.Route(t.program.code, p.routing);
+  }
   if (!routed.ok()) {
     Error(fmt::format("{}: {}: {}", samples_[t.items.front().sample].origin, problem.id,
                       routed.status().ToString()));
@@ -581,7 +631,7 @@ Status Runner::Parallel(size_t n, const std::function<Status(int, size_t)>& fn) 
     }
   };
   std::vector<std::thread> threads;
-  for (int w = 0; w < static_cast<int>(executors_.size()); ++w) threads.emplace_back(body, w);
+  for (int w = 0; w < workers_; ++w) threads.emplace_back(body, w);
   for (auto& t : threads) t.join();
   return first_error;
 }
@@ -623,11 +673,36 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   workers = static_cast<int>(std::min<size_t>(workers, std::max<size_t>(1, pending.size())));
   stats_.workers = workers;
+  bool any_python = false, any_cpp = false;
+  for (size_t i : pending) {
+    const bool cpp = work_.problems[work_.tasks[i].problem].cpp;
+    any_cpp = any_cpp || cpp;
+    any_python = any_python || !cpp;
+  }
   if (!pending.empty()) {
+    workers_ = workers;
     // Every fork server is a fork of this process: create them before any thread exists.
-    for (int w = 0; w < workers; ++w) {
+    for (int w = 0; w < workers && any_python; ++w) {
       EGCA_ASSIGN_OR_RETURN(auto executor, tracer::Executor::Create(options_.executor));
       executors_.push_back(std::move(executor));
+    }
+    for (int w = 0; w < workers && any_cpp; ++w) {
+      EGCA_ASSIGN_OR_RETURN(auto executor, cpp::CppExecutor::Create({}));
+      cpp::CppRouterOptions o;
+      o.run = options_.router.run;
+      o.runtime_error_is_logic = options_.router.runtime_error_is_logic;
+      o.localize = options_.router.localize;
+      o.seed = options_.router.divergence.random_seed;
+      o.check_comparability = options_.router.check_comparability;
+      o.structure = options_.router.structure;
+      o.passing_bypasses_gates = options_.router.passing_bypasses_gates;
+      std::array<std::unique_ptr<cpp::CppRouter>, 2> routers;
+      routers[0] = std::make_unique<cpp::CppRouter>(executor.get(), o);
+      o.localize = false;  // no reference: grade only
+      o.check_comparability = false;
+      routers[1] = std::make_unique<cpp::CppRouter>(executor.get(), o);
+      cpp_routers_.push_back(std::move(routers));
+      cpp_executors_.push_back(std::move(executor));
     }
   }
   for (auto& e : executors_) {
@@ -649,7 +724,7 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
   std::atomic<size_t> resolved_count{0};
   Status s = Parallel(to_resolve.size(), [&](int w, size_t i) -> Status {
     WorkProblem& p = work_.problems[to_resolve[i]];
-    EGCA_RETURN_IF_ERROR(Resolve(p, *executors_[w]));
+    EGCA_RETURN_IF_ERROR(Resolve(p, w));
     EGCA_RETURN_IF_ERROR(store_->AppendProblem(p.resolution));
     p.resolved = true;
     size_t n = ++resolved_count;

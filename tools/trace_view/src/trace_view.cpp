@@ -27,6 +27,8 @@ std::string VerdictDetail(const egca::sandbox::Verdict& v) {
     case VerdictKind::kOk:
       return v.actual.empty() ? "" : "-> " + v.actual;
     case VerdictKind::kWrongAnswer:
+      // A failing assert of a test's main (C++) says which, in detail, with no values.
+      if (v.actual.empty() && v.expected.empty() && !v.detail.empty()) return v.detail;
       return fmt::format("got {}, expected {}", v.actual, v.expected);
     case VerdictKind::kSyntaxError:
     case VerdictKind::kRuntimeError: {
@@ -137,9 +139,10 @@ void PrintSourceWithSpan(const std::string& source, const SourceSpan& span, cons
 
 void PrintDivergence(const char* label, const Divergence& d, const std::string& cand,
                      const Style& st) {
-  fmt::print("{} {} divergence in {} at line {} [{}]: {}\n", st.Bold(label),
-             egca::diff::DivergenceKindName(d.kind), d.function, d.line, d.span.ToString(),
-             d.detail);
+  // C++ snapshots do not name their function: no "in".
+  fmt::print("{} {} divergence{} at line {} [{}]: {}\n", st.Bold(label),
+             egca::diff::DivergenceKindName(d.kind), d.function.empty() ? "" : " in " + d.function,
+             d.line, d.span.ToString(), d.detail);
   for (const auto& v : d.variables) {
     std::string name = v.candidate_name == v.reference_name
                            ? v.candidate_name
@@ -409,8 +412,9 @@ std::string TestInput(const egca::tracer::TestCase& t) {
 }
 
 std::string DivergenceHtml(const char* label, const Divergence& d) {
-  std::string h = fmt::format("<h3>{} divergence ({}) in {} at line {} [{}]</h3><p>{}</p>", label,
-                              egca::diff::DivergenceKindName(d.kind), egca::XmlEscape(d.function),
+  std::string h = fmt::format("<h3>{} divergence ({}){} at line {} [{}]</h3><p>{}</p>", label,
+                              egca::diff::DivergenceKindName(d.kind),
+                              d.function.empty() ? "" : " in " + egca::XmlEscape(d.function),
                               d.line, d.span.ToString(), egca::XmlEscape(d.detail));
   if (!d.variables.empty()) {
     h += "<table><tr><th>variable</th><th>candidate</th><th>reference</th></tr>";

@@ -233,6 +233,12 @@ class ProgramCfg {
   // (kUnimplemented), parser timeout.
   static StatusOr<ProgramCfg> Build(std::string_view source, const BuildOptions& options = {});
 
+  // A program another language's frontend built (egca::cpp: C++ CFGs from Clang), so the
+  // comparability gate, the dumps and the lookups work on it unchanged. `scopes` must start
+  // with the module (or file) scope; every scope has Entry = block 0 and Exit = its last
+  // block; spans index `source`. The result is parsed, with no unsupported constructs.
+  static ProgramCfg FromScopes(std::string source, std::vector<FunctionCfg> scopes);
+
   // Parse only, no CFG: the first tree-sitter ERROR/MISSING node, or nullopt if the tree
   // is clean. Cheaper than Build(); misses the compile-time checks Build() adds ('return'
   // outside function, 'break' outside loop, Python 2 print, ...).

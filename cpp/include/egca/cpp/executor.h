@@ -96,6 +96,9 @@ class CppExecutor {
   // Maps an address offset in a compiled program to its source location (debug info,
   // through llvm-symbolizer); unknown part when it cannot.
   PartLocation Symbolize(const std::string& shared_object, uint64_t offset);
+  // The same for several offsets in one llvm-symbolizer run (one result per offset).
+  std::vector<PartLocation> SymbolizeAll(const std::string& shared_object,
+                                         const std::vector<uint64_t>& offsets);
 
   Compiler& compiler() { return *compiler_; }
 

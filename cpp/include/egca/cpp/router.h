@@ -4,14 +4,18 @@
 //               or the candidate fails at run time (a crash, an uncaught exception of the
 //               candidate, abort, a failing assert in candidate code; span: the faulting or
 //               throwing statement's line when debug info maps it to the candidate)
-//   CONSTRAINT  a constraint checker rejects it (checkers that read C++ source)
+//   CONSTRAINT  a constraint checker rejects it (MakeCppConstraintSet: the vocabulary of
+//               gates/constraints.h on Clang facts, analysis.h), or I_cmp = 0: the Clang
+//               CFG's structure is not comparable to the reference's
+//               (cfg::CompareStructure on both analyses, the same WL similarity and
+//               threshold as Python; skipped without a reference or when either program
+//               cannot be analysed)
 //   CORRECT     every test passes
 //   LOGIC       otherwise (a failing test assert, a test-side throw, wrong output, timeout)
 // LOGIC with a reference: the candidate and the reference are traced on the first failing
 // test (per-statement snapshots, trace.h) and aligned; earliest_divergence /
 // last_divergence / random_boundary are candidate line spans, `localization` the details.
-// Not yet for C++: I_cmp (Clang CFG comparability): RouteResult::comparability stays
-// absent. See docs/cpp.md.
+// passing_bypasses_gates: EGCA section 5's bypass, as gates::RouterOptions.
 #pragma once
 
 #include <map>
@@ -20,6 +24,7 @@
 #include <string_view>
 
 #include "egca/core/status.h"
+#include "egca/cpp/analysis.h"
 #include "egca/cpp/executor.h"
 #include "egca/gates/router.h"
 
@@ -31,6 +36,9 @@ struct CppRouterOptions {
   bool localize = true;                 // trace + align LOGIC candidates (needs a reference)
   int64_t max_events = 20000;           // snapshot events per traced run
   uint64_t seed = 0;                    // random-boundary choice
+  bool check_comparability = true;      // the I_cmp gate
+  cfg::StructureOptions structure;      // its similarity and threshold
+  bool passing_bypasses_gates = false;
 };
 
 // A C++ route: the common RouteResult plus the C++ localization details.
@@ -55,6 +63,8 @@ class CppRouter {
   CppRouterOptions options_;
   // The reference's traces, by reference + test code.
   std::map<std::string, CppTrace> reference_traces_;
+  // The reference's Clang CFG, by reference (null: it could not be analysed).
+  std::map<std::string, std::shared_ptr<const CppAnalysis>> reference_cfgs_;
 };
 
 }  // namespace egca::cpp

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "egca/core/span.h"
+#include "egca/diff/divergence.h"
 
 namespace egca::cpp {
 
@@ -58,6 +59,7 @@ struct CppDivergence {
   int64_t event = -1;   // index in the candidate's events
   int32_t line = 0;     // the blamed candidate line
   std::string why;      // "x: 3 vs 4 (reference)", "executes line 7, reference line 9", ...
+  bool ended = false;   // one execution stopped while the other went on
   std::optional<SourceSpan> span;  // the blamed line in the candidate source
 };
 
@@ -74,6 +76,25 @@ struct CppLocalization {
 CppLocalization Localize(const std::string& candidate, const std::string& reference,
                          const CppTrace& candidate_trace, const CppTrace& reference_trace,
                          uint64_t seed);
+
+// The same localization as a diff::DivergenceReport, the structure the route views
+// (tools/trace_view: text, JSON, HTML) and the batch records read for Python:
+//   steps     one per executed statement: each 'A' (after) and 'R' (return) snapshot, and
+//             a 'B' (before) snapshot only where a divergence is blamed on it; block = -1,
+//             function = "" (snapshots do not name their function), state = the
+//             snapshot's variables, changed = those that differ from the previous
+//             snapshot's, returned / return_value for 'R';
+//   pairs     the lockstep walk the earliest divergence came from (event k of the
+//             candidate with event k of the reference), then the longer side's remaining
+//             steps as gaps;
+//   earliest  / last   kind value ('R': return), control (unmatched statements and a
+//             different next statement), ended (one side stopped); variables = every
+//             variable both snapshots have that differs; context = the candidate's snapshot.
+diff::DivergenceReport ToDivergenceReport(const std::string& candidate,
+                                          const std::string& reference,
+                                          const CppTrace& candidate_trace,
+                                          const CppTrace& reference_trace,
+                                          const CppLocalization& localization);
 
 // Candidate line -> reference line (0: no counterpart), by LCS of normalized lines.
 std::vector<int32_t> MatchLines(const std::string& candidate, const std::string& reference);

@@ -1,5 +1,6 @@
-// The batch runner: routes every (problem, sample) pair of a run through gates::Router with
-// N workers and appends one SampleRecord per sample to a ResultStore.
+// The batch runner: routes every (problem, sample) pair of a run through gates::Router (or,
+// for problems whose language is "cpp", cpp::CppRouter: clang, the same sandbox, Clang CFGs)
+// with N workers and appends one SampleRecord per sample to a ResultStore.
 //
 //   auto store = ResultStore::Open(dir, config);
 //   RunnerOptions o;  o.workers = 8;  o.router.run.limits.wall_seconds = 5;
@@ -21,7 +22,9 @@
 //      a resumed run reuses it.
 //   3. Programs are routed grouped by problem (the shared ReferenceCache traces each
 //      reference once per test); each worker owns one tracer::Executor (one fork server,
-//      all created before any thread starts) and its routers.
+//      all created before any thread starts) and its routers; with C++ problems also one
+//      cpp::CppExecutor and its CppRouters. C++ problems take constraints from a file only
+//      (ConstraintSource::kFile, checked by cpp::MakeCppConstraintSet).
 //
 // A candidate failing in any way is a record. egca's own failures on one program (the
 // executor broke) are counted in RunStats::errors and printed; the program stays pending
