@@ -13,6 +13,7 @@
 #include "snapshot_runtime.h"
 #include "egca/core/files.h"
 #include "egca/sandbox/command.h"
+#include "egca/sandbox/server_binary.h"
 
 namespace egca::cpp {
 namespace {
@@ -170,9 +171,14 @@ StatusOr<std::unique_ptr<CppExecutor>> CppExecutor::Create(CppExecutorOptions op
     }
   }
   sandbox::ForkServerOptions fs;
-  fs.child_main = [](std::string_view payload, int result_fd) {
-    return internal::RunProgramChild(payload, result_fd);
-  };
+  if (options.server_start == tracer::ServerStart::kExec) {
+    EGCA_ASSIGN_OR_RETURN(fs.server_binary,
+                          sandbox::FindServerBinary(kCppServerName, options.server_binary));
+  } else {
+    fs.child_main = [](std::string_view payload, int result_fd) {
+      return internal::RunProgramChild(payload, result_fd);
+    };
+  }
   fs.scratch_root = options.scratch_root;
   fs.install_seccomp = options.install_seccomp;
   EGCA_ASSIGN_OR_RETURN(ex->server_, sandbox::ForkServer::Start(std::move(fs)));

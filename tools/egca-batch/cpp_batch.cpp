@@ -114,7 +114,8 @@ int RunCppBatch(const CppBatchArgs& a) {
   std::filesystem::create_directories(a.out, ec);
   if (ec) return Usage(fmt::format("--out {}: {}", a.out, ec.message()));
 
-  // Every fork server is a fork of this process: create them before any thread exists.
+  // Each executor starts egca-cpp-server (exec mode): no candidate sees this process's
+  // memory, and creating them needs no care about threads.
   std::vector<std::unique_ptr<cpp::CppExecutor>> executors;
   for (int w = 0; w < a.workers; ++w) {
     auto ex = cpp::CppExecutor::Create({});

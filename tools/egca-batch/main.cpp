@@ -274,7 +274,8 @@ egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
     router.localize = false;
   }
   if (problem->language == "cpp") {
-    // Created on the first C++ sample (its fork server is a fork of this process).
+    // Created on the first C++ sample. Its fork server is its own program
+    // (egca-cpp-server), so a candidate cannot find the expected outputs loaded here.
     if (*cpp == nullptr) {
       EGCA_ASSIGN_OR_RETURN(*cpp, egca::cpp::CppExecutor::Create({}));
     }

@@ -1,26 +1,26 @@
 // Where the executor's fork server program (egca-py-server) is: the executor starts it
-// instead of forking the calling process (docs/sandbox.md, "Exec mode").
+// instead of forking the calling process (docs/sandbox.md, "Exec mode"). The search is
+// sandbox::FindServerBinary's.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "egca/core/status.h"
+#include "egca/sandbox/server_binary.h"
 
 namespace egca::tracer {
 
 inline constexpr char kPyServerName[] = "egca-py-server";
 
-// The places FindPyServerBinary() looks, in order, without the explicit path:
-// $EGCA_SERVER_DIR, the directory of the running executable (/proc/self/exe), the
-// directory of the object holding this code (dladdr: a Python extension module linking
-// egca::tracer finds a copy next to itself), the build tree's tracer/ folder (baked in
-// at configure time), the install prefix's libexec/egca. Duplicates are removed.
-std::vector<std::string> PyServerCandidates();
+// sandbox::ServerBinaryCandidates(kPyServerName).
+inline std::vector<std::string> PyServerCandidates() {
+  return sandbox::ServerBinaryCandidates(kPyServerName);
+}
 
-// `explicit_path` non-empty: that file and nothing else. Otherwise the first
-// PyServerCandidates() entry that is an executable regular file. Errors: NOT_FOUND naming
-// every path tried.
-StatusOr<std::string> FindPyServerBinary(const std::string& explicit_path);
+// sandbox::FindServerBinary(kPyServerName, explicit_path).
+inline StatusOr<std::string> FindPyServerBinary(const std::string& explicit_path) {
+  return sandbox::FindServerBinary(kPyServerName, explicit_path);
+}
 
 }  // namespace egca::tracer

@@ -681,7 +681,9 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
   }
   if (!pending.empty()) {
     workers_ = workers;
-    // Every fork server is a fork of this process: create them before any thread exists.
+    // Both executors start their servers as programs of their own (exec mode), so no
+    // candidate sees this process's memory; in fork mode (ExecutorOptions::server_start)
+    // the servers are forks of it and must be created before any thread exists.
     for (int w = 0; w < workers && any_python; ++w) {
       EGCA_ASSIGN_OR_RETURN(auto executor, tracer::Executor::Create(options_.executor));
       executors_.push_back(std::move(executor));

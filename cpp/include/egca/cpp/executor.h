@@ -25,7 +25,9 @@
 //   TIMEOUT / MEMORY_LIMIT (std::bad_alloc, or a crash at the address-space limit) /
 //   OUTPUT_LIMIT / VIOLATION (the system call) / KILLED (any other ending)
 // The nonce bounds what a candidate can forge only as far as it cannot read its own
-// process's memory for it (the same process runs both): see docs/cpp.md.
+// process's memory for it (the same process runs both): see docs/cpp.md. The server is
+// its own program (egca-cpp-server, exec mode) by default, so that memory holds nothing
+// of the caller's (expected outputs); kFork makes it a fork of the caller.
 #pragma once
 
 #include <memory>
@@ -42,10 +44,22 @@
 
 namespace egca::cpp {
 
+// The fork server program CppExecutor starts in exec mode.
+inline constexpr char kCppServerName[] = "egca-cpp-server";
+
 struct CppExecutorOptions {
   CompilerOptions compiler;
   std::string scratch_root = "/tmp/egca-sandbox";
   bool install_seccomp = true;  // off only to debug egca itself
+  // kExec: the server is the program egca-cpp-server, so a candidate's process holds
+  // nothing of the caller's memory (expected outputs). kFork: a fork of the caller, whose
+  // address space at Create() every candidate can read (for comparisons and hosts without
+  // the program).
+  tracer::ServerStart server_start = tracer::ServerStart::kExec;
+  // kExec: the server program to run. Empty: found by sandbox::FindServerBinary
+  // ($EGCA_SERVER_DIR, next to the executable or the library, the build tree, the install
+  // prefix); Create() fails naming every path tried when there is none.
+  std::string server_binary;
 };
 
 // Where the compile went, per program (for reports and the router's SYNTAX span).
@@ -56,7 +70,9 @@ struct CompiledProgram {
 
 class CppExecutor {
  public:
-  // Finds clang, starts the fork server (a fork of the caller: create it early).
+  // Finds clang, starts the fork server (exec mode: the egca-cpp-server program; kFork: a
+  // fork of the caller, so create it early). Errors: no clang, the server program not
+  // found (NOT_FOUND naming the paths tried), the server failed to start.
   static StatusOr<std::unique_ptr<CppExecutor>> Create(CppExecutorOptions options = {});
   ~CppExecutor();
   CppExecutor(const CppExecutor&) = delete;
