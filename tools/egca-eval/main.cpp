@@ -118,8 +118,9 @@ int main(int argc, char** argv) {
   iter.runs = runs;
   iter.window = window;
 
-  // Executors before the problems, samples and model are loaded: each sandboxed run forks
-  // from a server forked from this process, so none of that is in a candidate's memory.
+  // Executors before the problems, samples and model are loaded. Each sandboxed run forks
+  // from egca-py-server, an exec'd program that never holds this process's memory; starting
+  // it first also keeps its start-up off the critical path of loading.
   GradeOptions gopt;
   gopt.workers = workers;
   gopt.timeout_seconds = timeout;
