@@ -359,20 +359,7 @@ std::string PatchPid(std::vector<sock_filter>* program, pid_t self) {
 }
 
 std::string SendFd(int sock, int fd) {
-  char data = 'L';
-  iovec iov{&data, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-  if (::sendmsg(sock, &msg, MSG_NOSIGNAL) != 1) {
+  if (!SendByteWithFd(sock, 'L', fd)) {
     return fmt::format("sending the seccomp listener: {}", std::strerror(errno));
   }
   return {};

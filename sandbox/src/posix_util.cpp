@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <time.h>
 
 #include <cerrno>
 #include <climits>
+#include <cstring>
 
 namespace egca::sandbox::internal {
 
@@ -28,6 +30,26 @@ bool WriteAll(int fd, const void* data, size_t size) {
 }
 
 bool WriteAll(int fd, std::string_view data) { return WriteAll(fd, data.data(), data.size()); }
+
+bool SendByteWithFd(int sock, char byte, int fd) {
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+  ssize_t sent;
+  do {
+    sent = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  return sent == 1;
+}
 
 bool ReadExact(int fd, void* data, size_t size) {
   char* p = static_cast<char*>(data);

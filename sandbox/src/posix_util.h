@@ -44,6 +44,9 @@ class UniqueFd {
 // dead peer is an error, not SIGPIPE. Returns false on error (errno set).
 bool WriteAll(int fd, const void* data, size_t size);
 bool WriteAll(int fd, std::string_view data);
+// Sends one byte over a Unix socket with `fd` attached (SCM_RIGHTS), retrying on EINTR,
+// MSG_NOSIGNAL. Returns false on error (errno set).
+bool SendByteWithFd(int sock, char byte, int fd);
 // Reads exactly `size` bytes. Returns false on EOF before that or on error (errno = 0 on
 // EOF).
 bool ReadExact(int fd, void* data, size_t size);

@@ -210,24 +210,8 @@ std::string EncodeRequest(const ChildRequest& request) {
 bool SendRequest(int sock, const std::string& frame, int peer_fd) {
   if (peer_fd < 0) return WriteAll(sock, frame);
   // The descriptor rides on the first byte; the rest follows as usual.
-  char first = frame[0];
-  iovec iov{&first, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(cmsg), &peer_fd, sizeof(int));
-  ssize_t sent;
-  do {
-    sent = sendmsg(sock, &msg, MSG_NOSIGNAL);
-  } while (sent < 0 && errno == EINTR);
-  return sent == 1 && WriteAll(sock, std::string_view(frame).substr(1));
+  return SendByteWithFd(sock, frame[0], peer_fd) &&
+         WriteAll(sock, std::string_view(frame).substr(1));
 }
 
 bool ReceiveRequest(int fd, ChildRequest* request) {
