@@ -287,22 +287,27 @@ class Executor::Impl {
         record->mutable_trace()->Swap(channel.retrace.mutable_trace());
       }
     }
-    if (has_record) {
-      result.settrace_snapshots = record->settrace_snapshots();
-      if (record->has_trace()) {
-        // The trace comes from the candidate's process: every index in it is checked
-        // before anything reads it; a forged one fails the run.
-        Status valid = ValidateTrace(record->trace(), source);
-        if (!valid.ok()) {
-          v.kind = sandbox::VerdictKind::kKilled;
-          v.detail = "the child sent an invalid trace: " + valid.message();
-        } else if (!(options.trace_failures_only && v.passed())) {
-          // Aliasing constructor: the Trace lives inside the record, which it keeps alive.
-          result.trace = std::shared_ptr<const proto::Trace>(record, &record->trace());
-        }
-      }
-    }
+    if (has_record) TakeRecordTrace(record, source, options, &result);
     return result;
+  }
+
+  // The candidate record's settrace snapshots and trace into `result`. The trace comes from
+  // the candidate's process: every index in it is checked before anything reads it; a
+  // forged one fails the run.
+  static void TakeRecordTrace(const std::shared_ptr<proto::ExecResult>& record,
+                              std::string_view source, const RunOptions& options,
+                              TestResult* result) {
+    sandbox::Verdict& v = result->verdict;
+    result->settrace_snapshots = record->settrace_snapshots();
+    if (!record->has_trace()) return;
+    Status valid = ValidateTrace(record->trace(), source);
+    if (!valid.ok()) {
+      v.kind = sandbox::VerdictKind::kKilled;
+      v.detail = "the child sent an invalid trace: " + valid.message();
+    } else if (!(options.trace_failures_only && v.passed())) {
+      // Aliasing constructor: the Trace lives inside the record, which it keeps alive.
+      result->trace = std::shared_ptr<const proto::Trace>(record, &record->trace());
+    }
   }
 
   // The fork server of test processes: the same program and options as the candidates'
@@ -415,18 +420,7 @@ class Executor::Impl {
     result.exit_code = outcome->exit_code;
     result.stderr_data = std::move(outcome->stderr_data);
     result.stdout_data = std::move(outcome->stdout_data);
-    if (has_record) {
-      result.settrace_snapshots = record->settrace_snapshots();
-      if (record->has_trace()) {
-        Status valid = ValidateTrace(record->trace(), source);
-        if (!valid.ok()) {
-          v.kind = sandbox::VerdictKind::kKilled;
-          v.detail = "the child sent an invalid trace: " + valid.message();
-        } else if (!(options.trace_failures_only && v.passed())) {
-          result.trace = std::shared_ptr<const proto::Trace>(record, &record->trace());
-        }
-      }
-    }
+    if (has_record) TakeRecordTrace(record, source, options, &result);
     return result;
   }
 
