@@ -70,6 +70,16 @@ egca::StatusOr<std::string> ReadProgram(const std::string& path, const char* rol
   return text;
 }
 
+// The exit for a failed reference check: egca's own failure is internal, anything else
+// (the reference fails its tests, no expected value) is bad input.
+int ReferenceCheckFailed(const egca::Status& checked) {
+  if (checked.code() == egca::StatusCode::kInternal) {
+    std::cerr << "egca-trace: " << checked.ToString() << "\n";
+    return kExitInternal;
+  }
+  return Usage(checked.message());
+}
+
 // Prints the route (JSON or text) and writes the HTML page; the exit status.
 int Show(const egca::tools::RouteViewInput& view, bool json_out, const std::string& color,
          size_t max_steps, const std::string& html_path) {
@@ -200,13 +210,7 @@ int main(int argc, char** argv) {
     std::vector<bool> from_reference;
     egca::Status checked = CheckCppReference(*cpp_executor.value(), ref.value(), ref_path, run,
                                              &cpp_tests.value(), &from_reference);
-    if (!checked.ok()) {
-      if (checked.code() == egca::StatusCode::kInternal) {
-        std::cerr << "egca-trace: " << checked.ToString() << "\n";
-        return kExitInternal;
-      }
-      return Usage(checked.message());
-    }
+    if (!checked.ok()) return ReferenceCheckFailed(checked);
     egca::cpp::CppRouterOptions options;
     options.run = run;
     options.runtime_error_is_logic = runtime_is_logic;
@@ -248,13 +252,7 @@ int main(int argc, char** argv) {
   std::vector<bool> from_reference;
   egca::Status checked = egca::tools::CheckReference(*executor->value(), ref.value(), ref_path, reference_run,
                                         &tests.value(), &from_reference);
-  if (!checked.ok()) {
-    if (checked.code() == egca::StatusCode::kInternal) {
-      std::cerr << "egca-trace: " << checked.ToString() << "\n";
-      return kExitInternal;
-    }
-    return Usage(checked.message());
-  }
+  if (!checked.ok()) return ReferenceCheckFailed(checked);
   egca::gates::RouterOptions options;
   options.run.limits.wall_seconds = timeout;
   options.run.limits.cpu_seconds = timeout;
