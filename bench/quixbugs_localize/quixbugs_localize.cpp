@@ -106,6 +106,10 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout, "per-test wall/CPU limit, seconds");
   app.add_option("--seed", seed, "seed of the random-boundary target");
   app.add_flag("--json", json_out, "one JSON record per program instead of the table");
+  bool one_process = false;
+  app.add_flag("--asserts-in-one-process", one_process,
+               "run assert tests in the candidate's process (the judging before issue 12), "
+               "to compare routes");
   CLI11_PARSE(app, argc, argv);
 
   auto text = egca::ReadFile(data);
@@ -122,6 +126,7 @@ int main(int argc, char** argv) {
   options.run.limits.wall_seconds = timeout;
   options.run.limits.cpu_seconds = timeout;
   options.divergence.random_seed = seed;
+  options.run.assert_tests_in_one_process = one_process;
   egca::gates::Router router(executor.value().get(), options);
 
   if (!json_out) {

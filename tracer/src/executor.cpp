@@ -97,32 +97,12 @@ proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
   return r;
 }
 
-// Assert tests run in two processes (the test code in a process that never runs candidate
-// code, the program behind proxies in another) unless the test code defines classes (their
-// objects cannot cross as plain values: QuixBugs' Node) or the setup code does more than
-// import (MBPP's fixtures built from the program's classes): those run in one process as
-// before. Decided from the test alone, never from the program.
+// Every assert test runs in two processes (the test code in a process that never runs
+// candidate code, the program behind proxies in another; objects of the test's own
+// classes and containers cross by value-result, harness.py), unless the caller asks for
+// the one-process path (RunOptions::assert_tests_in_one_process, for comparisons).
 bool RunsInTwoProcesses(const TestCase& test, const RunOptions& options) {
-  if (test.kind != TestKind::kAssert || options.assert_tests_in_one_process) return false;
-  auto lines_all = [](const std::string& code, auto&& ok) {
-    size_t start = 0;
-    while (start <= code.size()) {
-      size_t end = code.find('\n', start);
-      if (end == std::string::npos) end = code.size();
-      std::string_view line(code.data() + start, end - start);
-      const size_t first = line.find_first_not_of(" \t\r");
-      if (first != std::string_view::npos && !ok(line.substr(first))) return false;
-      start = end + 1;
-    }
-    return true;
-  };
-  auto no_class = [](std::string_view line) {
-    return !(line.substr(0, 6) == "class " || line.substr(0, 6) == "class\t");
-  };
-  auto import_only = [](std::string_view line) {
-    return line[0] == '#' || line.substr(0, 7) == "import " || line.substr(0, 5) == "from ";
-  };
-  return lines_all(test.test_code, no_class) && lines_all(test.setup_code, import_only);
+  return test.kind == TestKind::kAssert && !options.assert_tests_in_one_process;
 }
 
 // A call test's returned value may take this much of the result channel.

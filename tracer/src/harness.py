@@ -77,6 +77,8 @@ _range = range
 _exec = exec
 _compile = compile
 _getattr = getattr
+_setattr = setattr
+_slice = slice
 _hasattr = hasattr
 _callable = callable
 _BaseException = BaseException
@@ -875,10 +877,12 @@ def _to_wire(value, depth=0):
     raise _NotPlain(t.__name__)
 
 
-def _from_wire(node, depth=0, handles=None):
+def _from_wire(node, depth=0, handles=None, graph=None):
     """Strict inverse of _to_wire for data from the other process: anything else is a
     ValueError (never an object of a type the sender chose). `handles` (the candidate
-    process decoding the test process's arguments) allows builtins and handles."""
+    process decoding the test process's arguments) allows builtins and handles; the test
+    process passes _handle_for instead, for handles the candidate process sends back.
+    `graph` allows references (["r", id]) to the objects of that table."""
     if depth > _MAX_DEPTH:
         raise _ValueError("nested deeper than %d" % _MAX_DEPTH)
     if node is None or node is True or node is False:
@@ -891,10 +895,18 @@ def _from_wire(node, depth=0, handles=None):
     if _len(node) != 2:
         raise _ValueError("bad arity for %r" % tag)
     body = node[1]
-    if handles is not None and tag == "bi" and _type(body) is _str and body in _BUILTINS_SNAPSHOT:
-        return _BUILTINS_SNAPSHOT[body]
-    if handles is not None and tag == "h" and _type(body) is _int and 0 <= body < _len(handles):
-        return handles[body]
+    if graph is not None and tag == "r" and _type(body) is _int:
+        obj = graph.objs.get(body, _NOTHING)
+        if obj is _NOTHING:
+            raise _ValueError("a reference to no object")
+        return obj
+    if _type(handles) is _list:
+        if tag == "bi" and _type(body) is _str and body in _BUILTINS_SNAPSHOT:
+            return _BUILTINS_SNAPSHOT[body]
+        if tag == "h" and _type(body) is _int and 0 <= body < _len(handles):
+            return handles[body]
+    elif handles is not None and tag == "h" and _type(body) is _int and 0 <= body < _MAX_ITEMS:
+        return handles(body)
     if tag in ("i", "f", "s", "b"):
         if _type(body) is not _str:
             raise _ValueError("bad %r payload" % tag)
@@ -907,54 +919,390 @@ def _from_wire(node, depth=0, handles=None):
         return _bytes_fromhex(body)
     if _type(body) is not _list or _len(body) > _MAX_ITEMS:
         raise _ValueError("bad %r payload" % tag)
+    d = depth + 1
     if tag == "l" or tag == "it":
-        items = [_from_wire(v, depth + 1, handles) for v in body]
+        items = [_from_wire(v, d, handles, graph) for v in body]
         return items if tag == "l" else iter(items)
     if tag == "t":
-        return _tuple(_from_wire(v, depth + 1, handles) for v in body)
+        return _tuple(_from_wire(v, d, handles, graph) for v in body)
     if tag == "S":
-        return {_from_wire(v, depth + 1, handles) for v in body}
+        return {_from_wire(v, d, handles, graph) for v in body}
     if tag == "F":
-        return _frozenset(_from_wire(v, depth + 1, handles) for v in body)
+        return _frozenset(_from_wire(v, d, handles, graph) for v in body)
     if tag == "d":
         out = {}
         for pair in body:
             if _type(pair) is not _list or _len(pair) != 2:
                 raise _ValueError("bad dict entry")
-            out[_from_wire(pair[0], depth + 1, handles)] = _from_wire(pair[1], depth + 1, handles)
+            out[_from_wire(pair[0], d, handles, graph)] = _from_wire(pair[1], d, handles, graph)
         return out
     raise _ValueError("unknown tag %r" % tag)
 
 
-def _encode_result(value):
-    """The candidate's returned value as a wire value; iterators are consumed here."""
-    plain = _rebuild(value, 0, ())
-    if _type(plain).__name__ == "generator":  # _plain_items: an iterator the program returned
-        items = []
-        for item in plain:
-            if _len(items) >= _MAX_ITEMS:
-                raise _NotPlain("an iterator of more than %d items" % _MAX_ITEMS)
-            items.append(_to_wire(item, 1))
-        return ["it", items]
-    return _to_wire(plain)
+# ---- Objects whose identity matters: a shared table, by value-result ----------------------
+#
+# Arguments may hold objects of classes the test code defines (QuixBugs' Node graphs, with
+# cycles and shared lists) and lists, dicts and sets the program may change in place. Each
+# such object crosses as an entry of a table both processes keep for the whole test:
+# [id, kind, class, body] with kind "o" (an object of a test class; body [[attribute,
+# value], ...]), "l" (list), "d" (dict; body [[key, value], ...]) or "S" (set); values
+# inside refer to entries as ["r", id], so graphs of any depth and shape stay flat. The test
+# process numbers its objects 1, 2, ...; the candidate process numbers the ones it makes
+# -1, -2, ... Every call sends the current state of each object its arguments reach; the
+# candidate process works on copies (an object of a test class becomes an instance of a
+# mirror class: the class statement's source, docstrings removed, run apart from the
+# program), and its reply carries every copy that changed and every object it made. The
+# test process writes those into its own objects (call by value-result): an in-place change
+# shows, and `reverse_linked_list(node1) == node5` compares the test's own nodes. What the
+# test process makes from a reply is plain data in objects of its own classes, written
+# into their __dict__ (no method of the candidate's runs; no class of the candidate's
+# crosses). The candidate process sees the class statements of the test code and nothing
+# else of it (docs/executor.md).
+
+_MAX_ENTRIES = 1 << 20
+_NOTHING = object()
+_object_new = object.__new__
+_object_getattribute = object.__getattribute__
+_object_setattr = object.__setattr__
+_list_setitem = _list.__setitem__
+_dict_clear = _dict.clear
+_dict_update = _dict.update
+_set_clear = _set.clear
+_set_update = _set.update
+_MIRROR_FILENAME = "<test-class>"
+
+
+class _Graph:
+    """One process's table of the objects that crossed during this test, by wire id."""
+
+    def __init__(self, step):
+        self.objs = {}      # wire id -> object (kept alive: ids stay unique)
+        self.wid_of = {}    # id(object) -> wire id
+        self.step = step    # +1 in the test process, -1 in the candidate process
+        self.next = step
+        self.classes = {}   # class key -> class (the test's own, or mirrors)
+        self.key_of = {}    # id(class) -> class key
+        self.last = {}      # candidate process: wire id -> body last received or sent
+
+    def add(self, obj, wid=None):
+        if wid is None:
+            wid = self.next
+            self.next += self.step
+        self.objs[wid] = obj
+        self.wid_of[_id(obj)] = wid
+        return wid
+
+    def may_make(self, wid):
+        """Whether the other process may introduce an object with this id."""
+        return wid * self.step < 0
+
+
+class _Encoder:
+    """Encodes the values of one message. `kind_of(obj)` says whether an object crosses as
+    a table entry ("o", "l", "d", "S") or not (None); `inline(obj)` encodes what else may
+    pass (handles, builtins) or returns None. With `changed_only` (the candidate process) a
+    known object is sent again only if its body differs from the last one exchanged."""
+
+    def __init__(self, graph, kind_of, inline, changed_only):
+        self.graph = graph
+        self.kind_of = kind_of
+        self.inline = inline
+        self.changed_only = changed_only
+        self.queued = _set()
+        self.queue = []
+        self.entries = []
+
+    def ref(self, obj, kind):
+        g = self.graph
+        wid = g.wid_of.get(_id(obj))
+        if wid is None or g.objs.get(wid) is not obj:
+            wid = g.add(obj)
+        if wid not in self.queued:
+            self.queued.add(wid)
+            self.queue.append((wid, obj, kind))
+        return ["r", wid]
+
+    def value(self, v, depth=0):
+        if depth > _MAX_DEPTH:
+            raise _NotPlain("nested deeper than %d" % _MAX_DEPTH)
+        if v is None or v is True or v is False:
+            return v
+        t = _type(v)
+        if t is _int:
+            return ["i", hex(v)]
+        if t is _float:
+            return ["f", _float_hex(v)]
+        if t is _str:
+            return ["s", v]
+        if t is bytes:
+            return ["b", v.hex()]
+        if t is complex:
+            return ["c", _float_hex(v.real), _float_hex(v.imag)]
+        if self.inline is not None:
+            wire = self.inline(v)
+            if wire is not None:
+                return wire
+        kind = self.kind_of(v)
+        if kind is not None:
+            return self.ref(v, kind)
+        # Subclasses of the plain types, read through the base type's own methods.
+        if _isinstance(v, _tuple):
+            return ["t", [self.value(x, depth + 1) for x in _tuple_iter(v)]]
+        if _isinstance(v, _frozenset):
+            return ["F", [self.value(x, depth + 1) for x in _frozenset_iter(v)]]
+        if _isinstance(v, _int):
+            return ["i", hex(_int_index(v))]
+        if _isinstance(v, _float):
+            return ["f", _float_hex(_float_float(v))]
+        if _isinstance(v, _str):
+            return ["s", _str_str(v)]
+        if _isinstance(v, bytes):
+            return ["b", _bytes_bytes(v).hex()]
+        if _isinstance(v, complex):
+            c = _complex_complex(v)
+            return ["c", _float_hex(c.real), _float_hex(c.imag)]
+        raise _NotPlain(t.__name__)
+
+    def body(self, obj, kind):
+        if kind == "o":
+            attrs = _object_getattribute(obj, "__dict__")
+            out = []
+            for name, v in _dict_items(attrs):
+                if _type(name) is not _str:
+                    raise _NotPlain("an attribute name that is not a str")
+                out.append([name, self.value(v, 1)])
+            return out
+        if kind == "l":
+            return [self.value(v, 1) for v in _list_iter(obj)]
+        if kind == "d":
+            return [[self.value(k, 1), self.value(v, 1)] for k, v in _dict_items(obj)]
+        return [self.value(v, 1) for v in _set_iter(obj)]
+
+    def drain(self):
+        """Encodes the bodies of the queued objects (and of those they reach)."""
+        g = self.graph
+        while self.queue:
+            wid, obj, kind = self.queue.pop()
+            body = self.body(obj, kind)
+            if self.changed_only:
+                if g.last.get(wid) == body:
+                    continue
+                g.last[wid] = body
+            key = g.key_of.get(_id(_type(obj))) if kind == "o" else None
+            self.entries.append([wid, kind, key, body])
+            if _len(self.entries) > _MAX_ENTRIES:
+                raise _NotPlain("more than %d objects" % _MAX_ENTRIES)
+
+
+def _kind_of_target(obj):
+    if _isinstance(obj, _list):
+        return "l"
+    if _isinstance(obj, _dict):
+        return "d"
+    if _isinstance(obj, _set):
+        return "S"
+    return "o"
+
+
+def _apply_entries(graph, entries, new_object, handles):
+    """Writes a message's table entries into `graph`'s objects, making the new ones
+    (`new_object(key)` for an object of class `key`). Strict: a malformed entry, an id the
+    sender may not make, a reference to nothing or a change of kind is a ValueError. Returns
+    the ids the entries named."""
+    if _type(entries) is not _list or _len(entries) > _MAX_ENTRIES:
+        raise _ValueError("a malformed object table")
+    staged = []
+    for entry in entries:
+        if _type(entry) is not _list or _len(entry) != 4:
+            raise _ValueError("a malformed object entry")
+        wid, kind, key, body = entry
+        if (_type(wid) is not _int or kind not in ("o", "l", "d", "S")
+                or _type(body) is not _list or _len(body) > _MAX_ITEMS):
+            raise _ValueError("a malformed object entry")
+        target = graph.objs.get(wid, _NOTHING)
+        if target is _NOTHING:
+            if not graph.may_make(wid):
+                raise _ValueError("an object id the sender may not make")
+            if kind == "o":
+                target = new_object(key)
+            else:
+                target = _list() if kind == "l" else _dict() if kind == "d" else _set()
+            graph.add(target, wid)
+        elif _kind_of_target(target) != kind:
+            raise _ValueError("an object that changed its kind")
+        staged.append((target, kind, body))
+    # Objects and lists first; dicts and sets hash their keys, which may be those objects.
+    for stage in (("o", "l"), ("d", "S")):
+        for target, kind, body in staged:
+            if kind not in stage:
+                continue
+            if kind == "o":
+                attrs = {}
+                for pair in body:
+                    if _type(pair) is not _list or _len(pair) != 2 or _type(pair[0]) is not _str:
+                        raise _ValueError("a malformed attribute")
+                    attrs[pair[0]] = _from_wire(pair[1], 1, handles, graph)
+                d = _object_getattribute(target, "__dict__")
+                _dict_clear(d)
+                _dict_update(d, attrs)
+            elif kind == "l":
+                _list_setitem(target, _slice(None), [_from_wire(v, 1, handles, graph) for v in body])
+            elif kind == "d":
+                out = {}
+                for pair in body:
+                    if _type(pair) is not _list or _len(pair) != 2:
+                        raise _ValueError("a malformed dict entry")
+                    out[_from_wire(pair[0], 1, handles, graph)] = _from_wire(pair[1], 1, handles, graph)
+                _dict_clear(target)
+                _dict_update(target, out)
+            else:
+                items = [_from_wire(v, 1, handles, graph) for v in body]
+                _set_clear(target)
+                _set_update(target, items)
+    return [entry[0] for entry in entries]
+
+
+def _is_iterator(value):
+    """An iterator a builtin made (a generator, map, zip...): passed as its items."""
+    t = _type(value)
+    return not (t.__flags__ & _heap_type_flag) and _hasattr(t, "__next__")
 
 
 # -- candidate process
 
 _last_candidate_exception = []
-_handles = []  # objects the program's classes made for the test process, by index
+_handles = []        # objects the program's classes made for the test process, by index
+_handle_index = {}   # id(object) -> its index in _handles
+_mirror_ns = {"__name__": "__test__", "__builtins__": _builtins}
+_mirror_sources = {}  # qualified class name -> its class statement
+
+
+def _handle_of(value):
+    """The index of `value` as a handle, given out now if it has none."""
+    index = _handle_index.get(_id(value))
+    if index is not None and _handles[index] is value:
+        return index
+    if _len(_handles) >= _MAX_ITEMS:
+        return None
+    _handles.append(value)
+    _handle_index[_id(value)] = _len(_handles) - 1
+    return _len(_handles) - 1
+
+
+def _load_mirror_module(statements):
+    """The test code's imports and class statements (from _mirror_module), run once."""
+    for qualname, source in statements:
+        if qualname is None:
+            try:
+                _exec(_compile(source, _MIRROR_FILENAME, "exec", dont_inherit=True), _mirror_ns)
+            except _Exception:
+                pass
+        else:
+            _mirror_sources[qualname] = source
+
+
+def _mirror_class(graph, key, qualname):
+    """A class standing for the test's class `qualname` in this process: its class
+    statement run in a copy of the mirror namespace (a top-level class also joins the
+    namespace, for classes that name it), or a bare class of that name when there is none
+    or it cannot make plain objects with a __dict__."""
+    name = qualname.rpartition(".")[2]
+    cls = None
+    source = _mirror_sources.get(qualname)
+    if source is not None:
+        ns = _dict(_mirror_ns)
+        try:
+            _exec(_compile(source, _MIRROR_FILENAME, "exec", dont_inherit=True), ns)
+            cls = ns.get(name)
+            _object_getattribute(_object_new(cls), "__dict__")
+            if "." not in qualname:
+                _mirror_ns[name] = cls
+        except _Exception:
+            cls = None
+    if not _isinstance(cls, _type):
+        cls = _type(name, (), {"__module__": "__test__"})
+    graph.classes[key] = cls
+    graph.key_of[_id(cls)] = key
+
+
+def _candidate_kind_of(graph):
+    def kind_of(v):
+        if _isinstance(v, _list):
+            return "l"
+        if _isinstance(v, _dict):
+            return "d"
+        if _isinstance(v, _set):
+            return "S"
+        if _id(_type(v)) in graph.key_of:
+            return "o"
+        return None
+    return kind_of
+
+
+def _candidate_inline(v):
+    # A program object the test process holds a handle for goes back as that handle.
+    index = _handle_index.get(_id(v))
+    if index is not None and _handles[index] is v:
+        return ["h", index]
+    return None
+
+
+def _encode_result(value, graph=None, received=()):
+    """The candidate's reply: (value on the wire, table entries). Iterators are consumed
+    here; the objects the call received are sent again if they changed."""
+    if graph is None:
+        graph = _Graph(-1)
+    enc = _Encoder(graph, _candidate_kind_of(graph), _candidate_inline, True)
+    if _is_iterator(value):
+        items = []
+        for item in value:
+            if _len(items) >= _MAX_ITEMS:
+                raise _NotPlain("an iterator of more than %d items" % _MAX_ITEMS)
+            items.append(enc.value(item, 1))
+        wire = ["it", items]
+    else:
+        wire = enc.value(value)
+    for wid in received:
+        obj = graph.objs.get(wid, _NOTHING)
+        if obj is not _NOTHING:
+            enc.ref(obj, _kind_of_target(obj))
+    enc.drain()
+    return wire, enc.entries
 
 
 class _Handle:
     """Test process: an object held by the candidate process (made by a class of the
-    program). Equal only to itself; it can be passed back to the candidate."""
+    program). Equal only to itself; it can be passed back to the candidate, and its
+    attributes read, set and called there (MBPP's set-up code builds trees of the
+    program's Node this way)."""
     __slots__ = ("index",)
 
     def __init__(self, index):
-        self.index = index
+        _object_setattr(self, "index", index)
 
     def __repr__(self):
         return "<object #%d of the candidate process>" % self.index
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _ask_candidate({"getattr": [self.index, name]}, (), {})
+
+    def __setattr__(self, name, value):
+        _ask_candidate({"setattr": [self.index, name]}, (value,), {})
+
+    def __call__(self, *args, **kwargs):
+        return _ask_candidate({"call_handle": self.index}, args, kwargs)
+
+
+_handle_objects = {}  # test process: index -> its one _Handle
+
+
+def _handle_for(index):
+    handle = _handle_objects.get(index)
+    if handle is None:
+        handle = _handle_objects[index] = _Handle(index)
+    return handle
 
 
 _BUILTIN_NAMES = {_id(v): k for k, v in _BUILTINS_SNAPSHOT.items() if not k.startswith("_")}
@@ -993,47 +1341,91 @@ def _describe_namespace(namespace):
 
 
 def _serve_calls(namespace, limit):
-    """After the program ran: answer the test process's calls until it closes the channel."""
+    """After the program ran: answer the test process's requests until it closes the
+    channel. A request is a call of a program name ("call") or of a handle
+    ("call_handle"), or reads or sets an attribute of a handle ("getattr", "setattr"); it
+    carries the table entries its arguments reach (and, the first time, the test's class
+    statements). The reply: {"value"}, {"handle"}, {"raised"} or {"not_plain"}, with the
+    table entries that changed ("objs")."""
     try:
         _send_frame(_describe_namespace(namespace))
     except _PeerGone:
         return
+    graph = _Graph(-1)
     while True:
         try:
             frame = _recv_frame()
-            name, args, kwargs = frame["call"], frame["args"], frame["kwargs"]
-            fn = namespace.get(name)
-            args = [_from_wire(a, 0, _handles) for a in args]
-            kwargs = {k: _from_wire(v, 0, _handles) for k, v in kwargs}
+            if "module" in frame:
+                _load_mirror_module(frame["module"])
+            for key, qualname in frame.get("classes", ()):
+                _mirror_class(graph, key, qualname)
+            received = _apply_entries(graph, frame.get("objs", []),
+                                      lambda key: _object_new(graph.classes[key]), _handles)
+            for wid, _kind, _key, body in frame.get("objs", []):
+                graph.last[wid] = body
+            args = [_from_wire(a, 0, _handles, graph) for a in frame.get("args", ())]
+            kwargs = {k: _from_wire(v, 0, _handles, graph) for k, v in frame.get("kwargs", ())}
+            if "call" in frame:
+                op, fn = "call", namespace.get(frame["call"])
+                what = frame["call"]
+            elif "call_handle" in frame:
+                op, fn = "call", _handles[frame["call_handle"]]
+                what = "object #%d" % frame["call_handle"]
+            elif "getattr" in frame:
+                op, (index, what) = "getattr", frame["getattr"]
+                target = _handles[index]
+            else:
+                op, (index, what) = "setattr", frame["setattr"]
+                target = _handles[index]
         except _PeerGone:
             return
         except _Exception:
-            return  # not a call frame: the test process is not one
-        if not _callable(fn):
-            reply = {"raised": ["NameError", "the program has no callable %r" % (name,)]}
-        else:
-            try:
+            return  # not a request frame: the test process is not one
+        value = None
+        reply = None
+        try:
+            if op == "call" and not _callable(fn):
+                reply = {"raised": ["NameError", "the program has no callable %r" % (what,)]}
+            elif op == "call":
                 value = fn(*args, **kwargs)
-                reply = {"value": _encode_result(value)}
-            except _NotPlain as exc:
-                if _isinstance(fn, _type) and _len(_handles) < _MAX_ITEMS:
-                    # The test builds an object of the program's class (MBPP's Pair) to
-                    # pass back: it gets a handle, equal only to itself.
-                    _handles.append(value)
-                    reply = {"handle": _len(_handles) - 1}
-                else:
-                    reply = {"not_plain": [_type(value).__name__, _str(exc)]}
-            except (_SystemExit, _MemoryError):
-                raise
-            except _BaseException as exc:
-                info = exception_result(exc, limit)
-                _last_candidate_exception[:] = [info]
-                reply = {"raised": [_type(exc).__name__, info.get("message", "")]}
+            elif op == "getattr":
+                value = _getattr(target, what)
+            else:
+                _setattr(target, what, args[0])
+        except (_SystemExit, _MemoryError):
+            raise
+        except _BaseException as exc:
+            info = exception_result(exc, limit)
+            _last_candidate_exception[:] = [info]
+            reply = {"raised": [_type(exc).__name__, info.get("message", "")]}
+        objs = []
+        try:
+            if reply is None:
+                try:
+                    wire, objs = _encode_result(value, graph, received)
+                    reply = {"value": wire}
+                except _NotPlain as exc:
+                    if (op == "getattr" or _isinstance(fn, _type)) and _handle_of(value) is not None:
+                        # The test builds an object of the program's class (MBPP's Pair,
+                        # Node) or reads one from another: it gets a handle, equal only to
+                        # itself.
+                        reply = {"handle": _handle_of(value)}
+                        _wire, objs = _encode_result(None, graph, received)
+                    else:
+                        reply = {"not_plain": [_type(value).__name__, _str(exc)]}
+            else:
+                _wire, objs = _encode_result(None, graph, received)
+        except _NotPlain as exc:
+            # An object the test gave holds something that is not plain data now.
+            reply = {"not_plain": ["an argument", _str(exc)]}
+            objs = []
+        reply["objs"] = objs
         try:
             _send_frame(reply)
         except _ValueError:  # over the frame limit
             try:
-                _send_frame({"not_plain": [_type(value).__name__, "a value too large to send"]})
+                _send_frame({"not_plain": [_type(value).__name__, "a value too large to send"],
+                             "objs": []})
             except _PeerGone:
                 return
         except _PeerGone:
@@ -1060,40 +1452,161 @@ def _exception_for(type_name, message):
     return exc
 
 
+class _TestSide:
+    """The test process's table and what it has told the candidate process."""
+    graph = _Graph(1)
+    module = None        # the test's class statements, once computed
+    module_sent = False
+    prepared = None
+
+
+def _is_test_class(t):
+    """A class the test code defined (module __test__), whose objects are plain instances
+    with a __dict__ (every base is such a class, or object)."""
+    for base in t.__mro__:
+        if base is not object and not (base.__flags__ & _heap_type_flag
+                                       and base.__module__ == "__test__"):
+            return False
+    return t.__dictoffset__ != 0
+
+
+def _test_kind_of(v):
+    t = _type(v)
+    if t is _list:
+        return "l"
+    if t is _dict:
+        return "d"
+    if t is _set:
+        return "S"
+    g = _TestSide.graph
+    if _id(t) in g.key_of:
+        return "o"
+    if _isinstance(v, _type) or not _is_test_class(t):
+        return None
+    key = t.__qualname__
+    n = 1
+    while key in g.classes:  # another class of the same name (a class made per call)
+        n += 1
+        key = "%s#%d" % (t.__qualname__, n)
+    g.classes[key] = t
+    g.key_of[_id(t)] = key
+    _TestSide.new_classes.append([key, t.__qualname__])
+    return "o"
+
+
+_TestSide.new_classes = []
+
+
+def _test_inline(v):
+    t = _type(v)
+    if t is _Handle:
+        return ["h", v.index]
+    builtin = _BUILTIN_NAMES.get(_id(v))
+    if builtin is not None and _BUILTINS_SNAPSHOT.get(builtin) is v:
+        return ["bi", builtin]
+    return None
+
+
+def _strip_docstrings(tree):
+    for node in _ast.walk(tree):
+        if _type(node) in (_ast.ClassDef, _ast.FunctionDef, _ast.AsyncFunctionDef):
+            body = node.body
+            if (body and _type(body[0]) is _ast.Expr and _type(body[0].value) is _ast.Constant
+                    and _type(body[0].value.value) is _str):
+                del body[0]
+            if not body:
+                body.append(_ast.Pass())
+    return tree
+
+
+def _mirror_module(prepared):
+    """The test code's (and set-up code's) top-level imports and every class statement,
+    docstrings removed, as [[qualified name or None for an import, source], ...]: all the
+    candidate process gets of the test code."""
+    out = []
+
+    def visit(node, prefix):
+        for child in _ast.iter_child_nodes(node):
+            t = _type(child)
+            if t is _ast.ClassDef:
+                qualname = prefix + child.name
+                text = _ast.unparse(_strip_docstrings(_ast.parse(_ast.unparse(child))))
+                out.append([qualname, text])
+                visit(child, qualname + ".")
+            elif t is _ast.FunctionDef or t is _ast.AsyncFunctionDef:
+                visit(child, prefix + child.name + ".<locals>.")
+            elif t is not _ast.Lambda:
+                visit(child, prefix)
+
+    request = prepared.request
+    for text in (request.get("setup_code", ""), request.get("test_code", "")):
+        try:
+            tree = _ast.parse(text)
+        except (_SyntaxError, _ValueError):
+            continue
+        for node in tree.body:
+            if _type(node) in (_ast.Import, _ast.ImportFrom):
+                out.append([None, _ast.unparse(node)])
+        visit(tree, "")
+    return out
+
+
+def _test_new_object(key):
+    cls = _TestSide.graph.classes.get(key) if _type(key) is _str else None
+    if cls is None:
+        raise _ValueError("an object of a class the test did not send")
+    return _object_new(cls)
+
+
+def _ask_candidate(head, args, kwargs):
+    """Sends a request (a call, or an attribute of a handle) with its arguments and the
+    table entries they reach; returns what the reply decodes to."""
+    g = _TestSide.graph
+    _TestSide.new_classes = []
+    enc = _Encoder(g, _test_kind_of, _test_inline, False)
+    try:
+        frame = _dict(head)
+        frame["args"] = [enc.value(a) for a in args]
+        frame["kwargs"] = [[k, enc.value(v)] for k, v in kwargs.items()]
+        enc.drain()
+    except _NotPlain as exc:
+        raise _TypeError("argument of type %s cannot be sent to the candidate process"
+                         % exc) from None
+    frame["objs"] = enc.entries
+    if _TestSide.new_classes:
+        frame["classes"] = _TestSide.new_classes
+        if not _TestSide.module_sent:
+            frame["module"] = _mirror_module(_TestSide.prepared)
+            _TestSide.module_sent = True
+    _send_frame(frame)
+    reply = _recv_frame()
+    if _type(reply) is not _dict or _len(reply) != 2 or "objs" not in reply:
+        raise _PeerGone("a malformed reply")
+    try:
+        _apply_entries(g, reply["objs"], _test_new_object, _handle_for)
+        if "value" in reply:
+            return _from_wire(reply["value"], 0, _handle_for, g)
+    except (_ValueError, _TypeError, _RecursionError, OverflowError, KeyError) as exc:
+        raise _PeerGone("a malformed reply (%s)" % exc) from None
+    if "handle" in reply:
+        if _type(reply["handle"]) is not _int or not 0 <= reply["handle"] < _MAX_ITEMS:
+            raise _PeerGone("a malformed handle")
+        return _handle_for(reply["handle"])
+    described = reply.get("raised") or reply.get("not_plain")
+    if (_type(described) is not _list or _len(described) != 2
+            or _type(described[0]) is not _str or _type(described[1]) is not _str):
+        raise _PeerGone("a malformed reply")
+    if "not_plain" in reply:
+        raise _TypeError("the candidate returned a %s, not a plain value (%s)"
+                         % (described[0][:100], described[1][:200]))
+    raise _exception_for(described[0][:100], described[1][:2000])
+
+
 def _make_proxy(name):
     def candidate(*args, **kwargs):
-        try:
-            # Handles and builtins pass _rebuild unchanged; _to_wire names them.
-            passed = (_Handle, _type, _BuiltinFunctionType)
-            wire_args = [_to_wire(_rebuild(a, 1, passed)) for a in args]
-            wire_kwargs = [[k, _to_wire(_rebuild(v, 1, passed))] for k, v in kwargs.items()]
-        except _NotPlain as exc:
-            raise _TypeError("argument of type %s cannot be sent to the candidate process"
-                             % exc) from None
-        _send_frame({"call": name, "args": wire_args, "kwargs": wire_kwargs})
-        reply = _recv_frame()
-        if _type(reply) is not _dict or _len(reply) != 1:
-            raise _PeerGone("a malformed reply")
-        if "value" in reply:
-            try:
-                return _from_wire(reply["value"])
-            except (_ValueError, _TypeError, _RecursionError, OverflowError) as exc:
-                raise _PeerGone("a malformed value (%s)" % exc) from None
-        if "handle" in reply:
-            if _type(reply["handle"]) is not _int:
-                raise _PeerGone("a malformed handle")
-            return _Handle(reply["handle"])
-        described = reply.get("raised") or reply.get("not_plain")
-        if (_type(described) is not _list or _len(described) != 2
-                or _type(described[0]) is not _str or _type(described[1]) is not _str):
-            raise _PeerGone("a malformed reply")
-        if "not_plain" in reply:
-            raise _TypeError("the candidate returned a %s, not a plain value (%s)"
-                             % (described[0][:100], described[1][:200]))
-        raise _exception_for(described[0][:100], described[1][:2000])
+        return _ask_candidate({"call": name}, args, kwargs)
     candidate.__name__ = name
     return candidate
-
 
 def _names_used(code):
     """Every global name the test code (and the functions it defines) may read."""
@@ -1175,8 +1688,11 @@ def _run_test_process(prepared, limit):
     result = None
     with capture:
         try:
-            ns = _test_process_namespace(_recv_frame(), _function_under_test(prepared),
-                                         _names_used(prepared.test))
+            _TestSide.prepared = prepared
+            used = _names_used(prepared.test)
+            if prepared.setup is not None:
+                used |= _names_used(prepared.setup)
+            ns = _test_process_namespace(_recv_frame(), _function_under_test(prepared), used)
             if prepared.setup is not None:
                 _exec(prepared.setup, ns)
             _exec(prepared.test, ns)
@@ -1206,16 +1722,32 @@ def _run_test_process(prepared, limit):
 
 def _exercise_pair_codecs():
     """Runs the two-process code paths that need no peer (encoding, decoding, namespace
-    description, proxies' argument encoding) in the server, so that children inherit
-    them quickened."""
+    description, the object table both ways) in the server, so that children inherit them
+    quickened. Leaves no state behind (the test process's table is made anew)."""
     sample = {"a": [1, 2.5, "x", b"y", (1, None), {3}, frozenset({4}), 1j, True], "b": -1}
     for _ in _range(64):
         wire = _to_wire(_rebuild(sample, 1, ()))
         _from_wire(_json_loads(_json_dumps(wire)))
         _from_wire(wire, 0, [])
-        _to_wire(_rebuild([_len, _int, "z"], 1, (_Handle, _type, _BuiltinFunctionType)))
         _describe_namespace({"f": _len, "v": [1, 2], "m": _math, "__name__": "__candidate__"})
         _encode_result(iter([1, 2]))
+        # A call's arguments as the test process sends them, applied and answered by the
+        # candidate process, and the reply applied by the test process.
+        _TestSide.graph = test_graph = _Graph(1)
+        enc = _Encoder(test_graph, _test_kind_of, _test_inline, False)
+        args = [enc.value(a) for a in ([3, 1, 2], sample, _len)]
+        enc.drain()
+        frame = _json_loads(_json_dumps({"args": args, "objs": enc.entries}))
+        graph = _Graph(-1)
+        received = _apply_entries(graph, frame["objs"], None, [])
+        values = [_from_wire(a, 0, [], graph) for a in frame["args"]]
+        values[0].sort()
+        wire, objs = _encode_result(values[0], graph, received)
+        reply = _json_loads(_json_dumps({"value": wire, "objs": objs}))
+        _apply_entries(test_graph, reply["objs"], _test_new_object, _handle_for)
+        _from_wire(reply["value"], 0, _handle_for, test_graph)
+    _TestSide.graph = _Graph(1)
+    _TestSide.new_classes = []
     code = _compile("def check(candidate):\n    assert candidate(1) == 1\n", TEST_FILENAME,
                     "exec", dont_inherit=True)
     _names_used(code)

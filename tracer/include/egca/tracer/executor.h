@@ -96,10 +96,10 @@ struct RunOptions {
   uint32_t max_report_bytes = 2048;
   // RunAll: stop after the first test that does not pass (the rest count as not passed).
   bool stop_on_first_failure = false;
-  // Assert tests run in two processes (the test code in a test process that never runs
-  // candidate code, the program behind plain-value proxies in the candidate process;
-  // docs/executor.md) unless their test code defines classes or their setup code does
-  // more than import. true: every assert test in the candidate's process, as before
+  // Assert tests run in two processes: the test code in a test process that never runs
+  // candidate code, the program behind proxies in the candidate process; plain values,
+  // and objects of the test's own classes and containers (by value-result), cross
+  // (docs/executor.md). true: every assert test in the candidate's process, as before
   // issue 12 (weaker: the program can reach the test code). For comparisons only
   // (bench/sandbox_throughput).
   bool assert_tests_in_one_process = false;
