@@ -47,9 +47,9 @@ const char* TerminationName(Termination t) {
 std::string Capabilities::ToString() const {
   return fmt::format(
       "seccomp={} landlock_abi={} network_namespace={} mount_namespace={} pid_namespace={} "
-      "uid_drop={} user_namespace={}",
+      "uid_drop={} user_namespace={} filesystem_view={}",
       seccomp, landlock_abi, network_namespace, mount_namespace, pid_namespace, uid_drop,
-      user_namespace);
+      user_namespace, filesystem_view);
 }
 
 std::vector<std::string> DefaultReadablePaths() {

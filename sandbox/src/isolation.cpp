@@ -21,6 +21,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
@@ -96,6 +97,96 @@ bool SetUpMounts(const ForkServerOptions& options) {
   std::string data = fmt::format("size={},nr_inodes=65536,mode=0711", options.scratch_tmpfs_bytes);
   return ::mount("tmpfs", options.scratch_root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
                  data.c_str()) == 0;
+}
+
+// Creates `path` beneath `root` as what `like` is on the host: a directory (made with its
+// parents), an empty file to bind a file onto, or the same symbolic link.
+bool MakeMountPoint(const std::string& root, const std::string& like, bool* is_link) {
+  struct stat st {};
+  if (::lstat(like.c_str(), &st) != 0) return false;
+  const std::string target = root + like;
+  const size_t slash = target.rfind('/');
+  if (slash != std::string::npos && !MakeDirs(target.substr(0, slash), 0755)) return false;
+  *is_link = S_ISLNK(st.st_mode);
+  if (*is_link) {
+    char buffer[4096];
+    ssize_t n = ::readlink(like.c_str(), buffer, sizeof(buffer) - 1);
+    if (n <= 0) return false;
+    buffer[n] = '\0';
+    return ::symlink(buffer, target.c_str()) == 0 || errno == EEXIST;
+  }
+  if (S_ISDIR(st.st_mode)) return MakeDirs(target, 0755);
+  UniqueFd fd(::open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+  return fd.valid() || errno == EEXIST;
+}
+
+// The root children see: a read-only tmpfs holding bind mounts of the readable paths (read
+// only, as the whole tree already is), /dev/{null,zero,urandom,random}, /proc, a fresh
+// /tmp and the scratch root, and nothing else; pivot_root makes it `/` for this server and
+// every child it forks. Without Landlock this is what keeps data sets, tests and user
+// files out of sight; with it, a second wall. false (nothing changed) when a step fails.
+bool EnterFilesystemView(const ForkServerOptions& options) {
+  const std::string root = "/tmp/.egca-view";
+  if (!MakeDirs(root, 0755)) return false;
+  if (::mount("tmpfs", root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") != 0) {
+    return false;
+  }
+  auto fail = [&] {
+    ::umount2(root.c_str(), MNT_DETACH);
+    return false;
+  };
+  auto bind = [&](const std::string& path) {
+    bool is_link = false;
+    if (!MakeMountPoint(root, path, &is_link)) return false;
+    return is_link || ::mount(path.c_str(), (root + path).c_str(), nullptr, MS_BIND | MS_REC,
+                              nullptr) == 0;
+  };
+  // Shortest first, so that a path beneath one already bound is skipped (it is there).
+  std::vector<std::string> paths = options.readable_paths;
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::string> bound;
+  for (const std::string& path : paths) {
+    struct stat st {};
+    if (path.empty() || path[0] != '/' || ::lstat(path.c_str(), &st) != 0) continue;  // absent
+    bool covered = false;
+    for (const std::string& b : bound) {
+      covered = covered || (path.compare(0, b.size(), b) == 0 &&
+                            (path.size() == b.size() || path[b.size()] == '/'));
+    }
+    if (covered) continue;
+    if (!bind(path)) return fail();
+    bound.push_back(path);
+  }
+  for (const char* dev : {"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"}) {
+    if (!bind(dev)) return fail();
+  }
+  if (!MakeDirs(root + "/proc", 0555) ||
+      ::mount("/proc", (root + "/proc").c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+    return fail();
+  }
+  if (!MakeDirs(root + "/tmp", 01777) ||
+      ::mount("tmpfs", (root + "/tmp").c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
+              "size=64m,mode=1777") != 0) {
+    return fail();
+  }
+  if (!MakeDirs(root + options.scratch_root, 0711) ||
+      ::mount(options.scratch_root.c_str(), (root + options.scratch_root).c_str(), nullptr,
+              MS_BIND | MS_REC, nullptr) != 0) {
+    return fail();
+  }
+  if (::mount(nullptr, root.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+              nullptr) != 0) {
+    return fail();
+  }
+  // pivot_root(".", "."): the old root is stacked under the new one and detached at once.
+  UniqueFd old_root(::open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC));
+  if (!old_root.valid() || ::chdir(root.c_str()) != 0) return fail();
+  if (::syscall(SYS_pivot_root, ".", ".") != 0) {
+    if (::fchdir(old_root.get()) != 0) _exit(1);
+    return fail();
+  }
+  if (::umount2(".", MNT_DETACH) != 0 || ::chdir("/") != 0) _exit(1);  // half a view: stop
+  return true;
 }
 
 // Unprivileged: a user namespace owning new net and mount namespaces, our uid/gid mapped
@@ -398,6 +489,8 @@ Capabilities SetUpServerIsolation(const ForkServerOptions& options) {
   if (have_namespaces) {
     caps.network_namespace = true;
     caps.mount_namespace = SetUpMounts(options);
+    caps.filesystem_view = caps.mount_namespace && options.confine_reads &&
+                           EnterFilesystemView(options);
   }
   caps.uid_drop = root;
   // Children are not forked as pid-namespace inits: fork is denied by seccomp, so there

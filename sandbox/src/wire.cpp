@@ -170,7 +170,7 @@ std::string EncodeReady(const ReadyMessage& ready) {
   e.PutString(ready.error);
   const Capabilities& c = ready.capabilities;
   for (bool b : {c.seccomp, c.network_namespace, c.mount_namespace, c.pid_namespace, c.uid_drop,
-                 c.user_namespace}) {
+                 c.user_namespace, c.filesystem_view}) {
     e.Put<uint8_t>(b);
   }
   e.Put<int32_t>(c.landlock_abi);
@@ -181,10 +181,10 @@ bool ReceiveReady(int fd, ReadyMessage* ready) {
   std::string body;
   if (!ReceiveFrame(fd, kReadyMagic, &body)) return false;
   Decoder d(body);
-  uint8_t flags[7] = {};
+  uint8_t flags[8] = {};
   Capabilities& c = ready->capabilities;
   bool ok = d.Get(&flags[0]) && d.GetString(&ready->error);
-  for (int i = 1; ok && i < 7; ++i) ok = d.Get(&flags[i]);
+  for (int i = 1; ok && i < 8; ++i) ok = d.Get(&flags[i]);
   int32_t abi = 0;
   ok = ok && d.Get(&abi) && d.done();
   ready->ok = flags[0];
@@ -194,6 +194,7 @@ bool ReceiveReady(int fd, ReadyMessage* ready) {
   c.pid_namespace = flags[4];
   c.uid_drop = flags[5];
   c.user_namespace = flags[6];
+  c.filesystem_view = flags[7];
   c.landlock_abi = abi;
   return ok;
 }

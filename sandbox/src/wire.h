@@ -17,7 +17,7 @@ constexpr uint32_t kRequestMagic = 0x45524551;  // caller -> server
 constexpr uint32_t kOutcomeMagic = 0x454f5554;  // server -> caller
 constexpr uint32_t kOptionsMagic = 0x454f5054;  // caller -> exec'd server, first frame
 // Changes whenever a frame's layout (or Limits / ChildPhases) changes.
-constexpr uint32_t kWireVersion = 2;
+constexpr uint32_t kWireVersion = 3;
 
 // Ready frame: whether warm-up succeeded (else `error` says why) and the protections the
 // server actually put in place.

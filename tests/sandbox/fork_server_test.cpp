@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -490,6 +491,56 @@ TEST(SandboxForkServer, NoSeccompDoubleForkEscapeIsStillCleanedUp) {
   ASSERT_GT(grandchild, 0) << outcome->result;
   EXPECT_FALSE(ProcessAlive(grandchild));
   EXPECT_TRUE(ProcessesRelatedTo(server->server_pid()).empty());
+}
+
+// Without Landlock, the mount namespace's view is what keeps host files out of reach: the
+// server's root holds only the readable paths, four devices, /proc, /tmp and the scratch
+// root. A file next to the test (in the build tree) does not exist for a child; with
+// confine_reads off (the control) the same file is readable.
+TEST(SandboxForkServer, WithoutLandlockTheFilesystemViewHidesHostFiles) {
+  const std::string secret = fmt::format("{}/egca-view-secret-{}", std::filesystem::current_path().string(), getpid());
+  {
+    std::ofstream out(secret);
+    out << "expected answer";
+  }
+  auto start = [](bool confine_reads) {
+    ForkServerOptions options;
+    if (const char* program = std::getenv("EGCA_SANDBOX_TEST_SERVER"); program != nullptr) {
+      options.server_binary = program;
+    } else {
+      options.child_main = TestChild;
+    }
+    options.use_landlock = false;
+    options.confine_reads = confine_reads;
+    options.scratch_root = ScratchRoot();
+    auto server = ForkServer::Start(std::move(options));
+    EXPECT_TRUE(server.ok()) << server.status().ToString();
+    return server.ok() ? std::move(server).value() : nullptr;
+  };
+  auto viewed = start(true);
+  ASSERT_NE(viewed, nullptr);
+  if (!viewed->capabilities().mount_namespace) {
+    std::remove(secret.c_str());
+    GTEST_SKIP() << "no mount namespace: " << viewed->capabilities().ToString();
+  }
+  EXPECT_TRUE(viewed->capabilities().filesystem_view) << viewed->capabilities().ToString();
+  auto read = [](ForkServer* server, const std::string& path) {
+    auto outcome = server->Run(Req("read:" + path));
+    EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
+    return outcome.ok() ? outcome->result : std::string("no outcome");
+  };
+  EXPECT_EQ(read(viewed.get(), secret), fmt::format("errno={}", ENOENT));
+  EXPECT_EQ(read(viewed.get(), "/etc/shadow"), fmt::format("errno={}", ENOENT));
+  // What a program needs is there: the system's libraries, the user database, devices.
+  EXPECT_EQ(read(viewed.get(), "/etc/passwd").rfind("opened", 0), 0u);
+  EXPECT_EQ(read(viewed.get(), "/lib64/ld-linux-x86-64.so.2").rfind("opened", 0), 0u);
+  EXPECT_EQ(read(viewed.get(), "/dev/urandom"), "opened, read 64");
+  // The control: the host's tree, the secret included.
+  auto plain = start(false);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_FALSE(plain->capabilities().filesystem_view);
+  EXPECT_EQ(read(plain.get(), secret), "opened, read 15");
+  std::remove(secret.c_str());
 }
 
 TEST(SandboxForkServer, SeccompAndRlimitsAloneStillHold) {

@@ -1570,6 +1570,8 @@ def _ask_candidate(head, args, kwargs):
         frame["kwargs"] = [[k, enc.value(v)] for k, v in kwargs.items()]
         enc.drain()
     except _NotPlain as exc:
+        for key, _qualname in _TestSide.new_classes:  # not sent: forget them
+            g.key_of.pop(_id(g.classes.pop(key)), None)
         raise _TypeError("argument of type %s cannot be sent to the candidate process"
                          % exc) from None
     frame["objs"] = enc.entries

@@ -130,8 +130,10 @@ struct ForkServerOptions {
   bool use_landlock = true;
   // With Landlock: children may read (and map executable) only beneath these paths, their
   // private directory, /dev/null, /dev/zero, /dev/urandom, /dev/random and their own
-  // /proc/<pid>: no data set, test file, user file or other process's /proc entry. Paths
-  // missing on the host are skipped. confine_reads = false leaves reads unconfined.
+  // /proc/<pid>: no data set, test file, user file or other process's /proc entry. With a
+  // mount namespace, the same paths are all that exists in the server's root
+  // (Capabilities::filesystem_view). Paths missing on the host are skipped.
+  // confine_reads = false leaves reads unconfined and the host's tree in view.
   bool confine_reads = true;
   std::vector<std::string> readable_paths = DefaultReadablePaths();
   // How a forbidden system call reaches the server. true: a seccomp notification listener
@@ -160,6 +162,10 @@ struct Capabilities {
   bool uid_drop = false;           // children run as an unprivileged uid
   bool user_namespace = false;     // namespaces come from an unprivileged user namespace
   int landlock_abi = 0;            // 0: no Landlock; else writes confined to the private dir
+  // The server and its children live in a root holding only readable_paths, /dev's four
+  // character devices, /proc, /tmp and the scratch root (pivot_root in the mount
+  // namespace; confine_reads): no data set or user file exists for them, Landlock or not.
+  bool filesystem_view = false;
   std::string ToString() const;
 };
 
