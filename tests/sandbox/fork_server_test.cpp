@@ -495,10 +495,11 @@ TEST(SandboxForkServer, NoSeccompDoubleForkEscapeIsStillCleanedUp) {
 
 // Without Landlock, the mount namespace's view is what keeps host files out of reach: the
 // server's root holds only the readable paths, four devices, /proc, /tmp and the scratch
-// root. A file next to the test (in the build tree) does not exist for a child; with
+// root. A file in /var/tmp does not exist for a child; with
 // confine_reads off (the control) the same file is readable.
 TEST(SandboxForkServer, WithoutLandlockTheFilesystemViewHidesHostFiles) {
-  const std::string secret = fmt::format("{}/egca-view-secret-{}", std::filesystem::current_path().string(), getpid());
+  // Not under /tmp: with a mount namespace every child has a fresh /tmp anyway.
+  const std::string secret = fmt::format("/var/tmp/egca-view-secret-{}", getpid());
   {
     std::ofstream out(secret);
     out << "expected answer";
