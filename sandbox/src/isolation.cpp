@@ -160,8 +160,14 @@ bool EnterFilesystemView(const ForkServerOptions& options) {
   for (const char* dev : {"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"}) {
     if (!bind(dev)) return fail();
   }
-  if (!MakeDirs(root + "/proc", 0555) ||
-      ::mount("/proc", (root + "/proc").c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+  // As root, a procfs of its own that shows each uid only its own processes (children run
+  // under a uid of their own: they see themselves alone, Landlock or not); unprivileged,
+  // procfs cannot be mounted for the host's pid namespace, so the host's /proc is bound.
+  if (!MakeDirs(root + "/proc", 0555)) return fail();
+  const std::string proc = root + "/proc";
+  if (!(geteuid() == 0 && ::mount("proc", proc.c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                                  "hidepid=invisible") == 0) &&
+      ::mount("/proc", proc.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
     return fail();
   }
   if (!MakeDirs(root + "/tmp", 01777) ||

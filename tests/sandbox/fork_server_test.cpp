@@ -536,6 +536,13 @@ TEST(SandboxForkServer, WithoutLandlockTheFilesystemViewHidesHostFiles) {
   EXPECT_EQ(read(viewed.get(), "/etc/passwd").rfind("opened", 0), 0u);
   EXPECT_EQ(read(viewed.get(), "/lib64/ld-linux-x86-64.so.2").rfind("opened", 0), 0u);
   EXPECT_EQ(read(viewed.get(), "/dev/urandom"), "opened, read 64");
+  // As root the view's /proc shows a child its own processes only (children run under a
+  // uid of their own); unprivileged it is the host's /proc (docs/sandbox.md).
+  const std::string caller_cmdline = fmt::format("/proc/{}/cmdline", getpid());
+  if (viewed->capabilities().uid_drop) {
+    EXPECT_EQ(read(viewed.get(), caller_cmdline), fmt::format("errno={}", ENOENT));
+  }
+  EXPECT_EQ(read(viewed.get(), "/proc/self/status").rfind("opened", 0), 0u);
   // The control: the host's tree, the secret included.
   auto plain = start(false);
   ASSERT_NE(plain, nullptr);
