@@ -57,6 +57,10 @@ class CppRouter {
   // Routes one candidate (a complete C++ program without the tests' main) against
   // `problem` (its tests' test_code is the main). problem.reference is not run.
   StatusOr<CppRouteResult> Route(std::string_view candidate, const gates::Problem& problem);
+  // The same with other options for this call (the trainer routes training samples with
+  // localization and evaluation samples without, through one router and its caches).
+  StatusOr<CppRouteResult> Route(std::string_view candidate, const gates::Problem& problem,
+                                 const CppRouterOptions& options);
 
  private:
   CppExecutor* executor_;
