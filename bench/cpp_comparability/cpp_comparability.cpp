@@ -44,7 +44,8 @@ namespace {
 using Analysis = std::shared_ptr<const cpp::CppAnalysis>;
 
 // Analyses every source on `threads` threads (null: could not be analysed), with progress.
-std::vector<Analysis> AnalyzeAll(const std::vector<std::string>& sources, int threads, const char* what) {
+std::vector<Analysis> AnalyzeAll(const std::vector<std::string>& sources, int threads,
+                                 const char* what) {
   std::vector<Analysis> out(sources.size());
   std::atomic<size_t> next{0}, done{0};
   std::mutex mu;
@@ -102,7 +103,9 @@ int main(int argc, char** argv) {
   int threads = 2;
   double target = 0.89;
   app.add_option("--data", data, "the shared data directory (cpp/ inside)");
-  app.add_option("--routes", routes_path, "egca-batch cpp routes.jsonl of the MBXP samples (which pass)")->required();
+  app.add_option("--routes", routes_path,
+                 "egca-batch cpp routes.jsonl of the MBXP samples (which pass)")
+      ->required();
   app.add_option("--threads", threads, "egca-cpp-cfg runs in parallel");
   app.add_option("--target", target, "share of calibration programs that must stay comparable");
   app.add_option("--dump-scores", dump, "write every score as JSON lines here");
@@ -118,12 +121,14 @@ int main(int argc, char** argv) {
   auto humaneval = datasets::LoadProblems(data + "/cpp/humaneval_cpp.jsonl.gz", {}, &report);
   if (!humaneval.ok()) return fail(humaneval.status().ToString());
   auto source = datasets::ParseSampleSource("mbxp");
-  auto samples = datasets::ConvertSamples(data + "/cpp/mbcpp_samples.jsonl.gz", *source, *mbxp, {}, &report);
+  auto samples =
+      datasets::ConvertSamples(data + "/cpp/mbcpp_samples.jsonl.gz", *source, *mbxp, {}, &report);
   if (!samples.ok()) return fail(samples.status().ToString());
 
   // Which samples pass: R_hat = 1 in the routes file, by origin ("<file>:<line>").
   auto routes_text = ReadFile(routes_path);
-  if (!routes_text.ok()) return fail(fmt::format("--routes {}: {}", routes_path, routes_text.status().message()));
+  if (!routes_text.ok())
+    return fail(fmt::format("--routes {}: {}", routes_path, routes_text.status().message()));
   std::set<std::string> passing_lines;  // ":<line>" suffixes
   for (size_t b = 0; b < routes_text->size();) {
     size_t e = routes_text->find('\n', b);
@@ -135,7 +140,8 @@ int main(int argc, char** argv) {
     const std::string c = j["candidate"].get<std::string>();
     passing_lines.insert(c.substr(c.rfind(':')));
   }
-  if (passing_lines.empty()) return fail(fmt::format("--routes {}: no passing record", routes_path));
+  if (passing_lines.empty())
+    return fail(fmt::format("--routes {}: no passing record", routes_path));
 
   // References of MBXP tasks (file order), and the passing programs.
   std::vector<const datasets::ProblemRecord*> with_ref;
@@ -157,14 +163,16 @@ int main(int argc, char** argv) {
     if (passing_lines.count(s.origin.substr(s.origin.rfind(':'))) == 0) continue;
     auto r = ref_index.find(s.problem_id);
     if (r == ref_index.end()) continue;  // no reference to compare with
-    programs.push_back({s.problem_id, datasets::ProgramOf(s, *by_id.at(s.problem_id)).code, r->second,
-                        (r->second + 1) % with_ref.size()});
+    programs.push_back({s.problem_id, datasets::ProgramOf(s, *by_id.at(s.problem_id)).code,
+                        r->second, (r->second + 1) % with_ref.size()});
   }
   std::vector<std::string> ref_sources, program_sources, he_sources;
   for (const auto* p : with_ref) ref_sources.push_back(p->references.front());
   for (const auto& p : programs) program_sources.push_back(p.code);
   for (const auto& p : *humaneval) he_sources.push_back(p.references.front());
-  std::fprintf(stderr, "cpp_comparability: %zu passing MBXP programs with a reference, %zu MBXP references, %zu HumanEval-X references\n",
+  std::fprintf(stderr,
+               "cpp_comparability: %zu passing MBXP programs with a reference, %zu MBXP "
+               "references, %zu HumanEval-X references\n",
                programs.size(), ref_sources.size(), he_sources.size());
   const auto refs = AnalyzeAll(ref_sources, threads, "MBXP references");
   const auto progs = AnalyzeAll(program_sources, threads, "MBXP programs");
@@ -183,18 +191,23 @@ int main(int argc, char** argv) {
     }
     const int fold = TaskNumber(p.problem_id) % 2 == 1 ? 0 : 1;  // 0 calibration, 1 held out
     const double s_own = cfg::CompareStructure(progs[i]->program, refs[p.own]->program, so).score;
-    const double s_other = cfg::CompareStructure(progs[i]->program, refs[p.other]->program, so).score;
+    const double s_other =
+        cfg::CompareStructure(progs[i]->program, refs[p.other]->program, so).score;
     own[fold].push_back(s_own);
     control[fold].push_back(s_other);
     if (dump_out) {
-      dump_out << nlohmann::json{{"problem_id", p.problem_id}, {"fold", fold == 0 ? "calibration" : "held_out"},
-                                 {"own", s_own}, {"control", s_other}}.dump()
+      dump_out << nlohmann::json{{"problem_id", p.problem_id},
+                                 {"fold", fold == 0 ? "calibration" : "held_out"},
+                                 {"own", s_own},
+                                 {"control", s_other}}
+                      .dump()
                << "\n";
     }
   }
   for (size_t i = 0; i < he.size(); ++i) {
     const size_t j = (i + 1) % he.size();
-    if (he[i] && he[j]) he_control.push_back(cfg::CompareStructure(he[i]->program, he[j]->program, so).score);
+    if (he[i] && he[j])
+      he_control.push_back(cfg::CompareStructure(he[i]->program, he[j]->program, so).score);
   }
 
   std::vector<double> grid;
@@ -203,27 +216,35 @@ int main(int argc, char** argv) {
   for (double t : grid) {
     if (Rate(own[0], t) >= target) chosen = t;
   }
-  fmt::print("programs: calibration (odd tasks) {}, held out (even tasks) {}; not analysed {}; "
-             "HumanEval-X reference pairs {}\n",
-             own[0].size(), own[1].size(), unanalysed, he_control.size());
-  fmt::print("median similarity to own reference: calibration {:.2f} (p10 {:.2f}), held out {:.2f} (p10 {:.2f}); "
-             "to another task's: {:.2f} / {:.2f}; HumanEval-X pairs {:.2f}\n",
-             Quantile(own[0], 0.5), Quantile(own[0], 0.1), Quantile(own[1], 0.5), Quantile(own[1], 0.1),
-             Quantile(control[0], 0.5), Quantile(control[1], 0.5), Quantile(he_control, 0.5));
+  fmt::print(
+      "programs: calibration (odd tasks) {}, held out (even tasks) {}; not analysed {}; "
+      "HumanEval-X reference pairs {}\n",
+      own[0].size(), own[1].size(), unanalysed, he_control.size());
+  fmt::print(
+      "median similarity to own reference: calibration {:.2f} (p10 {:.2f}), held out {:.2f} (p10 "
+      "{:.2f}); "
+      "to another task's: {:.2f} / {:.2f}; HumanEval-X pairs {:.2f}\n",
+      Quantile(own[0], 0.5), Quantile(own[0], 0.1), Quantile(own[1], 0.5), Quantile(own[1], 0.1),
+      Quantile(control[0], 0.5), Quantile(control[1], 0.5), Quantile(he_control, 0.5));
   fmt::print("AUC own vs control: calibration {:.3f}, held out {:.3f}\n\n", Auc(own[0], control[0]),
              Auc(own[1], control[1]));
-  fmt::print("| threshold | calibration comparable | held-out comparable | control (calibration) | control (held out) | HumanEval-X control |\n");
+  fmt::print(
+      "| threshold | calibration comparable | held-out comparable | control (calibration) | "
+      "control (held out) | HumanEval-X control |\n");
   fmt::print("|---|---|---|---|---|---|\n");
   for (double t : grid) {
     const bool mark = std::abs(t - chosen) < 1e-9 || std::abs(t - 0.40) < 1e-9;
-    fmt::print("| {}{:.2f}{} | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% |\n", mark ? "**" : "", t,
-               mark ? "**" : "", 100 * Rate(own[0], t), 100 * Rate(own[1], t), 100 * Rate(control[0], t),
-               100 * Rate(control[1], t), 100 * Rate(he_control, t));
+    fmt::print("| {}{:.2f}{} | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% |\n",
+               mark ? "**" : "", t, mark ? "**" : "", 100 * Rate(own[0], t), 100 * Rate(own[1], t),
+               100 * Rate(control[0], t), 100 * Rate(control[1], t), 100 * Rate(he_control, t));
   }
-  fmt::print("\nchosen threshold (largest with >= {:.0f}% of calibration programs comparable): {:.2f}\n", 100 * target,
-             chosen);
-  fmt::print("held out at {:.2f}: {:.1f}% comparable (control {:.1f}%); at Python's 0.40: {:.1f}% (control {:.1f}%)\n",
-             chosen, 100 * Rate(own[1], chosen), 100 * Rate(control[1], chosen), 100 * Rate(own[1], 0.40),
-             100 * Rate(control[1], 0.40));
+  fmt::print(
+      "\nchosen threshold (largest with >= {:.0f}% of calibration programs comparable): {:.2f}\n",
+      100 * target, chosen);
+  fmt::print(
+      "held out at {:.2f}: {:.1f}% comparable (control {:.1f}%); at Python's 0.40: {:.1f}% "
+      "(control {:.1f}%)\n",
+      chosen, 100 * Rate(own[1], chosen), 100 * Rate(control[1], chosen), 100 * Rate(own[1], 0.40),
+      100 * Rate(control[1], 0.40));
   return 0;
 }

@@ -35,7 +35,8 @@ StatusOr<std::unique_ptr<ProgramRouter>> ProgramRouter::Create(bool python, bool
   }
   if (cpp) {
     EGCA_ASSIGN_OR_RETURN(r->cpp_executor_, cpp::CppExecutor::Create({}));
-    r->cpp_router_ = std::make_unique<cpp::CppRouter>(r->cpp_executor_.get(), cpp::CppRouterOptions{});
+    r->cpp_router_ =
+        std::make_unique<cpp::CppRouter>(r->cpp_executor_.get(), cpp::CppRouterOptions{});
   }
   return r;
 }
@@ -72,15 +73,18 @@ cpp::CppRouterOptions CppOptions(const RouteSettings& s) {
 
 }  // namespace
 
-StatusOr<gates::RouteResult> ProgramRouter::Route(Language language, std::string_view program,
-                                                  const gates::Problem& problem, const RouteSettings& settings,
-                                                  const std::shared_ptr<gates::ReferenceCache>& cache) {
+StatusOr<gates::RouteResult> ProgramRouter::Route(
+    Language language, std::string_view program, const gates::Problem& problem,
+    const RouteSettings& settings, const std::shared_ptr<gates::ReferenceCache>& cache) {
   if (language == Language::kCpp) {
-    if (!cpp_router_) return FailedPrecondition("a C++ problem, but this worker has no C++ executor");
-    EGCA_ASSIGN_OR_RETURN(cpp::CppRouteResult routed, cpp_router_->Route(program, problem, CppOptions(settings)));
+    if (!cpp_router_)
+      return FailedPrecondition("a C++ problem, but this worker has no C++ executor");
+    EGCA_ASSIGN_OR_RETURN(cpp::CppRouteResult routed,
+                          cpp_router_->Route(program, problem, CppOptions(settings)));
     return std::move(routed.route);
   }
-  if (!python_) return FailedPrecondition("a Python problem, but this worker has no Python executor");
+  if (!python_)
+    return FailedPrecondition("a Python problem, but this worker has no Python executor");
   gates::Router router(python_.get(), PythonOptions(settings), cache);
   return router.Route(program, problem);
 }

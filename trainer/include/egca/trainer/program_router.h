@@ -34,9 +34,9 @@ namespace egca::trainer {
 // What routing needs besides the program and the problem; the same fields for both
 // languages (apps_conventions is Python's only).
 struct RouteSettings {
-  double timeout_seconds = 4;  // wall and CPU seconds per test
-  int64_t memory_mb = 2048;    // address space per run
-  bool localize = true;        // trace + align LOGIC samples against the reference
+  double timeout_seconds = 4;       // wall and CPU seconds per test
+  int64_t memory_mb = 2048;         // address space per run
+  bool localize = true;             // trace + align LOGIC samples against the reference
   bool check_comparability = true;  // the I_cmp gate
   bool runtime_error_is_logic = false;
   bool apps_conventions = false;  // Python: APPS's import header
@@ -68,7 +68,8 @@ class ProgramRouter {
 
   // Python: traces the reference ahead of routing (gates::Router::PrepareReference). C++:
   // nothing (the C++ router compiles, analyses and traces a reference on first use).
-  Status PrepareReference(Language language, const gates::Problem& problem, const RouteSettings& settings,
+  Status PrepareReference(Language language, const gates::Problem& problem,
+                          const RouteSettings& settings,
                           const std::shared_ptr<gates::ReferenceCache>& cache);
 
  private:
