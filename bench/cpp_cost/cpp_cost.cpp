@@ -5,6 +5,8 @@
 //   run                  one sandboxed run of the compiled program (the test's main)
 //   traced               instrument (egca-cpp-instrument) + compile instrumented (PCH) + run
 //   traced run           the traced program's sandboxed run alone, vs `run`
+//   CFG                  egca-cpp-cfg: the Clang CFG + facts pass behind I_cmp and the
+//                        constraint checkers (a clang front-end parse, no PCH), vs compile
 // Medians and totals over the programs; every compile uses a fresh cache directory so
 // nothing is served from the content cache.
 #include <fmt/format.h>
@@ -15,6 +17,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "egca/cpp/analysis.h"
 #include "egca/cpp/executor.h"
 #include "egca/datasets/datasets.h"
 
@@ -81,7 +84,7 @@ int main(int argc, char** argv) {
   const double pch_build = Now() - t0;
   tracer::RunOptions run;
   run.limits.wall_seconds = 10;
-  std::vector<double> c_nopch, c_pch, r_plain, traced_total, r_traced, events;
+  std::vector<double> c_nopch, c_pch, r_plain, traced_total, r_traced, events, cfg_pass;
   for (int i = 0; i < n && i < static_cast<int>(problems->size()); ++i) {
     const auto& p = (*problems)[i];
     const std::string test = cpp::TestCodeOf(p.tests[0]);
@@ -94,6 +97,13 @@ int main(int argc, char** argv) {
     if (!a.ok() || !b.ok() || !b->ok) {
       std::cerr << "cpp_cost: " << p.id << " does not compile\n";
       continue;
+    }
+    t0 = Now();
+    auto analysed = cpp::AnalyzeCpp(p.references[0]);
+    if (analysed.ok()) {
+      cfg_pass.push_back(Now() - t0);
+    } else {
+      std::cerr << "cpp_cost: " << p.id << ": " << analysed.status().ToString() << "\n";
     }
     auto r = (*ex)->RunCompiled(b->shared_object, p.tests[0], run);
     if (r.ok()) r_plain.push_back(r->verdict.wall_seconds);
@@ -120,6 +130,12 @@ int main(int argc, char** argv) {
   row("sandboxed run (untraced)", r_plain);
   row("traced: instrument + compile (PCH) + run", traced_total);
   row("traced run alone", r_traced);
+  row("CFG: egca-cpp-cfg (Clang CFG + facts)", cfg_pass);
   std::cout << fmt::format("snapshot events per run: median {:.0f}\n", Median(events));
+  auto ratio = [](const std::vector<double>& a, const std::vector<double>& b) {
+    return Median(b) > 0 ? Median(a) / Median(b) : 0.0;
+  };
+  std::cout << fmt::format("CFG pass / compile (PCH): {:.2f}x; CFG pass / compile (no PCH): {:.2f}x (medians)\n",
+                           ratio(cfg_pass, c_pch), ratio(cfg_pass, c_nopch));
   return 0;
 }

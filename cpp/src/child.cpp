@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,14 @@ uintptr_t g_code_end = 0;
 uintptr_t g_stack_top = 0;
 int g_result_fd = -1;
 alignas(16) char g_alt_stack[1 << 16];
+// The program's record of its own last throw (runtime_source.h; Borrowed), cleared when a
+// library throws after it, so the catch below reads whichever throw came last.
+void** g_program_throw_pc = nullptr;
+// Return addresses in the program's code at the last throw inside a library, innermost
+// first (RecordLibraryThrow).
+constexpr int kLibraryFrames = 16;
+uintptr_t g_library_frames[kLibraryFrames];
+int g_library_frame_count = 0;
 
 bool InProgram(uintptr_t pc) { return pc >= g_base && pc < g_end; }
 
@@ -105,6 +114,13 @@ void OnFault(int signo, siginfo_t*, void* context) {
   WriteFaultLine(signo, found, n);
 }
 
+_Unwind_Reason_Code CollectProgramFrame(_Unwind_Context* context, void*) {
+  int before = 0;
+  const uintptr_t ip = _Unwind_GetIPInfo(context, &before);
+  if (ip >= g_code_begin && ip < g_code_end) g_library_frames[g_library_frame_count++] = ip;
+  return g_library_frame_count < kLibraryFrames ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
 int FindRange(dl_phdr_info* info, size_t, void* data) {
   auto* base = static_cast<uintptr_t*>(data);
   if (info->dlpi_addr != *base) return 0;
@@ -154,6 +170,13 @@ void FlushAll() {
 
 }  // namespace
 
+void RecordLibraryThrow() {
+  if (g_code_end == 0) return;
+  g_library_frame_count = 0;
+  _Unwind_Backtrace(CollectProgramFrame, nullptr);
+  if (g_program_throw_pc != nullptr) *g_program_throw_pc = nullptr;
+}
+
 int RunProgramChild(std::string_view payload, int result_fd) {
   g_result_fd = result_fd;
   size_t nl = payload.find('\n');
@@ -196,6 +219,7 @@ int RunProgramChild(std::string_view payload, int result_fd) {
   }
   auto** throw_pc = static_cast<void**>(::dlsym(handle, "egca_last_throw_pc"));
   auto* throw_frames = static_cast<void**>(::dlsym(handle, "egca_throw_frames"));
+  g_program_throw_pc = throw_pc;
   volatile char stack_marker = 0;
   g_stack_top = reinterpret_cast<uintptr_t>(&stack_marker);
 
@@ -247,6 +271,18 @@ int RunProgramChild(std::string_view payload, int result_fd) {
       if (::dladdr(*throw_pc, &at) != 0 && at.dli_saddr == reinterpret_cast<void*>(main_fn)) {
         in_main = 1;
       }
+    } else if (g_library_frame_count > 0) {
+      // Thrown inside a library: the program's calls on the stack at the throw.
+      char buf[kLibraryFrames * 17];
+      size_t len = 0;
+      for (int i = 0; i < g_library_frame_count; ++i) {
+        if (len > 0) buf[len++] = ',';
+        WriteHex(buf, &len, g_library_frames[i] - g_base);
+      }
+      where.assign(buf, len);
+      Dl_info at{};
+      void* caller = reinterpret_cast<void*>(g_library_frames[0] - 1);
+      if (::dladdr(caller, &at) != 0 && at.dli_saddr == reinterpret_cast<void*>(main_fn)) in_main = 1;
     }
     record = header + "exception " + where + " " + std::to_string(in_main) + "\t" +
              OneLine(type_name, 200) + "\t" + OneLine(what, 1000) + "\n";

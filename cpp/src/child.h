@@ -15,4 +15,14 @@ namespace egca::cpp::internal {
 // record is a hint for the location only, never a pass).
 int RunProgramChild(std::string_view payload, int result_fd);
 
+// Records where an exception thrown inside a shared library's compiled code (libstdc++'s
+// std::string::substr, std::stoi's helpers, ...) came from: the program's return addresses
+// on the stack at the throw, innermost first (the unwinder's walk, which needs no frame
+// pointers in the library), so that an exception escaping `main` is blamed on the
+// candidate's call as a throw in the program is. Called by egca-cpp-server's __cxa_throw
+// (server/library_throw.cpp) before it forwards to libstdc++'s; a no-op until a program is
+// loaded. Throws of the program itself bind to its own runtime (-Bsymbolic) and never
+// reach it.
+void RecordLibraryThrow();
+
 }  // namespace egca::cpp::internal

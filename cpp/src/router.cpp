@@ -12,6 +12,11 @@ using sandbox::VerdictKind;
 
 StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate,
                                           const gates::Problem& problem) {
+  return Route(candidate, problem, options_);
+}
+
+StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate, const gates::Problem& problem,
+                                          const CppRouterOptions& options) {
   CppRouteResult result;
   gates::RouteResult& out = result.route;
   auto start = std::chrono::steady_clock::now();
@@ -22,7 +27,7 @@ StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate,
       out.constraint_violations.push_back(std::move(*violation));
     }
   }
-  EGCA_ASSIGN_OR_RETURN(out.grading, executor_->RunAll(candidate, problem.tests, options_.run));
+  EGCA_ASSIGN_OR_RETURN(out.grading, executor_->RunAll(candidate, problem.tests, options.run));
   out.grade_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.pass_fraction = out.grading.pass_fraction();
@@ -38,7 +43,7 @@ StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate,
     const bool compile_error = v.kind == VerdictKind::kSyntaxError;
     // Every RUNTIME_ERROR of egca::cpp is the candidate's own failure (a test's failure is
     // WRONG_ANSWER).
-    const bool raised = v.kind == VerdictKind::kRuntimeError && !options_.runtime_error_is_logic;
+    const bool raised = v.kind == VerdictKind::kRuntimeError && !options.runtime_error_is_logic;
     if (!compile_error && !raised) continue;
     out.mode = gates::FailureMode::kSyntax;
     out.error_message = v.error_type + (v.message.empty() ? "" : ": " + v.message);
@@ -49,7 +54,7 @@ StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate,
   out.constraints_satisfied = out.constraint_violations.empty();
   out.reward = out.pass_fraction * (out.constraints_satisfied ? 1.0 : 0.0);
   // I_cmp on the Clang CFGs (after SYNTAX: a program that does not compile has none).
-  if (options_.check_comparability && !problem.reference.empty()) {
+  if (options.check_comparability && !problem.reference.empty()) {
     auto ref = reference_cfgs_.find(problem.reference);
     if (ref == reference_cfgs_.end()) {
       auto analysed = AnalyzeCpp(problem.reference);
@@ -58,11 +63,11 @@ StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate,
     auto cand = AnalyzeCpp(candidate);
     if (ref->second != nullptr && cand.ok()) {
       out.comparability =
-          cfg::CompareStructure((*cand)->program, ref->second->program, options_.structure);
+          cfg::CompareStructure((*cand)->program, ref->second->program, options.structure);
     }
   }
   const bool not_comparable = out.comparability && !out.comparability->comparable;
-  if (options_.passing_bypasses_gates && out.grading.all_passed()) {
+  if (options.passing_bypasses_gates && out.grading.all_passed()) {
     out.mode = gates::FailureMode::kCorrect;
     out.reward = out.pass_fraction;
     out.reason = !out.constraints_satisfied || not_comparable
@@ -94,20 +99,20 @@ StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate,
   const tracer::TestResult& failing = out.grading.tests[out.first_failing_test];
   out.reason = fmt::format("fails test {} ({})", out.first_failing_test + 1,
                            sandbox::VerdictName(failing.verdict.kind));
-  if (!options_.localize) return result;
+  if (!options.localize) return result;
   if (problem.reference.empty()) {
     out.localization_note = "no reference to localize against";
     return result;
   }
   const tracer::TestCase& test = problem.tests[out.first_failing_test];
   auto start_trace = std::chrono::steady_clock::now();
-  EGCA_ASSIGN_OR_RETURN(auto cand, executor_->RunTraced(candidate, test, options_.run,
-                                                        options_.max_events));
+  EGCA_ASSIGN_OR_RETURN(auto cand, executor_->RunTraced(candidate, test, options.run,
+                                                        options.max_events));
   const std::string key = problem.reference + "\x1f" + TestCodeOf(test);
   auto it = reference_traces_.find(key);
   if (it == reference_traces_.end()) {
-    EGCA_ASSIGN_OR_RETURN(auto ref, executor_->RunTraced(problem.reference, test, options_.run,
-                                                         options_.max_events));
+    EGCA_ASSIGN_OR_RETURN(auto ref, executor_->RunTraced(problem.reference, test, options.run,
+                                                         options.max_events));
     if (!ref.note.empty()) {
       out.localization_note = "reference: " + ref.note;
       return result;
@@ -122,7 +127,7 @@ StatusOr<CppRouteResult> CppRouter::Route(std::string_view candidate,
     return result;
   }
   CppLocalization loc =
-      Localize(std::string(candidate), problem.reference, cand.trace, it->second, options_.seed);
+      Localize(std::string(candidate), problem.reference, cand.trace, it->second, options.seed);
   out.earliest_divergence = loc.earliest.span;
   out.last_divergence = loc.last.span;
   out.random_boundary = loc.random_boundary;

@@ -2,8 +2,9 @@
 // humaneval_cpp2.jsonl: `add` and `sum_to`; cpp2x2.jsonl: two body samples each): the main
 // batch path grades and routes them with egca::cpp, one record per sample: a correct body,
 // a compile error (SYNTAX at clang's line), an off-by-one loop (LOGIC, localized on the
-// `for` line of the program), a recursive body that passes but is not comparable to the
-// iterative reference (CONSTRAINT, I_cmp on Clang CFGs); `show` routes one again. A
+// `for` line of the program), a recursive body with a switch that passes but is not
+// comparable to the iterative reference (CONSTRAINT, I_cmp on Clang CFGs below C++'s 0.25);
+// `show` routes one again. A
 // constraints file applies the C++ checkers.
 #include <gtest/gtest.h>
 

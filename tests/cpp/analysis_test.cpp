@@ -18,6 +18,7 @@
 
 #include "egca/cfg/structure.h"
 #include "egca/core/files.h"
+#include "egca/cpp/router.h"
 
 namespace egca::cpp {
 namespace {
@@ -94,6 +95,10 @@ constexpr const char* kRenamed =
 constexpr const char* kRecursive =
     "int sum_to(int n) {\n  if (n <= 0) return 0;\n  return n + sum_to(n - 1);\n}\n";
 
+constexpr const char* kRecursiveSwitch =
+    "int sum_to(int n) {\n  if (n <= 0) return 0;\n  switch (n) {\n    case 1: return 1;\n"
+    "    case 2: return 3;\n    default: break;\n  }\n  return n + sum_to(n - 1);\n}\n";
+
 TEST(CppCfg, ComparabilityOfCppPrograms) {
   ANALYZE_OR_SKIP(it, kIterative);
   auto renamed = AnalyzeCpp(kRenamed);
@@ -103,10 +108,21 @@ TEST(CppCfg, ComparabilityOfCppPrograms) {
   cfg::Comparability same = cfg::CompareStructure((*renamed)->program, it.program);
   EXPECT_DOUBLE_EQ(same.score, 1.0);
   EXPECT_TRUE(same.comparable);
-  // Recursion instead of a loop: below the threshold.
-  cfg::Comparability other = cfg::CompareStructure((*recursive)->program, it.program);
+  // Recursion instead of a loop: below Python's threshold, above C++'s (calibrated lower:
+  // C++ similarities run lower, docs/cpp.md), so comparable with C++'s settings.
+  const cfg::StructureOptions cpp_options = CppStructureOptions();
+  EXPECT_DOUBLE_EQ(cpp_options.threshold, kCppComparabilityThreshold);
+  cfg::Comparability other = cfg::CompareStructure((*recursive)->program, it.program, cpp_options);
   EXPECT_LT(other.score, 0.40);
-  EXPECT_FALSE(other.comparable);
+  EXPECT_FALSE(cfg::CompareStructure((*recursive)->program, it.program).comparable);
+  EXPECT_GT(other.score, kCppComparabilityThreshold);
+  EXPECT_TRUE(other.comparable);
+  // Recursion with a switch: below C++'s threshold too.
+  auto switched = AnalyzeCpp(kRecursiveSwitch);
+  ASSERT_TRUE(switched.ok());
+  cfg::Comparability far = cfg::CompareStructure((*switched)->program, it.program, cpp_options);
+  EXPECT_LT(far.score, kCppComparabilityThreshold);
+  EXPECT_FALSE(far.comparable);
 }
 
 TEST(CppCfg, ConstraintCheckersOnCppFacts) {

@@ -136,6 +136,29 @@ TEST(CppExecutor, LibraryExceptionsAreBlamedOnTheCandidatesCall) {
   EXPECT_EQ(stoi.verdict.line, 10);
 }
 
+// std::string::substr is compiled into libstdc++.so (an extern template), so its out_of_range
+// is thrown by libstdc++'s own __cxa_throw call, which egca-cpp-server's interposer records
+// (cpp/server/library_throw.cpp). A throw the candidate caught before must not be blamed.
+constexpr const char* kLibraryThrow =
+    "#include <stdexcept>\n#include <string>\n"
+    "int g(int x) {\n"
+    "  try { throw std::runtime_error(\"caught\"); } catch (const std::exception&) {}\n"  // line 4
+    "  std::string s = \"abc\";\n"
+    "  return (int)s.substr(x).size();\n"                                                  // line 6
+    "}\n";
+
+TEST(CppExecutor, ExceptionsThrownInsideLibstdcxxAreBlamedOnTheCandidatesCall) {
+  auto r = RunOne(kLibraryThrow, TestCase::Asserts("int main() { return g(10); }\n"));
+  EXPECT_EQ(r.verdict.kind, VerdictKind::kRuntimeError);
+  EXPECT_EQ(r.verdict.error_type, "std::out_of_range");
+  EXPECT_NE(r.verdict.message.find("substr"), std::string::npos) << r.verdict.message;
+  EXPECT_EQ(r.verdict.line, 6);
+  // Thrown by a library call in the test's own main: the test failed (as a throw in main).
+  auto in_main = RunOne(kLibraryThrow, TestCase::Asserts(
+      "int main() { std::string t = \"ab\"; g(1); return (int)t.substr(5).size(); }\n"));
+  EXPECT_EQ(in_main.verdict.kind, VerdictKind::kWrongAnswer) << in_main.verdict.error_type;
+}
+
 TEST(CppExecutor, StackOverflowIsARuntimeErrorInTheCandidate) {
   auto r = Crash(5);
   EXPECT_EQ(r.verdict.kind, VerdictKind::kRuntimeError);

@@ -123,6 +123,35 @@ TEST(EgcaEvalCli, SamplesFileAndIterKOnATinyModel) {
   EXPECT_NE(ReadFile(dir.file("it.md"))->find("Iter-3"), std::string::npos);
 }
 
+// C++ problems (HumanEval-X) are graded by egca::cpp through the same Grader: one program
+// that passes and three with the comparison reversed, n = 4, c = 1:
+//   pass@1 = 1/4, pass@2 = 1 - C(3,2)/C(4,2) = 1/2.
+TEST(EgcaEvalCli, CppSamplesAreGradedByClang) {
+  testing::ScratchDir dir("egca_eval_cpp");
+  const std::string head =
+      "```cpp\n#include<vector>\n#include<math.h>\nusing namespace std;\n"
+      "bool has_close_elements(vector<float> numbers, float threshold){\n"
+      "    for (int i=0;i<numbers.size();i++)\n"
+      "        for (int j=i+1;j<numbers.size();j++)\n";
+  const std::string correct = head + "            if (abs(numbers[i]-numbers[j])<threshold) return true;\n"
+                                     "    return false;\n}\n```\n";
+  const std::string wrong = head + "            if (abs(numbers[i]-numbers[j])>threshold) return true;\n"
+                                   "    return false;\n}\n```\n";
+  {
+    std::ofstream s(dir.file("samples.jsonl"));
+    for (int i = 0; i < 4; ++i) {
+      s << nlohmann::json{{"problem_id", "CPP/0"}, {"completion", i < 1 ? correct : wrong}}.dump() << "\n";
+    }
+  }
+  auto r = egca::testing::RunCommand(kEval + " --problems " + EGCA_DATA_DIR "/cpp/humaneval_cpp.jsonl.gz" +
+                                     " --limit 1 --timeout 20 --samples " + dir.file("samples.jsonl") +
+                                     " --k 1,2 --json " + dir.file("s.json") + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(*ReadFile(dir.file("s.json")));
+  EXPECT_NEAR(j["pass_at_k"]["overall"]["pass@1"].get<double>(), 0.25, 1e-12) << j.dump();
+  EXPECT_NEAR(j["pass_at_k"]["overall"]["pass@2"].get<double>(), 0.5, 1e-12);
+}
+
 TEST(EgcaEvalCli, BadInputIsOneLineExit2) {
   testing::ScratchDir dir("egca_eval_bad");
   std::ofstream(dir.file("none.jsonl")) << R"({"problem_id": "HumanEval/999", "completion": "x"})" << "\n";
@@ -142,6 +171,7 @@ TEST(EgcaEvalCli, BadInputIsOneLineExit2) {
       {p + " --samples " + dir.file("none.jsonl") + " --feedback loud", "--feedback loud"},
       {p + " --samples " + dir.file("none.jsonl") + " --bogus", "--bogus"},
       {p + " --samples " + dir.file("none.jsonl") + " --source nowhere", "nowhere"},
+      {p + " --samples " + dir.file("none.jsonl") + " --lang rust", "--lang rust"},
   };
   for (const Case& c : cases) {
     auto r = egca::testing::RunCommand(kEval + c.args + " --quiet 2>&1");

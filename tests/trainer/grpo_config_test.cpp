@@ -77,6 +77,14 @@ TEST(GrpoConfig, BadValuesNameTheKey) {
   c.group_size = 2;
   c.target = "earlyest";
   EXPECT_NE(ValidateGrpoConfig(c).message().find("credit.target"), std::string::npos);
+  c.target = "earliest";
+  for (const char* lang : {"auto", "python", "cpp"}) {
+    c.lang = lang;
+    EXPECT_TRUE(ValidateGrpoConfig(c).ok()) << lang;
+  }
+  c.lang = "c++";
+  EXPECT_NE(ValidateGrpoConfig(c).message().find("'data.lang': 'c++' is not auto, python or cpp"), std::string::npos)
+      << ValidateGrpoConfig(c).message();
 }
 
 TEST(GrpoConfig, MalformedAndEmptyFiles) {

@@ -221,6 +221,143 @@ TEST(GrpoTrainerE2E, UniformTargetSpreadsEveryAdvantage) {
   }
 }
 
+// ---- C++ problems: cpp::CppRouter + cpp::CppExecutor behind the same step ----------------
+
+const std::string kHumanEvalCpp = EGCA_DATA_DIR "/cpp/humaneval_cpp.jsonl.gz";
+
+// HumanEval-X CPP/0 (has_close_elements): its reference's body, then one reversed
+// comparison, then one missing semicolon.
+const std::string kCppHeader =
+    "#include<stdio.h>\n"
+    "#include<vector>\n"
+    "#include<math.h>\n"
+    "using namespace std;\n"
+    "bool has_close_elements(vector<float> numbers, float threshold){\n"
+    "    int i,j;\n"
+    "    \n"
+    "    for (i=0;i<numbers.size();i++)\n"
+    "    for (j=i+1;j<numbers.size();j++)\n";
+const std::string kCppCorrect = kCppHeader +
+    "    if (abs(numbers[i]-numbers[j])<threshold)\n"
+    "    return true;\n"
+    "\n"
+    "    return false;\n"
+    "}\n";
+const std::string kCppWrongLine = "    if (abs(numbers[i]-numbers[j])>threshold)";
+const std::string kCppWrong = kCppHeader + kCppWrongLine + "\n"
+    "    return true;\n"
+    "\n"
+    "    return false;\n"
+    "}\n";
+const std::string kCppNoSemicolonLine = "    return false";
+const std::string kCppNoSemicolon = kCppHeader +
+    "    if (abs(numbers[i]-numbers[j])<threshold)\n"
+    "    return true;\n"
+    "\n" + kCppNoSemicolonLine + "\n"
+    "}\n";
+
+std::string CppFence(const std::string& prose, const std::string& code) {
+  return prose + "\n\n```cpp\n" + code + "```\n";
+}
+
+// The tokens whose byte ranges overlap completion bytes [begin, end).
+std::vector<size_t> TokensOn(const RolloutRecord& r, size_t begin, size_t end) {
+  std::vector<size_t> out;
+  for (size_t t = 0; t < r.token_bytes.size(); ++t) {
+    if (r.token_bytes[t].begin < end && r.token_bytes[t].end > begin) out.push_back(t);
+  }
+  return out;
+}
+
+TEST(GrpoTrainerE2E, CppProblemRoutesThroughClangWithTokenCredit) {
+  testing::ScratchDir dir("grpo_cpp");
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
+  auto tok = Tokenizer::FromFile(kTokenizerDir);
+  ASSERT_TRUE(tok.ok());
+  GrpoConfig c = BaseConfig(model, dir.file("run"));
+  c.train_data = kHumanEvalCpp;  // format auto: HumanEval-X C++, language cpp
+  c.train_limit = 1;
+  c.prompts_per_step = 1;
+  c.group_size = 3;
+  c.max_new_tokens = 400;
+  c.timeout_seconds = 20;  // a compile under load is not the test's concern
+  c.beta = 0;
+  GrpoTrainer::Options options;
+  options.progress = false;
+  options.rollouts = std::make_shared<FixedRolloutSource>(
+      **tok, std::map<std::string, std::vector<std::string>>{
+                 {"CPP/0", {CppFence("Here it is.", kCppCorrect), CppFence("Try this:", kCppWrong),
+                            CppFence("Fixed:", kCppNoSemicolon)}}});
+  auto trainer = GrpoTrainer::Create(c, options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
+  auto m = (*trainer)->Step();
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const auto& rs = (*trainer)->last_rollouts();
+  ASSERT_EQ(rs.size(), 3u);
+  for (const auto& r : rs) ASSERT_TRUE(r.route_error.empty()) << r.route_error;
+
+  // Routes (EGCA eq. 5) and rewards R = R_hat * I_C: the test's main is one test.
+  using credit::FailureMode;
+  EXPECT_EQ(rs[0].route.mode, FailureMode::kCorrect) << rs[0].route.reason;
+  EXPECT_EQ(rs[1].route.mode, FailureMode::kLogic) << rs[1].route.reason;
+  EXPECT_EQ(rs[2].route.mode, FailureMode::kSyntax) << rs[2].route.reason;
+  EXPECT_EQ(rs[0].program, kCppCorrect);  // the fence's content, nothing of the prompt added
+  EXPECT_DOUBLE_EQ(rs[0].reward, 1.0);
+  EXPECT_DOUBLE_EQ(rs[1].reward, 0.0);
+  EXPECT_DOUBLE_EQ(rs[2].reward, 0.0);
+  // Mean-centred advantages by hand: mean R = 1/3, so A = 2/3, -1/3, -1/3.
+  EXPECT_NEAR(rs[0].advantage, 2.0 / 3, 1e-12);
+  EXPECT_NEAR(rs[1].advantage, -1.0 / 3, 1e-12);
+  EXPECT_NEAR(rs[2].advantage, -1.0 / 3, 1e-12);
+
+  // CORRECT: A / T on every token.
+  ASSERT_FALSE(rs[0].token_ids.empty());
+  for (double a : rs[0].credit.advantages) EXPECT_NEAR(a, (2.0 / 3) / rs[0].token_ids.size(), 1e-12);
+
+  // LOGIC: the earliest divergence is the reversed comparison's line, in completion bytes;
+  // its tokens share A = -1/3 equally, every other token gets 0.
+  const RolloutRecord& logic = rs[1];
+  ASSERT_TRUE(logic.route.earliest_divergence.has_value()) << logic.route.localization_note;
+  const size_t line_begin = logic.completion.find(kCppWrongLine);
+  ASSERT_NE(line_begin, std::string::npos);
+  EXPECT_EQ(logic.route.earliest_divergence->begin_byte, line_begin);
+  EXPECT_EQ(logic.route.earliest_divergence->end_byte, line_begin + kCppWrongLine.size());
+  const std::vector<size_t> on = TokensOn(logic, line_begin, line_begin + kCppWrongLine.size());
+  ASSERT_FALSE(on.empty());
+  EXPECT_EQ(logic.credit.placement, credit::CreditPlacement::kLocalized);
+  EXPECT_EQ(logic.credit.span_token_count, on.size());
+  for (size_t t = 0; t < logic.credit.advantages.size(); ++t) {
+    const bool in_span = std::find(on.begin(), on.end(), t) != on.end();
+    EXPECT_NEAR(logic.credit.advantages[t], in_span ? (-1.0 / 3) / on.size() : 0.0, 1e-12) << t;
+  }
+
+  // SYNTAX: clang's first error ("expected ';'") is on the `return false` line.
+  const RolloutRecord& syntax = rs[2];
+  ASSERT_TRUE(syntax.route.error_span.has_value()) << syntax.route.error_message;
+  const size_t err_begin = syntax.completion.find(kCppNoSemicolonLine + "\n");
+  ASSERT_NE(err_begin, std::string::npos);
+  EXPECT_EQ(syntax.route.error_span->begin_byte, err_begin);
+  EXPECT_EQ(syntax.route.error_span->end_byte, err_begin + kCppNoSemicolonLine.size());
+  const std::vector<size_t> err_tokens = TokensOn(syntax, err_begin, err_begin + kCppNoSemicolonLine.size());
+  ASSERT_FALSE(err_tokens.empty());
+  for (size_t t = 0; t < syntax.credit.advantages.size(); ++t) {
+    const bool in_span = std::find(err_tokens.begin(), err_tokens.end(), t) != err_tokens.end();
+    EXPECT_NEAR(syntax.credit.advantages[t], in_span ? (-1.0 / 3) / err_tokens.size() : 0.0, 1e-12) << t;
+  }
+
+  // The same metrics as Python's.
+  EXPECT_NEAR((*m)["mode/correct"], 1.0 / 3, 1e-12);
+  EXPECT_NEAR((*m)["mode/logic"], 1.0 / 3, 1e-12);
+  EXPECT_NEAR((*m)["mode/syntax"], 1.0 / 3, 1e-12);
+  EXPECT_NEAR((*m)["localization/trigger_rate"], 1.0, 1e-12);
+  EXPECT_NEAR((*m)["credit/localized"], 2.0 / 3, 1e-12);
+  EXPECT_NEAR((*m)["reward"], 1.0 / 3, 1e-12);
+  std::ifstream dump(dir.file("run/rollouts/step-1.jsonl"));
+  std::string first;
+  ASSERT_TRUE(std::getline(dump, first));
+  EXPECT_EQ(nlohmann::json::parse(first)["language"], "cpp");
+}
+
 // ---- the egca-train binary ---------------------------------------------------------------
 
 std::string WriteConfig(const std::string& path, const std::string& model, const std::string& run_dir,
@@ -344,6 +481,8 @@ TEST(EgcaTrainCli, BadInputIsOneLineExit2AndWritesNothing) {
       {"config is a directory", "--config " + dir.path(), "directory"},
       {"unknown option", "--config " + good + " --bogus", "--bogus"},
       {"resume nothing", "--resume " + dir.file("norun"), "norun"},
+      {"bad --lang", "--config " + good + " --lang rust", "--lang rust"},
+      {"bad data.lang", "--config " + good + " --set data.lang=java", "data.lang"},
   };
   for (const Case& c : cases) {
     auto r = egca::testing::RunCommand(kTrain + " " + c.args + " 2>&1");

@@ -137,6 +137,7 @@ int RunCppBatch(const CppBatchArgs& a) {
   ropts.run.limits.cpu_seconds = a.timeout;
   ropts.localize = a.localize;
   ropts.check_comparability = a.comparability;
+  if (a.threshold >= 0) ropts.structure.threshold = a.threshold;
 
   std::vector<std::optional<cpp::CppRouteResult>> results(jobs.size());
   std::vector<std::string> errors(jobs.size());

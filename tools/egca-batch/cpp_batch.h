@@ -17,6 +17,7 @@ struct CppBatchArgs {
   std::string out;               // output directory: routes.jsonl, summary.json, summary.md
   bool localize = true;           // trace + align LOGIC candidates against the reference
   bool comparability = true;      // the I_cmp gate on Clang CFGs
+  double threshold = -1;          // its threshold; < 0: C++'s (cpp::kCppComparabilityThreshold)
   int workers = 1;
   double timeout = 10;
   int64_t limit = -1;

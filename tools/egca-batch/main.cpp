@@ -758,6 +758,9 @@ int main(int argc, char** argv) {
   cppc->add_flag("--no-localize", cpp_no_localize, "route only (no tracing of LOGIC candidates)");
   bool cpp_no_comparability = false;
   cppc->add_flag("--no-comparability", cpp_no_comparability, "skip the I_cmp gate (Clang CFGs)");
+  cppc->add_option("--threshold", cb.threshold,
+                   "I_cmp threshold (default: C++'s calibrated one, docs/cpp.md)")
+      ->check(CLI::Range(0.0, 1.0));
   cppc->add_option("--workers", cb.workers, "parallel workers (one sandbox server each)");
   cppc->add_option("--timeout", cb.timeout, "per-test wall/CPU limit, seconds");
   cppc->add_option("--limit", cb.limit, "route at most this many candidates");

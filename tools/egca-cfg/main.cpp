@@ -27,6 +27,7 @@
 #include "egca/core/files.h"
 #include "egca/core/language.h"
 #include "egca/cpp/analysis.h"
+#include "egca/cpp/router.h"
 #include "egca/tools/language.h"
 
 namespace {
@@ -157,7 +158,7 @@ int main(int argc, char** argv) {
       "Python and C++ programs"};
   std::string file, function, compare, entry_point, lang = "auto";
   bool boundaries = false, statements = false, as_json = false, extract = false;
-  double threshold = egca::cfg::StructureOptions().threshold;
+  double threshold = egca::cfg::StructureOptions().threshold;  // --threshold (else per language)
   app.add_option("FILE", file, "Python or C++ source (UTF-8)")->required();
   app.add_option("--lang", lang, egca::tools::kLanguageHelp)
       ->check(CLI::IsMember({"auto", "python", "cpp"}));
@@ -218,8 +219,9 @@ int main(int argc, char** argv) {
                  ref->syntax_error()->span.ToString());
       return 1;
     }
-    egca::cfg::StructureOptions so;
-    so.threshold = threshold;
+    // Each language's own calibrated threshold unless --threshold says otherwise.
+    egca::cfg::StructureOptions so = cpp ? egca::cpp::CppStructureOptions() : egca::cfg::StructureOptions();
+    if (threshold_opt->count() > 0) so.threshold = threshold;
     egca::cfg::Comparability c = egca::cfg::CompareStructure(*program, *ref, so);
     std::vector<egca::cfg::ScopeMatch> scopes = egca::cfg::MatchScopes(*program, *ref);
     if (as_json) {

@@ -4,6 +4,8 @@
 //   egca-eval --problems FILE --model DIR [--n 10] [--k 1,10] [--temperature 0.2]
 //   egca-eval --problems FILE --model DIR --iter 3 [--runs 3] [--feedback level_feedback]
 // Writes a JSON summary (--json FILE) and a Markdown table (--markdown FILE, and stdout).
+// --lang auto|python|cpp: auto routes each problem as its own language (HumanEval-X / MBXP
+// C++ records are cpp: clang, egca::cpp's router); python or cpp route every problem so.
 // Exit codes: 0 done, 1 the evaluation failed part-way, 2 bad usage or input (one line).
 #include <cstdio>
 #include <filesystem>
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
   CLI::App app{"pass@k and Iter-k of a checkpoint or a samples file"};
   std::string problems_path, format = "auto", samples_path, source, model_dir, tokenizer_path, json_path, md_path,
                              feedback = "level_feedback", feedback_command, chat_template = "qwen3", instruction,
-                             id_prefix;
+                             id_prefix, lang = "auto";
   std::vector<int64_t> ks;
   int64_t n = 1, iterations = 0, runs = 3, window = 1, workers = 2, limit = -1, max_new_tokens = 512, slice = 1,
           batch = 8, memory_mb = 2048;
@@ -62,7 +64,8 @@ int main(int argc, char** argv) {
   app.add_option("--model", model_dir, "Hugging Face checkpoint to generate with");
   app.add_option("--tokenizer", tokenizer_path, "tokenizer.json or its directory (default: --model)");
   app.add_option("--chat-template", chat_template, "qwen3, chatml, or a JSON template file");
-  app.add_option("--instruction", instruction, "text before the problem statement");
+  app.add_option("--instruction", instruction, "text before the problem statement (every language)");
+  app.add_option("--lang", lang, "auto (each problem's own language), python or cpp");
   app.add_option("--n", n, "samples per problem for pass@k (--model)");
   app.add_option("--k", ks, "k values of pass@k (default: 1, 10, 100 where n allows)")->delimiter(',');
   app.add_option("--iter", iterations, "Iter-k: self-repair iterations (0: pass@k only)");
@@ -105,6 +108,8 @@ int main(int argc, char** argv) {
   for (int64_t k : ks) {
     if (k < 1) return Fail(fmt::format("--k {}: k must be >= 1", k));
   }
+  std::optional<Language> forced_lang;
+  if (!ParseLanguageChoice(lang, &forced_lang)) return Fail(fmt::format("--lang {}: not auto, python or cpp", lang));
   IterKOptions iter;
   if (!ParseFeedbackMode(feedback, &iter.feedback.mode) || iter.feedback.mode == FeedbackMode::kExpertEdits) {
     return Fail(fmt::format("--feedback {}: not plain, level_feedback, egca or custom", feedback));
@@ -118,17 +123,6 @@ int main(int argc, char** argv) {
   iter.runs = runs;
   iter.window = window;
 
-  // Executors before the problems, samples and model are loaded. Each sandboxed run forks
-  // from egca-py-server, an exec'd program that never holds this process's memory; starting
-  // it first also keeps its start-up off the critical path of loading.
-  GradeOptions gopt;
-  gopt.workers = workers;
-  gopt.timeout_seconds = timeout;
-  gopt.memory_mb = memory_mb;
-  gopt.progress = !quiet;
-  auto grader = Grader::Create(gopt);
-  if (!grader.ok()) return Fail(grader.status().message(), 1);
-
   // Problems.
   datasets::DatasetOptions dopt;
   auto fmt_parsed = datasets::ParseDatasetFormat(format);
@@ -141,6 +135,20 @@ int main(int argc, char** argv) {
   if (!problems.ok()) return Fail(problems.status().message());
   for (const auto& b : preport.bad) std::fprintf(stderr, "egca-eval: skipped %s\n", b.ToString().c_str());
   if (problems->empty()) return Fail(fmt::format("--problems {}: no problem", problems_path));
+
+  // Executors for the languages the problems use, before samples and model are loaded. Each
+  // sandboxed run forks from egca-py-server / egca-cpp-server, exec'd programs that never
+  // hold this process's memory.
+  GradeOptions gopt;
+  gopt.workers = workers;
+  gopt.timeout_seconds = timeout;
+  gopt.memory_mb = memory_mb;
+  gopt.progress = !quiet;
+  gopt.lang = forced_lang;
+  gopt.python = gopt.cpp = false;
+  for (const auto& p : *problems) (RoutedLanguage(p.language, forced_lang) == Language::kCpp ? gopt.cpp : gopt.python) = true;
+  auto grader = Grader::Create(gopt);
+  if (!grader.ok()) return Fail(grader.status().message(), 1);
 
 
   auto default_ks = [&](int64_t samples_per_problem) {
@@ -187,7 +195,7 @@ int main(int argc, char** argv) {
     auto chat = ChatTemplate::Named(chat_template);
     if (!chat.ok()) return Fail(fmt::format("--chat-template: {}", chat.status().message()));
     popt.chat = std::move(*chat);
-    if (!instruction.empty()) popt.instruction = instruction;
+    if (!instruction.empty()) popt.instruction = popt.instruction_cpp = instruction;
     popt.temperature = temperature;
     popt.top_p = top_p;
     popt.max_new_tokens = max_new_tokens;

@@ -4,6 +4,8 @@
 //   egca-train --resume RUN_DIR [--set key=value ...]     (RUN_DIR/config.yaml, then --set)
 //   egca-train --config run.yaml --print-config            (effective config, nothing run)
 //   egca-train --keys                                      (every config key)
+//   --lang auto|python|cpp  the language problems are routed as (data.lang; auto: each
+//                           problem's own, e.g. HumanEval-X / MBXP C++ records are cpp)
 //
 // Exit codes: 0 done, 1 the run failed part-way (what was saved stays), 2 bad usage,
 // config, data or model files (one line naming them; nothing written).
@@ -22,7 +24,7 @@ using namespace egca::trainer;
 
 int main(int argc, char** argv) {
   CLI::App app{"GRPO training with execution-grounded credit assignment (EGCA)"};
-  std::string config_path, resume_dir;
+  std::string config_path, resume_dir, lang;
   std::vector<std::string> overrides;
   bool overwrite = false, print_config = false, keys = false, quiet = false;
   app.add_option("--config", config_path, "YAML config file");
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
   app.add_flag("--print-config", print_config, "print the effective config and exit");
   app.add_flag("--keys", keys, "list every config key and exit");
   app.add_flag("--quiet", quiet, "no progress lines");
+  app.add_option("--lang", lang, "auto (each problem's own language), python or cpp (= --set data.lang=...)");
   if (auto code = egca::tools::ParseArgs(app, argc, argv, "egca-train")) return *code;
 
   if (keys) {
@@ -64,6 +67,13 @@ int main(int argc, char** argv) {
   }
   if (auto s = LoadGrpoConfigFile(config_path, &config); !s.ok()) return fail(s, 2);
   if (auto s = ApplyGrpoConfigOverrides(overrides, &config); !s.ok()) return fail(s, 2);
+  if (!lang.empty()) {
+    if (lang != "auto" && lang != "python" && lang != "cpp") {
+      std::fprintf(stderr, "egca-train: --lang %s: not auto, python or cpp\n", lang.c_str());
+      return 2;
+    }
+    config.lang = lang;
+  }
   if (!resume_dir.empty()) {
     if (!config.run_dir.empty() && std::filesystem::weakly_canonical(config.run_dir) !=
                                        std::filesystem::weakly_canonical(resume_dir)) {

@@ -46,6 +46,12 @@ std::vector<std::string> Lines(const std::string& text) {
 
 std::string Pct(double v) { return fmt::format("{:.2f}", 100.0 * v); }
 
+// The instruction before `problem`'s statement, by the language it is routed as.
+const std::string& InstructionFor(const Grader& grader, const datasets::ProblemRecord& problem,
+                                  const PolicyEvalOptions& options) {
+  return grader.LanguageOf(problem) == Language::kCpp ? options.instruction_cpp : options.instruction;
+}
+
 }  // namespace
 
 std::vector<tracer::TestCase> VisibleTests(const datasets::ProblemRecord& record) {
@@ -89,8 +95,8 @@ StatusOr<std::unique_ptr<Grader>> Grader::Create(const GradeOptions& options) {
   std::unique_ptr<Grader> g(new Grader());
   g->options_ = options;
   for (int64_t w = 0; w < std::max<int64_t>(1, options.workers); ++w) {
-    EGCA_ASSIGN_OR_RETURN(auto e, tracer::Executor::Create({}));
-    g->executors_.push_back(std::move(e));
+    EGCA_ASSIGN_OR_RETURN(auto r, ProgramRouter::Create(options.python, options.cpp));
+    g->routers_.push_back(std::move(r));
   }
   return g;
 }
@@ -121,15 +127,13 @@ std::vector<Grader::Graded> Grader::Grade(const std::vector<Job>& jobs, const st
       gates::Problem p;
       p.reference = job.problem->references.empty() ? std::string() : job.problem->references.front();
       p.tests = job.tests ? *job.tests : job.problem->tests;
-      gates::RouterOptions o;
-      o.run.limits.wall_seconds = options_.timeout_seconds;
-      o.run.limits.cpu_seconds = options_.timeout_seconds;
-      o.run.limits.memory_bytes = static_cast<uint64_t>(options_.memory_mb) << 20;
-      o.run.apps_import_header = job.problem->apps_conventions;
+      RouteSettings o;
+      o.timeout_seconds = options_.timeout_seconds;
+      o.memory_mb = options_.memory_mb;
+      o.apps_conventions = job.problem->apps_conventions;
       o.localize = job.localize && !p.reference.empty();
       o.check_comparability = !p.reference.empty();
-      gates::Router router(executors_[w].get(), o, caches_.at(job.problem->id));
-      auto route = router.Route(program.code, p);
+      auto route = routers_[w]->Route(LanguageOf(*job.problem), program.code, p, o, caches_.at(job.problem->id));
       if (route.ok()) {
         out[i].route = std::move(*route);
       } else {
@@ -148,7 +152,7 @@ std::vector<Grader::Graded> Grader::Grade(const std::vector<Job>& jobs, const st
     }
   };
   std::vector<std::thread> threads;
-  for (size_t w = 0; w < executors_.size(); ++w) threads.emplace_back(work, w);
+  for (size_t w = 0; w < routers_.size(); ++w) threads.emplace_back(work, w);
   for (auto& t : threads) t.join();
   return out;
 }
@@ -300,7 +304,7 @@ StatusOr<PassAtKReport> PassAtKOfPolicy(Grader& grader, DecoderModel& policy, co
     std::vector<std::vector<int32_t>> prompts;
     for (size_t p = first; p < last; ++p) {
       EGCA_ASSIGN_OR_RETURN(std::string text, FormatConversation(options.chat, options.system_prompt,
-                                                                 {{"user", ProblemUserMessage(problems[p], options.instruction)}}));
+                                                                 {{"user", ProblemUserMessage(problems[p], InstructionFor(grader, problems[p], options))}}));
       prompts.push_back(tokenizer.EncodeIds(text));
     }
     EGCA_ASSIGN_OR_RETURN(auto completions,
@@ -377,7 +381,7 @@ StatusOr<IterKReport> RunIterK(Grader& grader, DecoderModel& policy, const Token
   std::vector<std::string> user(np);
   for (size_t p = 0; p < np; ++p) {
     visible[p] = VisibleTests(problems[p]);
-    user[p] = ProblemUserMessage(problems[p], options.instruction);
+    user[p] = ProblemUserMessage(problems[p], InstructionFor(grader, problems[p], options));
   }
   IterKReport report;
   report.iterations = iter.iterations;
@@ -411,7 +415,9 @@ StatusOr<IterKReport> RunIterK(Grader& grader, DecoderModel& policy, const Token
         const size_t from = h > static_cast<size_t>(iter.window) ? h - static_cast<size_t>(iter.window) : 0;
         for (size_t k = from; k < h; ++k) {
           turns.push_back({"assistant", st[p].history[k].first});
-          turns.push_back({"user", RevisionMessage(st[p].history[k].second, iter.revision_instruction)});
+          turns.push_back({"user", RevisionMessage(st[p].history[k].second, grader.LanguageOf(problems[p]) == Language::kCpp
+                                                                                     ? iter.revision_instruction_cpp
+                                                                                     : iter.revision_instruction)});
         }
         EGCA_ASSIGN_OR_RETURN(std::string text, FormatConversation(options.chat, options.system_prompt, turns));
         prompts.push_back(tokenizer.EncodeIds(text));

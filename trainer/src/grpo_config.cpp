@@ -42,9 +42,11 @@ const std::vector<Field>& Fields() {
       {"data.id_prefix", &C::id_prefix, "problem id prefix (mbpp/, apps/ ...)"},
       {"data.fields", &C::fields, "APPS+ field mapping, list of key=name"},
       {"data.shuffle", &C::shuffle, "reshuffle the problems every epoch"},
+      {"data.lang", &C::lang, "auto (each problem's own language), python or cpp"},
       {"prompt.chat_template", &C::chat_template, "qwen3, chatml, or a JSON template file"},
       {"prompt.system", &C::system_prompt, "system message (empty: none)"},
       {"prompt.instruction", &C::instruction, "text before the problem statement"},
+      {"prompt.instruction_cpp", &C::instruction_cpp, "text before a C++ problem's statement"},
       {"prompt.constraints", &C::constraints_in_prompt, "append the problem's constraints (EGCA eq. 4)"},
       {"prompt.extract_constraints", &C::extract_constraints,
        "derive constraints from the reference solution"},
@@ -78,6 +80,8 @@ const std::vector<Field>& Fields() {
       {"multi_turn.expert_model", &C::expert_model, "expert_edits: checkpoint proposing edits"},
       {"multi_turn.expert_max_new_tokens", &C::expert_max_new_tokens, "expert_edits: tokens per proposal"},
       {"multi_turn.revision_instruction", &C::revision_instruction, "text after the feedback"},
+      {"multi_turn.revision_instruction_cpp", &C::revision_instruction_cpp,
+       "text after the feedback (C++ problems)"},
       {"multi_turn.advantage", &C::tree_advantage, "murphy, grpo_mt, mt_grpo, grpo_or or grpo_mr"},
       {"multi_turn.backup", &C::backup, "murphy: mars, mers or none"},
       {"multi_turn.gamma", &C::backup_gamma, "MeRS discount"},
@@ -319,6 +323,9 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (c.model.empty()) return bad("model", "required (a Hugging Face checkpoint directory)");
   if (c.run_dir.empty()) return bad("run_dir", "required");
   if (c.train_data.empty()) return bad("data.train", "required");
+  if (c.lang != "auto" && c.lang != "python" && c.lang != "cpp") {
+    return bad("data.lang", fmt::format("'{}' is not auto, python or cpp", c.lang));
+  }
   if (c.group_size < 2) return bad("rollout.group_size", fmt::format("G = {}: GRPO needs at least 2", c.group_size));
   if (c.prompts_per_step < 1) return bad("rollout.prompts_per_step", "must be >= 1");
   if (c.max_new_tokens < 1) return bad("rollout.max_new_tokens", "must be >= 1");

@@ -38,6 +38,7 @@
 #include "egca/trainer/feedback.h"
 #include "egca/trainer/grpo_loss.h"
 #include "egca/trainer/problem_prompt.h"
+#include "egca/trainer/program_router.h"
 
 namespace egca::trainer {
 
@@ -54,13 +55,22 @@ double Seconds(Clock::time_point since) {
 // the reference cache shared by every sample of it across steps.
 struct TrainProblem {
   datasets::ProblemRecord record;
+  Language language = Language::kPython;  // what routes it: record.language or data.lang
   gates::Problem routing;
   std::string user_text;  // the user message (statement, starter code, constraints)
   std::string prompt_text;
   std::vector<int32_t> prompt_ids;
-  std::shared_ptr<gates::ReferenceCache> cache = std::make_shared<gates::ReferenceCache>();
+  std::shared_ptr<gates::ReferenceCache> cache = std::make_shared<gates::ReferenceCache>();  // Python's
   bool reference_prepared = false;
 };
+
+// The instruction before a problem's statement, and after a failed attempt's feedback.
+const std::string& InstructionFor(const GrpoConfig& c, Language language) {
+  return language == Language::kCpp ? c.instruction_cpp : c.instruction;
+}
+const std::string& RevisionInstructionFor(const GrpoConfig& c, Language language) {
+  return language == Language::kCpp ? c.revision_instruction_cpp : c.revision_instruction;
+}
 
 // route.workers threads, each owning one executor; jobs receive their worker's index.
 class RoutePool {
@@ -266,7 +276,8 @@ struct GrpoTrainer::Impl {
   std::unique_ptr<Tokenizer> tokenizer;
   ChatTemplate chat = ChatTemplate::Qwen3();
   std::vector<TrainProblem> train, eval;
-  std::vector<std::unique_ptr<tracer::Executor>> executors;
+  // One per route worker: the executors of the languages the problems use.
+  std::vector<std::unique_ptr<ProgramRouter>> routers;
   std::unique_ptr<RoutePool> pool;
   std::shared_ptr<DecoderModel> reference;
   std::unique_ptr<torch::optim::AdamW> optimizer;
@@ -284,12 +295,11 @@ struct GrpoTrainer::Impl {
   std::vector<TrainProblem*> step_problems;   // the current step's problems (Borrowed)
   std::vector<int64_t> skipped_expansions;    // per prompt of the step
 
-  gates::RouterOptions RouterOptionsFor(const TrainProblem& p, bool localize) const {
-    gates::RouterOptions o;
-    o.run.limits.wall_seconds = config.timeout_seconds;
-    o.run.limits.cpu_seconds = config.timeout_seconds;
-    o.run.limits.memory_bytes = static_cast<uint64_t>(config.memory_mb) << 20;
-    o.run.apps_import_header = p.record.apps_conventions;
+  RouteSettings SettingsFor(const TrainProblem& p, bool localize) const {
+    RouteSettings o;
+    o.timeout_seconds = config.timeout_seconds;
+    o.memory_mb = config.memory_mb;
+    o.apps_conventions = p.record.apps_conventions;
     o.localize = localize;
     o.check_comparability = config.check_comparability;
     o.runtime_error_is_logic = config.runtime_error_is_logic;
@@ -308,6 +318,8 @@ struct GrpoTrainer::Impl {
     datasets::LoadReport report;
     EGCA_ASSIGN_OR_RETURN(auto records, datasets::LoadProblems(path, o, &report));
     for (const auto& b : report.bad) std::fprintf(stderr, "egca-train: skipped %s\n", b.ToString().c_str());
+    std::optional<Language> forced;
+    ParseLanguageChoice(config.lang, &forced);  // validated with the config
     std::vector<TrainProblem> out;
     for (auto& r : records) {
       if (r.references.empty()) {
@@ -316,10 +328,13 @@ struct GrpoTrainer::Impl {
         continue;
       }
       TrainProblem p;
+      p.language = RoutedLanguage(r.language, forced);
       p.routing.reference = r.references.front();
       p.routing.tests = r.tests;
       std::vector<gates::ConstraintSpec> specs;
-      if (config.extract_constraints) {
+      // Constraints are extracted from Python references only (gates::ExtractConstraints
+      // reads Python); C++ problems get none.
+      if (config.extract_constraints && p.language == Language::kPython) {
         auto extracted = gates::ExtractConstraints(p.routing.reference, {}, r.prompt);
         if (extracted.ok()) {
           specs = *extracted;
@@ -327,7 +342,7 @@ struct GrpoTrainer::Impl {
         }
       }
       p.user_text = ProblemUserMessage(
-          r, config.instruction, config.constraints_in_prompt && !specs.empty() ? gates::PromptSuffix(specs) : "");
+          r, InstructionFor(config, p.language), config.constraints_in_prompt && !specs.empty() ? gates::PromptSuffix(specs) : "");
       EGCA_ASSIGN_OR_RETURN(p.prompt_text, FormatConversation(chat, config.system_prompt, {{"user", p.user_text}}));
       p.prompt_ids = tokenizer->EncodeIds(p.prompt_text);
       if (static_cast<int64_t>(p.prompt_ids.size()) > config.max_prompt_tokens) {
@@ -393,8 +408,8 @@ struct GrpoTrainer::Impl {
     const datasets::SampleProgram program = datasets::ProgramOf(sample, problem.record);
     r->program = program.code;
     r->code_offset = program.offset + offset;
-    gates::Router router(executors[worker].get(), RouterOptionsFor(problem, localize), problem.cache);
-    auto route = router.Route(program.code, problem.routing);
+    auto route = routers[worker]->Route(problem.language, program.code, problem.routing,
+                                        SettingsFor(problem, localize), problem.cache);
     if (!route.ok()) {
       r->route_error = route.status().ToString();
       return;
@@ -546,14 +561,14 @@ struct GrpoTrainer::Impl {
     switch (fo.mode) {
       case FeedbackMode::kPlain:
         *feedback_out = "";
-        return RevisionMessage("", config.revision_instruction);
+        return RevisionMessage("", RevisionInstructionFor(config, problem.language));
       case FeedbackMode::kLevelFeedback:
       case FeedbackMode::kEgca:
         *feedback_out = execution;
-        return RevisionMessage(execution, config.revision_instruction);
+        return RevisionMessage(execution, RevisionInstructionFor(config, problem.language));
       case FeedbackMode::kExpertEdits:
         *feedback_out = "Suggested edits:\n" + expert_text;
-        return RevisionMessage(*feedback_out, config.revision_instruction);
+        return RevisionMessage(*feedback_out, RevisionInstructionFor(config, problem.language));
       case FeedbackMode::kCustom: {
         const auto in = FeedbackHookInput::For(problem.user_text, r.turn, r.completion, r.program, r.route,
                                                r.route_error, execution);
@@ -578,7 +593,8 @@ struct GrpoTrainer::Impl {
       const TrainProblem& problem = *problem_of_record(r);
       std::string ask = "A programming task, a candidate solution that fails, and what its execution showed. "
                         "Propose concise, specific edits that fix the solution. Do not rewrite it.\n\nTask:\n" +
-                        problem.user_text + "\n\nCandidate solution:\n```python\n" + r.program + "\n```\n\n";
+                        problem.user_text + "\n\nCandidate solution:\n```" +
+                        LanguageName(problem.language) + "\n" + r.program + "\n```\n\n";
       if (r.route_error.empty()) ask += "Execution:\n" + ExecutionFeedback(r.route, problem.routing.tests, r.program, fo);
       EGCA_ASSIGN_OR_RETURN(std::string text, FormatConversation(chat, "", {{"user", ask}}));
       std::vector<int32_t> ids = tokenizer->EncodeIds(text);
@@ -937,18 +953,22 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
   im.tokenizer = std::move(*tok);
   EGCA_ASSIGN_OR_RETURN(im.chat, ChatTemplate::Named(c.chat_template));
   im.stop_ids = DefaultStopTokenIds(*im.tokenizer, mc.eos_token_id);
-  // Executors before the data and any model: each sandboxed run forks a server forked from
-  // this process, so nothing loaded later (tests' expected values, reference solutions, the
-  // weights) is in the memory a candidate's process inherits, and the fork stays cheap.
-  for (int64_t w = 0; w < c.route_workers; ++w) {
-    EGCA_ASSIGN_OR_RETURN(auto executor, tracer::Executor::Create({}));
-    im.executors.push_back(std::move(executor));
-  }
-  im.pool = std::make_unique<RoutePool>(static_cast<int>(c.route_workers));
   EGCA_ASSIGN_OR_RETURN(im.train, im.LoadProblemSet(c.train_data, c.train_format, c.train_limit, "data.train"));
   if (!c.eval_data.empty()) {
     EGCA_ASSIGN_OR_RETURN(im.eval, im.LoadProblemSet(c.eval_data, c.eval_format, c.eval_limit, "data.eval"));
   }
+  // One router per worker with the executors of the languages the problems use, before any
+  // model is loaded. Their servers are programs of their own (exec mode), so a candidate's
+  // process holds nothing of this one (expected outputs, reference solutions, weights).
+  bool any_python = false, any_cpp = false;
+  for (const auto* set : {&im.train, &im.eval}) {
+    for (const auto& p : *set) (p.language == Language::kCpp ? any_cpp : any_python) = true;
+  }
+  for (int64_t w = 0; w < c.route_workers; ++w) {
+    EGCA_ASSIGN_OR_RETURN(auto router, ProgramRouter::Create(any_python, any_cpp));
+    im.routers.push_back(std::move(router));
+  }
+  im.pool = std::make_unique<RoutePool>(static_cast<int>(c.route_workers));
   const int64_t context = mc.max_position_embeddings;
   im.context = context;
   for (const auto* set : {&im.train, &im.eval}) {
@@ -1063,8 +1083,8 @@ StatusOr<Scalars> GrpoTrainer::Step() {
       if (p.reference_prepared) continue;
       p.reference_prepared = true;
       im.pool->Submit([&im, &p](int w) {
-        gates::Router router(im.executors[w].get(), im.RouterOptionsFor(p, true), p.cache);
-        (void)router.PrepareReference(p.routing);  // optional: routing computes what it lacks
+        // Optional: routing computes what it lacks.
+        (void)im.routers[w]->PrepareReference(p.language, p.routing, im.SettingsFor(p, true), p.cache);
       });
     }
   }
@@ -1230,6 +1250,7 @@ StatusOr<Scalars> GrpoTrainer::Step() {
       j["step"] = step_;
       j["problem_id"] = r.problem_id;
       j["origin"] = p.record.origin;
+      j["language"] = LanguageName(p.language);
       j["group"] = r.group;
       j["sample"] = r.sample;
       if (multi_turn) {

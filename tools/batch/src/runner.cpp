@@ -697,6 +697,7 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
       o.seed = options_.router.divergence.random_seed;
       o.check_comparability = options_.router.check_comparability;
       o.structure = options_.router.structure;
+      o.structure.threshold = options_.cpp_comparability_threshold;  // C++'s own calibration
       o.passing_bypasses_gates = options_.router.passing_bypasses_gates;
       std::array<std::unique_ptr<cpp::CppRouter>, 2> routers;
       routers[0] = std::make_unique<cpp::CppRouter>(executor.get(), o);

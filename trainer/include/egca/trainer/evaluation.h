@@ -7,25 +7,29 @@
 //            a sliding window of the previous output(s) and feedback, the loop stops early
 //            when the visible tests pass, and the last program is graded on the hidden tests.
 //            R runs (seeds) give a mean and a standard deviation.
-// Grading routes every program with gates::Router (localization on only for the egca
-// feedback mode) on `workers` sandboxed executors.
+// Grading routes every program by its problem's language (program_router.h: Python through
+// gates::Router, C++ through cpp::CppRouter; localization on only for the egca feedback
+// mode) on `workers` sandboxed executors.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "egca/core/language.h"
 #include "egca/core/status.h"
 #include "egca/datasets/problem.h"
 #include "egca/gates/router.h"
 #include "egca/trainer/chat_template.h"
 #include "egca/trainer/feedback.h"
 #include "egca/trainer/model.h"
+#include "egca/trainer/program_router.h"
 #include "egca/trainer/tokenizer.h"
 
 namespace egca::trainer {
@@ -40,6 +44,12 @@ struct GradeOptions {
   double timeout_seconds = 4;
   int64_t memory_mb = 2048;
   bool progress = true;  // a progress line on stderr (done, rate, ETA)
+  // Every problem is routed as this language; nullopt: each problem's own (record.language).
+  std::optional<Language> lang;
+  // The executors each worker starts (a problem of a language without one is an error of
+  // its own, counted as not passing).
+  bool python = true;
+  bool cpp = false;
 };
 
 // Routes programs on a pool of executors (created on construction, before any model is
@@ -62,11 +72,15 @@ class Grader {
     bool passed() const { return error.empty() && route.grading.all_passed(); }
   };
   std::vector<Graded> Grade(const std::vector<Job>& jobs, const std::string& what);
+  // The language `problem` is routed as.
+  Language LanguageOf(const datasets::ProblemRecord& problem) const {
+    return RoutedLanguage(problem.language, options_.lang);
+  }
 
  private:
   Grader() = default;
   GradeOptions options_;
-  std::vector<std::unique_ptr<tracer::Executor>> executors_;
+  std::vector<std::unique_ptr<ProgramRouter>> routers_;  // one per worker
   std::map<std::string, std::shared_ptr<gates::ReferenceCache>> caches_;
 };
 
@@ -102,6 +116,9 @@ struct PolicyEvalOptions {
   std::string instruction =
       "Write a complete Python program that solves the problem below. Answer with the code "
       "in one ```python block.";
+  std::string instruction_cpp =  // for problems routed as C++
+      "Write a complete C++ program (with its #include lines, without a main function) that "
+      "solves the problem below. Answer with the code in one ```cpp block.";
   double temperature = 0.2;
   double top_p = 0.95;
   int64_t max_new_tokens = 512;
@@ -124,6 +141,9 @@ struct IterKOptions {
   std::string revision_instruction =
       "The program above is not correct. Write a corrected complete Python program in one "
       "```python block.";
+  std::string revision_instruction_cpp =  // for problems routed as C++
+      "The program above is not correct. Write a corrected complete C++ program (without a "
+      "main function) in one ```cpp block.";
 };
 
 struct IterKReport {

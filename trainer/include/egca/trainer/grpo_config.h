@@ -33,6 +33,10 @@ struct GrpoConfig {
   std::string id_prefix;               // datasets::DatasetOptions::id_prefix
   std::vector<std::string> fields;     // APPS+ "key=name" field mapping
   bool shuffle = true;                 // reshuffled every epoch from `seed`
+  // The language problems are routed as: "auto" (each problem's own: the HumanEval-X,
+  // MBXP and MDEVAL C++ loaders say cpp, every other format python), "python" or "cpp".
+  // C++ problems go through cpp::CppRouter + cpp::CppExecutor (program_router.h).
+  std::string lang = "auto";
 
   // ---- prompt (chat template + statement, EGCA eq. 4 constraint suffix) ----
   std::string chat_template = "qwen3";  // "qwen3", "chatml", or a JSON template file
@@ -40,6 +44,9 @@ struct GrpoConfig {
   std::string instruction =
       "Write a complete Python program that solves the problem below. Answer with the code "
       "in one ```python block.";
+  std::string instruction_cpp =  // the same for C++ problems
+      "Write a complete C++ program (with its #include lines, without a main function) that "
+      "solves the problem below. Answer with the code in one ```cpp block.";
   bool constraints_in_prompt = false;  // append the problem's constraints (EGCA eq. 4)
   bool extract_constraints = false;    // constraints from the reference (gates::ExtractConstraints)
   int64_t max_prompt_tokens = 1024;    // a longer prompt is an error naming the problem
@@ -87,6 +94,9 @@ struct GrpoConfig {
   std::string revision_instruction =
       "The program above is not correct. Write a corrected complete Python program in one "
       "```python block.";
+  std::string revision_instruction_cpp =  // the same for C++ problems
+      "The program above is not correct. Write a corrected complete C++ program (without a "
+      "main function) in one ```cpp block.";
   std::string tree_advantage = "murphy";  // murphy | grpo_mt | mt_grpo | grpo_or | grpo_mr
   std::string backup = "mars";       // mars | mers | none (murphy)
   double backup_gamma = 1.0;         // MeRS discount

@@ -5,7 +5,8 @@
 //                formatted with the chat template (+ the constraints suffix, EGCA eq. 4);
 //   2. rollout   G completions per prompt (Generate, or a RolloutSource), program extracted
 //                with its byte offset in the completion;
-//   3. route     every sample through gates::Router on `route.workers` sandboxed executors
+//   3. route     every sample by its problem's language (ProgramRouter: gates::Router for
+//                Python, cpp::CppRouter for C++) on `route.workers` sandboxed executors
 //                (created before any model is loaded), overlapping generation of the next
 //                chunk of prompts; R = R_hat * I_C (EGCA eq. 1); group advantages (eq. 2 or
 //                mean/std);

@@ -42,6 +42,7 @@
 #include "egca/batch/result.h"
 #include "egca/batch/store.h"
 #include "egca/core/status.h"
+#include "egca/cpp/router.h"
 #include "egca/gates/constraints.h"
 #include "egca/gates/router.h"
 #include "egca/tracer/executor.h"
@@ -57,6 +58,8 @@ enum class ConstraintSource {
 struct RunnerOptions {
   int workers = 0;  // 0: std::thread::hardware_concurrency()
   gates::RouterOptions router;
+  // I_cmp threshold of C++ problems (router.structure's is Python's).
+  double cpp_comparability_threshold = cpp::kCppComparabilityThreshold;
   tracer::ExecutorOptions executor;
   ConstraintSource constraint_source = ConstraintSource::kNone;
   gates::ConstraintsByProblem constraints_file;
