@@ -621,7 +621,13 @@ class Consumer : public ASTConsumer {
     }
     Analyzer a(ctx);
     Visitor v(&a);
-    v.TraverseDecl(ctx.getTranslationUnitDecl());
+    // Only what the program itself declares: the library's declarations (and, with
+    // -include-pch, the precompiled header's, which would be deserialized one by one)
+    // are never walked.
+    const SourceManager& sm = ctx.getSourceManager();
+    for (Decl* d : ctx.getTranslationUnitDecl()->decls()) {
+      if (sm.isInMainFile(sm.getExpansionLoc(d->getLocation()))) v.TraverseDecl(d);
+    }
     a.Recursion();
     *out_ = a.output();
     *ok_ = true;

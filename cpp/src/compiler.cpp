@@ -52,18 +52,6 @@ Status Publish(const std::string& tmp, const std::string& path) {
   return Status();
 }
 
-std::string DefaultCacheDir() {
-  if (const char* d = std::getenv("EGCA_CACHE_DIR"); d != nullptr && *d) {
-    return std::string(d) + "/cpp";
-  }
-  if (const char* d = std::getenv("XDG_CACHE_HOME"); d != nullptr && *d) {
-    return std::string(d) + "/egca/cpp";
-  }
-  if (const char* d = std::getenv("HOME"); d != nullptr && *d) {
-    return std::string(d) + "/.cache/egca/cpp";
-  }
-  return "/var/tmp/egca-cpp";
-}
 
 std::string Bounded(std::string s, size_t limit) {
   if (s.size() > limit) {
@@ -114,6 +102,20 @@ Status WriteShared(const std::string& path, std::string_view contents) {
 }
 
 }  // namespace
+
+std::string DefaultCacheDir() {
+  if (const char* d = std::getenv("EGCA_CACHE_DIR"); d != nullptr && *d) {
+    return std::string(d) + "/cpp";
+  }
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d != nullptr && *d) {
+    return std::string(d) + "/egca/cpp";
+  }
+  if (const char* d = std::getenv("HOME"); d != nullptr && *d) {
+    return std::string(d) + "/.cache/egca/cpp";
+  }
+  return "/var/tmp/egca-cpp";
+}
+
 
 PartLocation ParsePartLocation(std::string_view file, int32_t line, int32_t column) {
   PartLocation at;

@@ -48,6 +48,30 @@ TEST(CppCfg, GoldenSwitchDoWhileTryCatch) {
   EXPECT_EQ(a.program.Dump(), Golden("cfg_switch_try.dump"));
 }
 
+// A program that includes <bits/stdc++.h> is analysed with the tool's precompiled header
+// and only its own declarations are walked: the same CFG, byte for byte, as the program
+// with one named header (both include lines are 24 bytes, so every offset agrees).
+TEST(CppCfg, WholeLibraryIncludeGivesTheSameCfg) {
+  const std::string body =
+      "using namespace std;\n"
+      "int total(const vector<int>& v) {\n"
+      "  int s = 0;\n"
+      "  for (int x : v) {\n"
+      "    if (x > 0) s += x; else break;\n"
+      "  }\n"
+      "  return s;\n"
+      "}\n"
+      "namespace helpers { int twice(int x) { return 2 * x; } }\n";
+  const std::string whole = "#include <bits/stdc++.h>\n" + body;
+  const std::string named = "#include <vector>       \n" + body;
+  ASSERT_EQ(whole.size(), named.size());
+  ANALYZE_OR_SKIP(a, whole);
+  ANALYZE_OR_SKIP(b, named);
+  EXPECT_EQ(a.program.Dump(), b.program.Dump());
+  EXPECT_NE(a.program.Dump().find("twice"), std::string::npos) << a.program.Dump();
+  EXPECT_EQ(a.facts.loops.size(), 1u);
+}
+
 TEST(CppCfg, FactsOfTheLoopsProgram) {
   ANALYZE_OR_SKIP(a, Golden("cfg_loops.cpp"));
   const gates::ProgramFacts& f = a.facts;

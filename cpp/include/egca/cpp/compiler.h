@@ -33,6 +33,10 @@
 
 namespace egca::cpp {
 
+// egca's C++ cache directory: $EGCA_CACHE_DIR/cpp, else $XDG_CACHE_HOME/egca/cpp, else
+// $HOME/.cache/egca/cpp, else /var/tmp/egca-cpp.
+std::string DefaultCacheDir();
+
 struct CompilerOptions {
   std::string clang = "clang++-14";  // the driver (falls back to "clang++" when missing)
   // Where the PCH, the runtime object and compiled programs live. Empty: $EGCA_CACHE_DIR/cpp,
