@@ -840,20 +840,15 @@ def _recv_frame():
         raise _PeerGone("a frame that is not JSON") from None
 
 
-def _to_wire(value, depth=0):
-    """`value` as _rebuild made it (plain types only, exactly). In the test process's
-    arguments also a builtin (["bi", name]: `int` passed to the candidate) and a handle
-    (["h", index]: an object a class of the program made, held by the candidate process)."""
-    if depth > _MAX_DEPTH:
-        raise _NotPlain("nested deeper than %d" % _MAX_DEPTH)
+_NOTHING = object()  # no value (None is one)
+
+
+def _scalar_wire(value):
+    """A scalar of an exact plain type on the wire (None, bool, int, float, str, bytes,
+    complex), or _NOTHING for anything else."""
     if value is None or value is True or value is False:
         return value
     t = _type(value)
-    if t is _Handle:
-        return ["h", value.index]
-    builtin = _BUILTIN_NAMES.get(_id(value))
-    if builtin is not None and _BUILTINS_SNAPSHOT.get(builtin) is value:
-        return ["bi", builtin]
     if t is _int:
         return ["i", hex(value)]
     if t is _float:
@@ -864,6 +859,18 @@ def _to_wire(value, depth=0):
         return ["b", value.hex()]
     if t is complex:
         return ["c", _float_hex(value.real), _float_hex(value.imag)]
+    return _NOTHING
+
+
+def _to_wire(value, depth=0):
+    """`value` as _rebuild made it (plain types only, exactly), as a tree: the program's
+    global values in the candidate process's first frame (_describe_namespace)."""
+    if depth > _MAX_DEPTH:
+        raise _NotPlain("nested deeper than %d" % _MAX_DEPTH)
+    wire = _scalar_wire(value)
+    if wire is not _NOTHING:
+        return wire
+    t = _type(value)
     if t is _list:
         return ["l", [_to_wire(v, depth + 1) for v in value]]
     if t is _tuple:
@@ -960,7 +967,6 @@ def _from_wire(node, depth=0, handles=None, graph=None):
 # else of it (docs/executor.md).
 
 _MAX_ENTRIES = 1 << 20
-_NOTHING = object()
 _object_new = object.__new__
 _object_getattribute = object.__getattribute__
 _object_setattr = object.__setattr__
@@ -1025,19 +1031,9 @@ class _Encoder:
     def value(self, v, depth=0):
         if depth > _MAX_DEPTH:
             raise _NotPlain("nested deeper than %d" % _MAX_DEPTH)
-        if v is None or v is True or v is False:
-            return v
-        t = _type(v)
-        if t is _int:
-            return ["i", hex(v)]
-        if t is _float:
-            return ["f", _float_hex(v)]
-        if t is _str:
-            return ["s", v]
-        if t is bytes:
-            return ["b", v.hex()]
-        if t is complex:
-            return ["c", _float_hex(v.real), _float_hex(v.imag)]
+        wire = _scalar_wire(v)
+        if wire is not _NOTHING:
+            return wire
         if self.inline is not None:
             wire = self.inline(v)
             if wire is not None:
@@ -1061,7 +1057,7 @@ class _Encoder:
         if _isinstance(v, complex):
             c = _complex_complex(v)
             return ["c", _float_hex(c.real), _float_hex(c.imag)]
-        raise _NotPlain(t.__name__)
+        raise _NotPlain(_type(v).__name__)
 
     def body(self, obj, kind):
         if kind == "o":
