@@ -2,11 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <unistd.h>
-
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -28,59 +24,21 @@ std::string CfgToolPath() {
 }
 
 // A precompiled <bits/stdc++.h> for egca-cpp-cfg, built once per cache directory by the
-// clang++-14 driver with the tool's own language flags (the tool is libclang-cpp 14: the
-// same compiler) and published under a name keyed by the driver's version: parsing the
-// whole library is most of the tool's time on competitive-style programs (bench/cpp_cost).
-// "" when it cannot be built (the tool then parses the header itself).
+// compiler's clang driver with the tool's own language flags (the tool is libclang-cpp 14:
+// the same compiler; named by the compiler's key, which holds clang's version and the
+// standard): parsing the whole library is most of the tool's time on competitive-style
+// programs (bench/cpp_cost). "" when it cannot be built (the tool then parses the header
+// itself).
 std::string AnalysisPch() {
   static std::once_flag once;
   static std::string path;
   std::call_once(once, [] {
-    std::string clang;
-    std::string version;
-    for (const char* name : {"clang++-14", "clang++"}) {
-      auto r = sandbox::RunCommand({name, "--version"}, sandbox::CommandOptions::Within(10, 1 << 16));
-      if (r.ok() && r->ok()) {
-        clang = name;
-        version = r->stdout_data;
-        break;
-      }
-    }
-    if (clang.empty()) return;
-    uint64_t h = 1469598103934665603ULL;
-    for (char c : version + "|-std=c++17 -w -Wno-register") {
-      h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    }
-    const std::string dir = DefaultCacheDir();
-    const std::string pch = fmt::format("{}/cfg-stdcxx-{:016x}.pch", dir, h);
-    std::error_code ec;
-    if (std::filesystem::exists(pch, ec)) {
-      path = pch;
-      return;
-    }
-    std::filesystem::create_directories(dir, ec);
-    // The PCH names the header it was made from: it stays beside it (same content for
-    // every writer; moved into place whole).
-    const std::string header = fmt::format("{}/cfg-stdcxx-{:016x}.h", dir, h);
-    const std::string tmp = pch + fmt::format(".{}.tmp", getpid());
-    if (!std::filesystem::exists(header, ec)) {
-      const std::string header_tmp = header + fmt::format(".{}.tmp", getpid());
-      {
-        std::ofstream out(header_tmp);
-        out << "#include <bits/stdc++.h>\n";
-        if (!out) return;
-      }
-      std::filesystem::rename(header_tmp, header, ec);
-      if (ec) return;
-    }
-    auto r = sandbox::RunCommand({clang, "-std=c++17", "-w", "-Wno-register", "-x", "c++-header",
-                                  header, "-o", tmp},
-                                 sandbox::CommandOptions::Within(120, 1 << 20));
-    if (r.ok() && r->ok()) {
-      std::filesystem::rename(tmp, pch, ec);  // another process may have got there first
-      if (std::filesystem::exists(pch, ec)) path = pch;
-    }
-    std::filesystem::remove(tmp, ec);
+    auto compiler = Compiler::Create();
+    if (!compiler.ok()) return;
+    auto pch = EnsureStdcxxPch((*compiler)->clang(), {"-std=c++17", "-w", "-Wno-register"},
+                               (*compiler)->cache_dir(), "cfg-stdcxx-" + (*compiler)->flags_key(),
+                               120);
+    if (pch.ok()) path = *pch;
   });
   return path;
 }

@@ -245,29 +245,38 @@ Status Compiler::EnsureRuntime() {
   return Status();
 }
 
+StatusOr<std::string> EnsureStdcxxPch(const std::string& clang,
+                                      const std::vector<std::string>& flags,
+                                      const std::string& cache_dir, const std::string& stem,
+                                      double seconds) {
+  std::string pch = fmt::format("{}/{}.pch", cache_dir, stem);
+  if (fs::exists(pch)) return pch;
+  std::string header = fmt::format("{}/{}.h", cache_dir, stem);
+  EGCA_RETURN_IF_ERROR(WriteShared(header, "#include <bits/stdc++.h>\n"));
+  std::string tmp = TempName(pch);
+  std::vector<std::string> argv = {clang};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  for (const char* f : {"-x", "c++-header"}) argv.emplace_back(f);
+  argv.push_back(header);
+  argv.push_back("-o");
+  argv.push_back(tmp);
+  EGCA_ASSIGN_OR_RETURN(auto r, sandbox::RunCommand(argv, sandbox::CommandOptions::Within(seconds)));
+  if (!r.ok()) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    return Internal(fmt::format("{}: cannot build the precompiled header: {}", header,
+                                Bounded(r.stderr_data, kMessageBytes)));
+  }
+  EGCA_RETURN_IF_ERROR(Publish(tmp, pch));
+  return pch;
+}
+
 Status Compiler::PreparePch() {
   if (!options_.use_pch) return Status();
   std::lock_guard<std::mutex> lock(mu_);
   if (!pch_.empty()) return Status();
-  std::string pch = fmt::format("{}/stdcxx-{}.pch", cache_dir_, flags_key_);
-  if (!fs::exists(pch)) {
-    std::string header = fmt::format("{}/stdcxx-{}.h", cache_dir_, flags_key_);
-    EGCA_RETURN_IF_ERROR(WriteShared(header, "#include <bits/stdc++.h>\n"));
-    std::string tmp = TempName(pch);
-    std::vector<std::string> argv = {clang_};
-    for (const std::string& f : BaseFlags()) argv.push_back(f);
-    for (const char* f : {"-x", "c++-header"}) argv.emplace_back(f);
-    argv.push_back(header);
-    argv.push_back("-o");
-    argv.push_back(tmp);
-    EGCA_ASSIGN_OR_RETURN(auto r, sandbox::RunCommand(argv, sandbox::CommandOptions::Within(options_.compile_seconds * 4)));
-    if (!r.ok()) {
-      return Internal(fmt::format("{}: cannot build the precompiled header: {}", header,
-                                  Bounded(r.stderr_data, kMessageBytes)));
-    }
-    EGCA_RETURN_IF_ERROR(Publish(tmp, pch));
-  }
-  pch_ = pch;
+  EGCA_ASSIGN_OR_RETURN(pch_, EnsureStdcxxPch(clang_, BaseFlags(), cache_dir_, "stdcxx-" + flags_key_,
+                                              options_.compile_seconds * 4));
   return Status();
 }
 

@@ -37,6 +37,15 @@ namespace egca::cpp {
 // $HOME/.cache/egca/cpp, else /var/tmp/egca-cpp.
 std::string DefaultCacheDir();
 
+// A precompiled <bits/stdc++.h> for `flags` in `cache_dir` ("<stem>.pch", made from
+// "<stem>.h", which stays beside it: the PCH names it), built with the driver `clang` when
+// missing; safe with concurrent builders (unique temporaries, atomic rename). Returns its
+// path. Errors: clang failed or ran past `seconds`.
+StatusOr<std::string> EnsureStdcxxPch(const std::string& clang,
+                                      const std::vector<std::string>& flags,
+                                      const std::string& cache_dir, const std::string& stem,
+                                      double seconds);
+
 struct CompilerOptions {
   std::string clang = "clang++-14";  // the driver (falls back to "clang++" when missing)
   // Where the PCH, the runtime object and compiled programs live. Empty: $EGCA_CACHE_DIR/cpp,
@@ -105,6 +114,8 @@ class Compiler {
   const CompilerOptions& options() const { return options_; }
   const std::string& clang() const { return clang_; }
   const std::string& cache_dir() const { return cache_dir_; }
+  // Hash of the clang version and the compile flags (names cached files).
+  const std::string& flags_key() const { return flags_key_; }
 
  private:
   explicit Compiler(CompilerOptions options) : options_(std::move(options)) {}
