@@ -58,8 +58,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "egca/trainer/checkpoint.h"
-#include "egca/trainer/sampler.h"
+#include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/policy/sampler.h"
 
 namespace {
 

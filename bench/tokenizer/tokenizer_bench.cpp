@@ -15,7 +15,7 @@
 #include <string>
 
 #include "egca/core/files.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/tokenizer.h"
 #include "tokenizer_impl.h"
 
 namespace {

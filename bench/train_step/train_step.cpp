@@ -41,8 +41,8 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
-#include "egca/trainer/checkpoint.h"
-#include "egca/trainer/grpo_loss.h"
+#include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/rl/grpo_loss.h"
 
 using namespace egca::trainer;
 namespace fs = std::filesystem;

@@ -25,8 +25,8 @@
 
 #include "egca/datasets/datasets.h"
 #include "egca/datasets/samples.h"
-#include "egca/trainer/checkpoint.h"
-#include "egca/trainer/grpo_trainer.h"
+#include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/rl/grpo_trainer.h"
 #include "../common/codet_policy.h"
 
 using namespace egca;

@@ -28,11 +28,11 @@
 #include <nlohmann/json.hpp>
 #include <CLI/CLI.hpp>
 
-#include "egca/trainer/chat_template.h"
-#include "egca/trainer/checkpoint.h"
-#include "egca/trainer/grpo_config.h"
-#include "egca/trainer/problem_prompt.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/chat_template.h"
+#include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/rl/grpo_config.h"
+#include "egca/trainer/rl/problem_prompt.h"
+#include "egca/trainer/policy/tokenizer.h"
 
 using namespace egca::trainer;
 

@@ -16,8 +16,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "egca/trainer/checkpoint.h"
-#include "egca/trainer/sampler.h"
+#include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/policy/sampler.h"
 
 using namespace egca::trainer;
 

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "egca/trainer/chat_template.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/chat_template.h"
+#include "egca/trainer/policy/tokenizer.h"
 
 namespace egca::trainer {
 namespace {

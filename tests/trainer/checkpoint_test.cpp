@@ -1,4 +1,4 @@
-#include "egca/trainer/checkpoint.h"
+#include "egca/trainer/policy/checkpoint.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egca/core/files.h"
-#include "egca/trainer/safetensors.h"
+#include "egca/trainer/policy/safetensors.h"
 #include "model_test_util.h"
 
 namespace egca::trainer {

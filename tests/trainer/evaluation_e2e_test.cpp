@@ -10,8 +10,8 @@
 #include "common/run_command.h"
 #include "egca/core/files.h"
 #include "egca/datasets/datasets.h"
-#include "egca/trainer/checkpoint.h"
-#include "egca/trainer/evaluation.h"
+#include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/rl/evaluation.h"
 #include "model_test_util.h"
 
 namespace egca::trainer {

@@ -1,4 +1,4 @@
-#include "egca/trainer/grpo_config.h"
+#include "egca/trainer/rl/grpo_config.h"
 
 #include <gtest/gtest.h>
 

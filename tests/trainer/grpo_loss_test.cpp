@@ -1,6 +1,6 @@
 // GrpoLoss against values computed by hand (comments) and against an independent scalar
 // implementation of DeepSeekMath's GRPO objective; gradient accumulation; mu > 1 ratios.
-#include "egca/trainer/grpo_loss.h"
+#include "egca/trainer/rl/grpo_loss.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "egca/credit/token_credit.h"
-#include "egca/trainer/model.h"
+#include "egca/trainer/policy/model.h"
 #include "model_test_util.h"
 
 namespace egca::trainer {

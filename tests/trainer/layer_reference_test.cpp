@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egca/core/files.h"
-#include "egca/trainer/model.h"
+#include "egca/trainer/policy/model.h"
 #include "model_layers.h"
 
 namespace egca::trainer {

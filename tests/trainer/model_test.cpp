@@ -1,4 +1,4 @@
-#include "egca/trainer/model.h"
+#include "egca/trainer/policy/model.h"
 
 #include <gtest/gtest.h>
 

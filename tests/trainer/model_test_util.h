@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <string>
 
-#include "egca/trainer/checkpoint.h"
-#include "egca/trainer/model_config.h"
+#include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/policy/model_config.h"
 
 namespace egca::trainer::testing {
 

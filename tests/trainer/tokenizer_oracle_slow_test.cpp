@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "egca/core/files.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/tokenizer.h"
 #include "oracle/oracle_runner.h"
 
 namespace egca::trainer {

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "egca/core/files.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/tokenizer.h"
 #include "tokenizer_bpe.h"
 #include "tokenizer_impl.h"
 #include "unicode_text.h"

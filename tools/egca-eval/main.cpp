@@ -18,10 +18,10 @@
 #include "egca/datasets/datasets.h"
 #include "egca/datasets/samples.h"
 #include "egca/tools/cli.h"
-#include "egca/trainer/checkpoint.h"
-#include "egca/trainer/evaluation.h"
-#include "egca/trainer/model_config.h"
-#include "egca/trainer/sampler.h"
+#include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/rl/evaluation.h"
+#include "egca/trainer/policy/model_config.h"
+#include "egca/trainer/policy/sampler.h"
 
 using namespace egca;
 using namespace egca::trainer;

@@ -17,8 +17,8 @@
 #include <string>
 
 #include "egca/tools/cli.h"
-#include "egca/trainer/chat_template.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/chat_template.h"
+#include "egca/trainer/policy/tokenizer.h"
 
 namespace {
 

@@ -17,8 +17,8 @@
 #include <fmt/format.h>
 
 #include "egca/tools/cli.h"
-#include "egca/trainer/grpo_config.h"
-#include "egca/trainer/grpo_trainer.h"
+#include "egca/trainer/rl/grpo_config.h"
+#include "egca/trainer/rl/grpo_trainer.h"
 
 using namespace egca::trainer;
 

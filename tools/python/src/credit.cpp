@@ -11,7 +11,7 @@
 #include "egca/credit/murphy.h"
 #include "egca/credit/reflexicoder.h"
 #include "egca/credit/token_credit.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/tokenizer.h"
 #include "common.h"
 #include "routing.h"
 

@@ -1,7 +1,7 @@
-#include "egca/trainer/sampler.h"
+#include "egca/trainer/policy/sampler.h"
 
 #include "egca/core/mix.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/tokenizer.h"
 
 #include <ATen/ATen.h>
 

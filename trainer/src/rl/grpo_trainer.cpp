@@ -1,4 +1,4 @@
-#include "egca/trainer/grpo_trainer.h"
+#include "egca/trainer/rl/grpo_trainer.h"
 
 #include <unistd.h>
 
@@ -30,15 +30,15 @@
 #include "egca/datasets/datasets.h"
 #include "egca/datasets/samples.h"
 #include "egca/gates/constraints.h"
-#include "egca/trainer/chat_template.h"
+#include "egca/trainer/policy/chat_template.h"
 #include "egca/credit/mt_grpo.h"
 #include "egca/credit/murphy.h"
 #include "egca/credit/reflexicoder.h"
-#include "egca/trainer/checkpoint.h"
-#include "egca/trainer/feedback.h"
-#include "egca/trainer/grpo_loss.h"
-#include "egca/trainer/problem_prompt.h"
-#include "egca/trainer/program_router.h"
+#include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/rl/feedback.h"
+#include "egca/trainer/rl/grpo_loss.h"
+#include "egca/trainer/rl/problem_prompt.h"
+#include "egca/trainer/rl/program_router.h"
 
 namespace egca::trainer {
 

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/tokenizer.h"
 #include "tokenizer_bpe.h"
 #include "tokenizer_pretokenize.h"
 #include "unicode_text.h"

@@ -1,4 +1,4 @@
-#include "egca/trainer/evaluation.h"
+#include "egca/trainer/rl/evaluation.h"
 
 #include <algorithm>
 #include <atomic>
@@ -15,8 +15,8 @@
 #include "egca/credit/grpo.h"
 #include "egca/credit/pass_at_k.h"
 #include "egca/datasets/samples.h"
-#include "egca/trainer/problem_prompt.h"
-#include "egca/trainer/sampler.h"
+#include "egca/trainer/rl/problem_prompt.h"
+#include "egca/trainer/policy/sampler.h"
 
 namespace egca::trainer {
 namespace {

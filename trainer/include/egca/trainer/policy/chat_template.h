@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "egca/core/status.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/tokenizer.h"
 
 namespace egca::trainer {
 

@@ -40,11 +40,11 @@
 #include "egca/credit/token_credit.h"
 #include "egca/datasets/problem.h"
 #include "egca/gates/router.h"
-#include "egca/trainer/grpo_config.h"
-#include "egca/trainer/metrics_log.h"
-#include "egca/trainer/model.h"
-#include "egca/trainer/sampler.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/rl/grpo_config.h"
+#include "egca/trainer/rl/metrics_log.h"
+#include "egca/trainer/policy/model.h"
+#include "egca/trainer/policy/sampler.h"
+#include "egca/trainer/policy/tokenizer.h"
 
 namespace egca::trainer {
 

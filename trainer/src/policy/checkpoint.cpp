@@ -1,4 +1,4 @@
-#include "egca/trainer/checkpoint.h"
+#include "egca/trainer/policy/checkpoint.h"
 
 #include <ATen/ATen.h>
 
@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egca/core/files.h"
-#include "egca/trainer/safetensors.h"
+#include "egca/trainer/policy/safetensors.h"
 
 namespace egca::trainer {
 namespace {

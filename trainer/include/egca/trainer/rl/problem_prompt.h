@@ -9,7 +9,7 @@
 
 #include "egca/core/status.h"
 #include "egca/datasets/problem.h"
-#include "egca/trainer/chat_template.h"
+#include "egca/trainer/policy/chat_template.h"
 
 namespace egca::trainer {
 

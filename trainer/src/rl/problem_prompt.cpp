@@ -1,4 +1,4 @@
-#include "egca/trainer/problem_prompt.h"
+#include "egca/trainer/rl/problem_prompt.h"
 
 namespace egca::trainer {
 

@@ -1,4 +1,4 @@
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/tokenizer.h"
 
 #include <algorithm>
 #include <atomic>

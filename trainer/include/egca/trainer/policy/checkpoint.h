@@ -9,8 +9,8 @@
 #include <string>
 
 #include "egca/core/status.h"
-#include "egca/trainer/model.h"
-#include "egca/trainer/model_config.h"
+#include "egca/trainer/policy/model.h"
+#include "egca/trainer/policy/model_config.h"
 
 namespace egca::trainer {
 

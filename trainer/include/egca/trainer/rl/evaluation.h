@@ -26,11 +26,11 @@
 #include "egca/core/status.h"
 #include "egca/datasets/problem.h"
 #include "egca/gates/router.h"
-#include "egca/trainer/chat_template.h"
-#include "egca/trainer/feedback.h"
-#include "egca/trainer/model.h"
-#include "egca/trainer/program_router.h"
-#include "egca/trainer/tokenizer.h"
+#include "egca/trainer/policy/chat_template.h"
+#include "egca/trainer/rl/feedback.h"
+#include "egca/trainer/policy/model.h"
+#include "egca/trainer/rl/program_router.h"
+#include "egca/trainer/policy/tokenizer.h"
 
 namespace egca::trainer {
 

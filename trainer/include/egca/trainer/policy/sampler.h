@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "egca/core/status.h"
-#include "egca/trainer/model.h"
+#include "egca/trainer/policy/model.h"
 
 namespace egca::trainer {
 
@@ -91,7 +91,7 @@ struct SamplingOptions {
     return *this;
   }
   // Uses `tokenizer` (borrowed; must outlive the options) for text and stop strings, with
-  // special tokens skipped in the text. Include "egca/trainer/tokenizer.h" to call it (a
+  // special tokens skipped in the text. Include "egca/trainer/policy/tokenizer.h" to call it (a
   // template only so that this header does not need the tokenizer's).
   template <typename Tok = Tokenizer>
   SamplingOptions& set_tokenizer(const Tok& tokenizer) {

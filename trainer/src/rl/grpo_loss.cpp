@@ -1,4 +1,4 @@
-#include "egca/trainer/grpo_loss.h"
+#include "egca/trainer/rl/grpo_loss.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "egca/trainer/program_router.h"
+#include "egca/trainer/rl/program_router.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "egca/trainer/model_config.h"
+#include "egca/trainer/policy/model_config.h"
 
 #include <fmt/format.h>
 

@@ -24,7 +24,7 @@
 
 #include <torch/nn/module.h>
 
-#include "egca/trainer/model_config.h"
+#include "egca/trainer/policy/model_config.h"
 
 namespace egca::trainer {
 

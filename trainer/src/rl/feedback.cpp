@@ -1,4 +1,4 @@
-#include "egca/trainer/feedback.h"
+#include "egca/trainer/rl/feedback.h"
 
 #include <fcntl.h>
 #include <poll.h>

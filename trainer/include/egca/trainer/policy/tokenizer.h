@@ -134,7 +134,7 @@ class Tokenizer {
   struct Impl;
 
  private:
-  // White-box access for the benchmark and tests (declared in trainer/src/tokenizer_impl.h).
+  // White-box access for the benchmark and tests (declared in trainer/src/policy/tokenizer_impl.h).
   friend const Impl& TokenizerInternals(const Tokenizer& tokenizer);
   explicit Tokenizer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -1,4 +1,4 @@
-#include "egca/trainer/metrics_log.h"
+#include "egca/trainer/rl/metrics_log.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "egca/trainer/chat_template.h"
+#include "egca/trainer/policy/chat_template.h"
 
 #include <algorithm>
 
