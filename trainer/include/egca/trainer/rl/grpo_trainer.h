@@ -1,8 +1,11 @@
-// GrpoTrainer: GRPO with execution-grounded token credit (EGCA), on one machine, CPU or GPU.
+// GrpoTrainer: GRPO with execution-grounded token credit (EGCA), CPU or GPU; one process
+// today, several through dist::Distribution (egca/trainer/dist/distribution.h).
 //
-// One step reads top to bottom (GrpoTrainer::Step):
+// One step reads top to bottom (GrpoTrainer::Step, trainer/src/rl/grpo_step.cpp; each stage
+// has a source of its own, listed in trainer/src/rl/grpo_trainer_impl.h):
 //   1. prompts   the next prompts_per_step problems of the (per-epoch shuffled) training set,
 //                formatted with the chat template (+ the constraints suffix, EGCA eq. 4);
+//                with several processes, this rank's shard of them;
 //   2. rollout   G completions per prompt (Generate, or a RolloutSource), program extracted
 //                with its byte offset in the completion;
 //   3. route     every sample by its problem's language (ProgramRouter: gates::Router for
@@ -12,8 +15,8 @@
 //                mean/std);
 //   4. credit    token advantages a_{i,t} (EGCA eq. 6) for the configured target;
 //   5. update    mu passes of AdamW over the rollout batch in micro-batches, loss GrpoLoss
-//                (clipped surrogate + k3 KL to a frozen reference), gradient clipping,
-//                warm-up + linear decay;
+//                (clipped surrogate + k3 KL to a frozen reference), gradients summed over
+//                ranks, gradient clipping, warm-up + linear decay;
 //   6. log       metrics.jsonl, TensorBoard, the progress line, rollouts/step-N.jsonl;
 //   7. save      checkpoints/step-N (Hugging Face layout + trainer state) every save_every.
 // Multi-turn (multi_turn.turns = T > 1, Murphy): step 2 grows one rollout tree per prompt.
@@ -40,11 +43,12 @@
 #include "egca/credit/token_credit.h"
 #include "egca/datasets/problem.h"
 #include "egca/gates/router.h"
-#include "egca/trainer/rl/grpo_config.h"
-#include "egca/trainer/rl/metrics_log.h"
+#include "egca/trainer/dist/distribution.h"
 #include "egca/trainer/policy/model.h"
 #include "egca/trainer/policy/sampler.h"
 #include "egca/trainer/policy/tokenizer.h"
+#include "egca/trainer/rl/grpo_config.h"
+#include "egca/trainer/rl/metrics_log.h"
 
 namespace egca::trainer {
 
@@ -67,7 +71,8 @@ class RolloutSource {
 // tokens from the tokenizer (special tokens not parsed), log-probs by teacher forcing.
 class FixedRolloutSource : public RolloutSource {
  public:
-  FixedRolloutSource(const Tokenizer& tokenizer, std::map<std::string, std::vector<std::string>> texts)
+  FixedRolloutSource(const Tokenizer& tokenizer,
+                     std::map<std::string, std::vector<std::string>> texts)
       : tokenizer_(tokenizer), texts_(std::move(texts)) {}
   StatusOr<std::vector<Completion>> Sample(DecoderModel& policy,
                                            const std::vector<std::string>& problem_ids,
@@ -85,18 +90,18 @@ struct RolloutRecord {
   int64_t group = 0;   // index of the prompt in the step
   int64_t sample = 0;  // 0 .. G-1
   std::vector<int32_t> token_ids;
-  std::vector<float> old_log_probs;   // pi_old per token
+  std::vector<float> old_log_probs;                 // pi_old per token
   std::vector<credit::TokenByteRange> token_bytes;  // into `completion`
-  std::string completion;             // the text routed (raw token bytes, cut at a stop string)
+  std::string completion;  // the text routed (raw token bytes, cut at a stop string)
   FinishReason finish = FinishReason::kMaxTokens;
-  std::string program;                // what was run
-  int64_t code_offset = 0;            // completion byte of program byte 0 (ProgramOf)
+  std::string program;      // what was run
+  int64_t code_offset = 0;  // completion byte of program byte 0 (ProgramOf)
   gates::RouteResult route;
-  std::string route_error;            // egca's own failure routing it (reward 0, uniform credit)
-  double reward = 0;                  // R = R_hat * I_C (reward.kind = reflexicoder: R_overall)
-  std::string reflection_note;        // reflexicoder: the reward's terms, or why the format failed
-  double advantage = 0;               // A_i
-  credit::TokenCredit credit;         // a_{i,t}
+  std::string route_error;      // egca's own failure routing it (reward 0, uniform credit)
+  double reward = 0;            // R = R_hat * I_C (reward.kind = reflexicoder: R_overall)
+  std::string reflection_note;  // reflexicoder: the reward's terms, or why the format failed
+  double advantage = 0;         // A_i
+  credit::TokenCredit credit;   // a_{i,t}
 
   // What the completion was generated from (the problem's prompt, or at turn t > 1 the
   // task + previous output + feedback prompt of its parent).
@@ -104,10 +109,10 @@ struct RolloutRecord {
   std::string prompt_text;
   // Multi-turn trees (multi_turn.turns > 1); single-turn records are turn-1 roots.
   int64_t turn = 1;
-  int64_t node = -1;         // node id in its prompt's tree (credit::MurphyTree)
-  int64_t parent_node = -1;  // -1: a response to the problem's prompt
-  std::string feedback;      // the feedback this node's failure produced (when expanded)
-  bool retained = true;      // false: pruned, not trained on
+  int64_t node = -1;           // node id in its prompt's tree (credit::MurphyTree)
+  int64_t parent_node = -1;    // -1: a response to the problem's prompt
+  std::string feedback;        // the feedback this node's failure produced (when expanded)
+  bool retained = true;        // false: pruned, not trained on
   double turn_reward = 0;      // r: R_hat (0 for a route error); solved when 1
   double credited_reward = 0;  // the reward the advantage came from (R~ after backup)
   double loss_weight = 1;      // w_i of GrpoLossOptions::sample_weights (1 / group size)
@@ -116,10 +121,10 @@ struct RolloutRecord {
 // One prompt's rollout tree of a multi-turn step, with what was computed on it.
 struct RolloutTree {
   std::string problem_id;
-  std::vector<size_t> records;   // node id -> index into last_rollouts()
-  std::string dump;              // credit::DumpMurphyTree with R~ and A
+  std::vector<size_t> records;  // node id -> index into last_rollouts()
+  std::string dump;             // credit::DumpMurphyTree with R~ and A
   std::vector<int64_t> generated_per_turn, retained_per_turn;
-  int64_t solved_at_turn = 0;    // first turn with a solved node (0: unsolved)
+  int64_t solved_at_turn = 0;      // first turn with a solved node (0: unsolved)
   int64_t expansions_skipped = 0;  // failed nodes whose revision prompt was too long
 };
 
@@ -136,6 +141,8 @@ class GrpoTrainer {
     bool overwrite = false;  // replace an existing run directory
     bool progress = true;    // the progress line on stderr
     std::shared_ptr<RolloutSource> rollouts;  // null: sample the policy
+    // One process or many (rank, shards, collectives); null: dist::SingleProcess.
+    std::shared_ptr<dist::Distribution> distribution;
   };
 
   // Checks everything before writing anything: the config, the data (bad records reported
@@ -150,9 +157,11 @@ class GrpoTrainer {
   Status Train();
   // One step (see the file comment); returns the step's metrics.
   StatusOr<Scalars> Step();
-  // pass@1 greedy and pass@k (n = eval.samples) on the evaluation problems.
+  // pass@1 greedy and pass@k (n = eval.samples) on the evaluation problems. The writer's
+  // (Train calls it on the writer only: it logs and writes eval/step-N.json).
   StatusOr<Scalars> Evaluate();
-  // Writes checkpoints/step-<step> (atomically: a killed save leaves the previous one).
+  // Writes checkpoints/step-<step> (atomically: a killed save leaves the previous one); the
+  // writer writes, every rank returns after it has (a collective: every rank calls it).
   Status SaveCheckpoint();
 
   int64_t step() const { return step_; }

@@ -1,0 +1,165 @@
+// The optimization step: mu passes of AdamW over a step's trained records in micro-batches
+// (GrpoLoss against pi_old and the frozen reference), gradients summed over ranks, clipped,
+// learning rate scheduled.
+#include "grpo_trainer_impl.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <torch/cuda.h>
+#include <torch/nn/utils/clip_grad.h>
+
+#include "egca/credit/token_credit.h"
+#include "egca/trainer/rl/grpo_loss.h"
+
+namespace egca::trainer {
+
+double ScheduledLearningRate(double peak, int64_t step, int64_t warmup, int64_t total, bool decay) {
+  if (warmup > 0 && step < warmup)
+    return peak * static_cast<double>(step + 1) / static_cast<double>(warmup);
+  if (!decay || total <= warmup) return peak;
+  const double left = static_cast<double>(total - step) / static_cast<double>(total - warmup);
+  return peak * std::clamp(left, 0.0, 1.0);
+}
+
+// mu passes of AdamW over records[train], in micro-batches whose gradients add up to the
+// batch's: loss = (1 / batch_samples) sum_i w_i sum_t l_{i,t} (w_i = loss_weight when
+// `weighted`, else 1).
+Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
+                                       const std::vector<RolloutRecord>& records,
+                                       const std::vector<size_t>& train_set, int64_t batch_samples,
+                                       bool weighted, UpdateStats* us) {
+  const int64_t n = static_cast<int64_t>(train_set.size());
+  if (n == 0) return Status::Ok();
+  size_t max_len = 1;
+  for (size_t i : train_set) max_len = std::max(max_len, records[i].token_ids.size());
+  std::vector<credit::TokenCredit> credits;
+  credits.reserve(train_set.size());
+  for (size_t i : train_set) credits.push_back(records[i].credit);
+  const std::vector<float> packed = credit::PackTokenAdvantages(credits, max_len);
+  const at::Tensor all_adv = at::from_blob(const_cast<float*>(packed.data()),
+                                           {n, static_cast<int64_t>(max_len)}, at::kFloat)
+                                 .clone();                                         // [N, L]
+  at::Tensor all_old = at::zeros({n, static_cast<int64_t>(max_len)}, at::kFloat);  // [N, L]
+  at::Tensor all_w = at::ones({n}, at::kFloat);                                    // [N]
+  {
+    auto a = all_old.accessor<float, 2>();
+    auto w = all_w.accessor<float, 1>();
+    for (int64_t k = 0; k < n; ++k) {
+      const RolloutRecord& r = records[train_set[static_cast<size_t>(k)]];
+      for (size_t t = 0; t < r.old_log_probs.size() && t < max_len; ++t)
+        a[k][static_cast<int64_t>(t)] = r.old_log_probs[t];
+      if (weighted) w[k] = static_cast<float>(r.loss_weight);
+    }
+  }
+  struct MicroBatch {
+    int64_t begin, end;
+    std::vector<std::vector<int32_t>> prompts, completions;
+    at::Tensor ref;  // [mb, L_mb] or undefined
+  };
+  std::vector<MicroBatch> micro;
+  for (int64_t b = 0; b < n; b += config.micro_batch) {
+    MicroBatch m{b, std::min(n, b + config.micro_batch), {}, {}, {}};
+    for (int64_t k = m.begin; k < m.end; ++k) {
+      const auto& r = records[train_set[static_cast<size_t>(k)]];
+      m.prompts.push_back(r.prompt_ids);
+      m.completions.push_back(r.token_ids);
+    }
+    if (reference) {
+      at::NoGradGuard no_grad;
+      m.ref = reference->ScoreCompletions(m.prompts, m.completions).log_probs;
+    }
+    micro.push_back(std::move(m));
+  }
+  GrpoLossOptions lo;
+  lo.eps_low = config.eps_low;
+  lo.eps_high = config.eps_high;
+  lo.beta = config.beta;
+  lo.batch_samples = batch_samples;
+  double kl_sum = 0, clip_low_sum = 0, clip_high_sum = 0, entropy_sum = 0;
+  int64_t stat_tokens = 0, entropy_tokens = 0;
+  policy.train();
+  const int64_t total_optimizer_steps = config.steps * config.mu;
+  for (int64_t pass = 0; pass < config.mu; ++pass) {
+    optimizer->zero_grad();
+    double pass_loss = 0;
+    for (const MicroBatch& m : micro) {
+      CompletionLogProbs out =
+          policy.ScoreCompletions(m.prompts, m.completions, /*want_entropy=*/pass == 0);
+      const int64_t len = out.log_probs.size(1);
+      const at::Tensor adv = all_adv.slice(0, m.begin, m.end).slice(1, 0, len).to(device);
+      const at::Tensor old = all_old.slice(0, m.begin, m.end).slice(1, 0, len).to(device);
+      lo.sample_weights = weighted ? all_w.slice(0, m.begin, m.end).to(device) : at::Tensor();
+      GrpoLossStats ls;
+      at::Tensor loss = GrpoLoss(out.log_probs, old, m.ref, adv, out.mask, lo, &ls);
+      loss.backward();
+      pass_loss += ls.loss;
+      if (pass == 0) {
+        kl_sum += ls.kl * static_cast<double>(ls.tokens);
+        clip_low_sum += ls.clip_low * static_cast<double>(ls.tokens);
+        clip_high_sum += ls.clip_high * static_cast<double>(ls.tokens);
+        stat_tokens += ls.tokens;
+        if (out.entropy.defined()) {
+          entropy_sum += out.entropy.sum().item<double>();
+          entropy_tokens += static_cast<int64_t>(out.mask.sum().item<double>());
+        }
+      } else {
+        us->ratio_max = std::max(us->ratio_max, ls.ratio_max);
+      }
+    }
+    if (pass == 0) us->loss = pass_loss;
+    std::vector<at::Tensor> params, grads;
+    for (auto& p : policy.parameters()) {
+      if (p.grad().defined()) {
+        params.push_back(p);
+        grads.push_back(p.grad());
+      }
+    }
+    // The batch's gradient: every rank's summed (one process: unchanged).
+    EGCA_RETURN_IF_ERROR(distribution->AllReduceGradients(grads));
+    us->grad_norm =
+        config.grad_clip > 0
+            ? torch::nn::utils::clip_grad_norm_(params, config.grad_clip)
+            : torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity());
+    us->lr = ScheduledLearningRate(config.lr, optimizer_steps, config.warmup_steps,
+                                   total_optimizer_steps, config.lr_decay);
+    for (auto& group : optimizer->param_groups()) {
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(us->lr);
+    }
+    optimizer->step();
+    ++optimizer_steps;
+  }
+  if (device.is_cuda()) torch::cuda::synchronize();
+  // Statistics of the first pass over every rank's tokens.
+  {
+    std::vector<double> sums = {us->loss,
+                                kl_sum,
+                                clip_low_sum,
+                                clip_high_sum,
+                                entropy_sum,
+                                static_cast<double>(stat_tokens),
+                                static_cast<double>(entropy_tokens)};
+    EGCA_RETURN_IF_ERROR(distribution->SumScalars(&sums));
+    us->loss = sums[0];
+    kl_sum = sums[1];
+    clip_low_sum = sums[2];
+    clip_high_sum = sums[3];
+    entropy_sum = sums[4];
+    stat_tokens = static_cast<int64_t>(sums[5]);
+    entropy_tokens = static_cast<int64_t>(sums[6]);
+  }
+  const double tok = static_cast<double>(std::max<int64_t>(stat_tokens, 1));
+  us->kl = stat_tokens > 0 ? kl_sum / tok : 0.0;
+  us->clip_low = stat_tokens > 0 ? clip_low_sum / tok : 0.0;
+  us->clip_high = stat_tokens > 0 ? clip_high_sum / tok : 0.0;
+  us->entropy = entropy_tokens > 0 ? entropy_sum / static_cast<double>(entropy_tokens) : 0.0;
+  return Status::Ok();
+}
+
+StatusOr<int64_t> GrpoTrainer::Impl::SumOverRanks(int64_t local) const {
+  std::vector<double> v = {static_cast<double>(local)};
+  EGCA_RETURN_IF_ERROR(distribution->SumScalars(&v));
+  return static_cast<int64_t>(v[0]);
+}
+
+}  // namespace egca::trainer
