@@ -1,0 +1,399 @@
+#!/usr/bin/python3
+"""Analysis of the credit study (issue 23): numpy and the Python standard library only.
+
+    analyze.py RUNS_DIR [--out DIR] [--baseline uniform] [--primary earliest]
+               [--resamples 10000] [--rng-seed 0]
+
+RUNS_DIR holds one small JSON file per run (what the study driver writes under
+docs/results/credit-study/runs/), any file name ending in .json:
+
+    {"variant": "v0", "arm": "earliest", "seed": 3,
+     "evals": [{"step": 0,   "problems": {"12": [5, 24], "40": [0, 24], ...}},
+               {"step": 50,  "problems": {...}},
+               {"step": 100, "problems": {...}}]}
+
+"problems" maps a held-out problem id to [samples passed, samples drawn]. The shared start of
+a seed is a file with "arm": "start" and one evaluation at step 0; runs without a step-0
+evaluation of their own get it. pass@1 of an evaluation is the mean over problems of
+passed / drawn (every problem weighs the same).
+
+Writes into --out (default RUNS_DIR/..): analysis.json (every number below) and
+analysis.md (tables), and pass_at_1_<variant>.svg (held-out pass@1 against step, one curve per
+arm, mean over seeds with a 95% stratified bootstrap band).
+
+Per variant and arm, on final pass@1 over seeds: mean, interquartile mean (IQM: the mean of
+the middle 50% of the sorted scores, 25% cut from each end as scipy.stats.trim_mean(x, 0.25)
+does), 95% percentile bootstrap intervals of both (seeds resampled with replacement within
+the variant), and the probability of improvement over the baseline arm (the chance that a
+run of the arm scores above a run of the baseline, ties counting half). Per arm against the
+baseline, paired by seed: the mean paired difference, its bootstrap interval, the paired t
+interval, the per-problem paired difference with a problem-clustered standard error, and
+the minimum difference the design detects at 80% power (alpha 0.05, two-sided) from the
+measured variance of the paired differences, split into the part evaluation noise explains
+and the rest.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+# ---- Student t (no scipy): CDF from the regularized incomplete beta, quantile by bisection ---
+
+
+def _betacf(a, b, x):
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+def betainc(a, b, x):
+    """Regularized incomplete beta I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    lbt = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1.0 - x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(lbt) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(lbt) * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t, df):
+    if math.isinf(df):
+        return 0.5 * (1.0 + math.erf(t / math.sqrt(2.0)))
+    x = df / (df + t * t)
+    tail = 0.5 * betainc(df / 2.0, 0.5, x)
+    return 1.0 - tail if t > 0 else tail
+
+
+def t_quantile(p, df):
+    """The p-quantile of Student's t with df degrees of freedom (df = inf: the normal)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError("p must lie in (0, 1)")
+    lo, hi = -1e3, 1e3
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+# ---- statistics ---------------------------------------------------------------------------
+
+
+def iqm(x):
+    """Interquartile mean: 25% cut from each end of the sorted values (scipy's trim_mean)."""
+    x = np.sort(np.asarray(x, dtype=float))
+    n = len(x)
+    cut = int(0.25 * n)
+    return float(np.mean(x[cut:n - cut]))
+
+
+def bootstrap_ci(strata, statistic, resamples=10000, rng_seed=0, level=0.95):
+    """Stratified percentile bootstrap: each stratum (a list of values, or of rows) is
+    resampled with replacement to its own size; statistic gets the concatenation."""
+    rng = np.random.default_rng(rng_seed)
+    strata = [np.asarray(s, dtype=float) for s in strata]
+    stats = np.empty(resamples)
+    for r in range(resamples):
+        parts = [s[rng.integers(0, len(s), len(s))] for s in strata]
+        stats[r] = statistic(np.concatenate(parts))
+    a = (1.0 - level) / 2.0
+    return float(np.quantile(stats, a)), float(np.quantile(stats, 1.0 - a))
+
+
+def probability_of_improvement(x, y):
+    """P(X > Y) + 0.5 P(X = Y) over all pairs of a run of x and a run of y."""
+    x = np.asarray(x, dtype=float)[:, None]
+    y = np.asarray(y, dtype=float)[None, :]
+    return float(np.mean((x > y) + 0.5 * (x == y)))
+
+
+def clustered_mean_se(values, clusters):
+    """Mean of the observations and its cluster-robust standard error:
+    SE^2 = sum_c (sum_{i in c} (x_i - mean))^2 / n^2 (no small-sample correction)."""
+    values = np.asarray(values, dtype=float)
+    clusters = np.asarray(clusters)
+    mean = float(values.mean())
+    total = 0.0
+    for c in np.unique(clusters):
+        total += float(np.sum(values[clusters == c] - mean)) ** 2
+    return mean, math.sqrt(total) / len(values)
+
+
+def eval_variance(problems):
+    """Sampling variance of one evaluation's pass@1 (mean over problems of passed/drawn):
+    sum_j p_j (1 - p_j) / (k_j - 1) / N^2, with the unbiased per-problem variance."""
+    n = len(problems)
+    total = 0.0
+    for passed, drawn in problems.values():
+        if drawn > 1:
+            p = passed / drawn
+            total += p * (1.0 - p) / (drawn - 1)
+    return total / (n * n)
+
+
+def power_multiplier(seeds, alpha=0.05, power=0.8):
+    df = seeds - 1
+    return t_quantile(1.0 - alpha / 2.0, df) + t_quantile(power, df)
+
+
+def minimum_detectable_difference(sd, seeds, alpha=0.05, power=0.8):
+    """Smallest true mean paired difference a two-sided paired t-test at alpha detects with
+    the given power (normal approximation with t quantiles), for paired SD sd."""
+    return power_multiplier(seeds, alpha, power) * sd / math.sqrt(seeds)
+
+
+def pass_at_1(problems):
+    return float(np.mean([p / d for p, d in problems.values()]))
+
+
+# ---- runs ---------------------------------------------------------------------------------
+
+
+def load_runs(runs_dir):
+    runs, starts = [], {}
+    for path in sorted(glob.glob(os.path.join(runs_dir, "**", "*.json"), recursive=True)):
+        with open(path) as f:
+            try:
+                r = json.load(f)
+            except json.JSONDecodeError as e:
+                print(f"analyze.py: {path}: not JSON ({e}); skipped", file=sys.stderr)
+                continue
+        missing = [k for k in ("variant", "arm", "seed", "evals") if k not in r]
+        if missing:
+            print(f"analyze.py: {path}: missing {', '.join(missing)}; skipped", file=sys.stderr)
+            continue
+        r["evals"] = sorted(r["evals"], key=lambda e: e["step"])
+        if r["arm"] == "start":
+            starts[(r["variant"], r["seed"])] = r["evals"][0]
+        else:
+            runs.append(r)
+    for r in runs:
+        if r["evals"][0]["step"] != 0 and (r["variant"], r["seed"]) in starts:
+            r["evals"].insert(0, starts[(r["variant"], r["seed"])])
+    return runs
+
+
+def final_eval(run):
+    return run["evals"][-1]
+
+
+def analyze_variant(runs, baseline, resamples, rng_seed):
+    arms = sorted({r["arm"] for r in runs}, key=lambda a: (a != baseline, a))
+    by_arm = {a: {r["seed"]: r for r in runs if r["arm"] == a} for a in arms}
+    out = {"arms": {}, "contrasts": {}}
+    for a in arms:
+        seeds = sorted(by_arm[a])
+        finals = [pass_at_1(final_eval(by_arm[a][s])["problems"]) for s in seeds]
+        entry = dict(seeds=seeds, final=finals, mean=float(np.mean(finals)), iqm=iqm(finals),
+                     final_step=final_eval(by_arm[a][seeds[0]])["step"])
+        entry["mean_ci"] = bootstrap_ci([finals], np.mean, resamples, rng_seed)
+        entry["iqm_ci"] = bootstrap_ci([finals], iqm, resamples, rng_seed)
+        if a != baseline and baseline in by_arm:
+            base = [pass_at_1(final_eval(r)["problems"]) for r in by_arm[baseline].values()]
+            entry["prob_improvement"] = probability_of_improvement(finals, base)
+        out["arms"][a] = entry
+    if baseline not in by_arm:
+        return out
+    for a in arms:
+        if a == baseline:
+            continue
+        seeds = sorted(set(by_arm[a]) & set(by_arm[baseline]))
+        if len(seeds) < 2:
+            continue
+        d, ev, per_problem, clusters = [], [], [], []
+        for s in seeds:
+            pa, pb = final_eval(by_arm[a][s])["problems"], final_eval(by_arm[baseline][s])["problems"]
+            common = sorted(set(pa) & set(pb))
+            pa = {j: pa[j] for j in common}
+            pb = {j: pb[j] for j in common}
+            d.append(pass_at_1(pa) - pass_at_1(pb))
+            ev.append(eval_variance(pa) + eval_variance(pb))
+            for j in common:
+                per_problem.append(pa[j][0] / pa[j][1] - pb[j][0] / pb[j][1])
+                clusters.append(j)
+        d = np.asarray(d)
+        n = len(d)
+        sd = float(np.std(d, ddof=1))
+        t = t_quantile(0.975, n - 1)
+        pm, pse = clustered_mean_se(per_problem, clusters)
+        # Evaluation noise of D (independent evaluations: an upper bound when the arms share
+        # the sampling stream); what is left is the training seeds' own spread.
+        eval_var = float(np.mean(ev))
+        train_var = max(0.0, sd * sd - eval_var)
+        c = dict(seeds=seeds, differences=d.tolist(), mean=float(d.mean()), sd=sd,
+                 bootstrap_ci=bootstrap_ci([d], np.mean, resamples, rng_seed),
+                 t_ci=(float(d.mean() - t * sd / math.sqrt(n)), float(d.mean() + t * sd / math.sqrt(n))),
+                 per_problem_mean=pm, per_problem_clustered_se=pse,
+                 eval_sd=math.sqrt(eval_var), train_sd=math.sqrt(train_var),
+                 mdd_80=minimum_detectable_difference(sd, n))
+        t_stat = c["mean"] / (sd / math.sqrt(n)) if sd > 0 else math.inf
+        c["p_value"] = 2.0 * (1.0 - t_cdf(abs(t_stat), n - 1)) if sd > 0 else 0.0
+        lo, hi = c["bootstrap_ci"]
+        if lo > 0:
+            c["verdict"] = "helps"
+        elif hi < 0:
+            c["verdict"] = "hurts"
+        else:
+            c["verdict"] = f"no difference this design can detect (it detects {100 * c['mdd_80']:.1f} points)"
+        out["contrasts"][f"{a} - {baseline}"] = c
+    return out
+
+
+def curves(runs, resamples, rng_seed):
+    """Per arm: steps, mean pass@1 over seeds and a 95% bootstrap band, at every step that
+    all of the arm's runs evaluated."""
+    res = {}
+    for a in sorted({r["arm"] for r in runs}):
+        rs = [r for r in runs if r["arm"] == a]
+        steps = sorted(set.intersection(*[{e["step"] for e in r["evals"]} for r in rs]))
+        rows = []
+        for st in steps:
+            vals = [pass_at_1(next(e for e in r["evals"] if e["step"] == st)["problems"]) for r in rs]
+            lo, hi = bootstrap_ci([vals], np.mean, resamples, rng_seed) if len(vals) > 1 else (vals[0], vals[0])
+            rows.append(dict(step=st, mean=float(np.mean(vals)), lo=lo, hi=hi))
+        res[a] = rows
+    return res
+
+
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf"]
+
+
+def svg_curves(title, curve_set, path):
+    w, h, ml, mr, mt, mb = 640, 400, 60, 150, 40, 50
+    pts = [row for rows in curve_set.values() for row in rows]
+    if not pts:
+        return
+    xmax = max(r["step"] for r in pts) or 1
+    ymin = min(r["lo"] for r in pts)
+    ymax = max(r["hi"] for r in pts)
+    pad = max(0.02, 0.1 * (ymax - ymin))
+    ymin, ymax = max(0.0, ymin - pad), min(1.0, ymax + pad)
+    if ymax <= ymin:
+        ymax = ymin + 0.05
+
+    def X(s):
+        return ml + (w - ml - mr) * s / xmax
+
+    def Y(v):
+        return mt + (h - mt - mb) * (1.0 - (v - ymin) / (ymax - ymin))
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{ml}" y="20" font-size="14">{title}</text>',
+           f'<line x1="{ml}" y1="{h - mb}" x2="{w - mr}" y2="{h - mb}" stroke="black"/>',
+           f'<line x1="{ml}" y1="{mt}" x2="{ml}" y2="{h - mb}" stroke="black"/>',
+           f'<text x="{(ml + w - mr) / 2}" y="{h - 12}" text-anchor="middle">step</text>',
+           f'<text x="14" y="{(mt + h - mb) / 2}" transform="rotate(-90 14 {(mt + h - mb) / 2})" '
+           f'text-anchor="middle">held-out pass@1</text>']
+    for i in range(6):
+        v = ymin + (ymax - ymin) * i / 5
+        out.append(f'<text x="{ml - 6}" y="{Y(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>')
+        out.append(f'<line x1="{ml}" y1="{Y(v):.1f}" x2="{w - mr}" y2="{Y(v):.1f}" stroke="#eee"/>')
+    for s in sorted({r["step"] for r in pts}):
+        out.append(f'<text x="{X(s):.1f}" y="{h - mb + 16}" text-anchor="middle">{s}</text>')
+    for i, (arm, rows) in enumerate(curve_set.items()):
+        col = COLORS[i % len(COLORS)]
+        band = [f"{X(r['step']):.1f},{Y(r['hi']):.1f}" for r in rows] + \
+               [f"{X(r['step']):.1f},{Y(r['lo']):.1f}" for r in reversed(rows)]
+        out.append(f'<polygon points="{" ".join(band)}" fill="{col}" fill-opacity="0.15" stroke="none"/>')
+        line = " ".join(f"{X(r['step']):.1f},{Y(r['mean']):.1f}" for r in rows)
+        out.append(f'<polyline points="{line}" fill="none" stroke="{col}" stroke-width="2"/>')
+        out.append(f'<rect x="{w - mr + 12}" y="{mt + 18 * i}" width="12" height="12" fill="{col}"/>')
+        out.append(f'<text x="{w - mr + 30}" y="{mt + 18 * i + 11}">{arm}</text>')
+    out.append(f'<text x="{w - mr + 12}" y="{mt + 18 * len(curve_set) + 16}" font-size="10">'
+               'mean over seeds, 95% band</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def markdown(result):
+    lines = []
+    for v, res in result.items():
+        lines.append(f"## {v}\n")
+        lines.append("| arm | seeds | final pass@1 mean [95% CI] | IQM [95% CI] | P(improvement over baseline) |")
+        lines.append("|---|---|---|---|---|")
+        for a, e in res["arms"].items():
+            poi = f"{e['prob_improvement']:.2f}" if "prob_improvement" in e else "-"
+            lines.append(f"| {a} | {len(e['seeds'])} | {e['mean']:.3f} [{e['mean_ci'][0]:.3f}, {e['mean_ci'][1]:.3f}] "
+                         f"| {e['iqm']:.3f} [{e['iqm_ci'][0]:.3f}, {e['iqm_ci'][1]:.3f}] | {poi} |")
+        if res["contrasts"]:
+            lines.append("")
+            lines.append("| contrast | seeds | mean paired D [bootstrap 95% CI] | paired t CI | p | per-problem D +- clustered SE "
+                         "| SD of D (eval part, rest) | MDD at 80% | verdict |")
+            lines.append("|---|---|---|---|---|---|---|---|---|")
+            for name, c in res["contrasts"].items():
+                lines.append(f"| {name} | {len(c['seeds'])} | {c['mean']:+.3f} [{c['bootstrap_ci'][0]:+.3f}, "
+                             f"{c['bootstrap_ci'][1]:+.3f}] | [{c['t_ci'][0]:+.3f}, {c['t_ci'][1]:+.3f}] | {c['p_value']:.3f} "
+                             f"| {c['per_problem_mean']:+.3f} +- {c['per_problem_clustered_se']:.3f} "
+                             f"| {c['sd']:.3f} ({c['eval_sd']:.3f}, {c['train_sd']:.3f}) | {c['mdd_80']:.3f} | {c['verdict']} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs_dir")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--baseline", default="uniform")
+    ap.add_argument("--resamples", type=int, default=10000)
+    ap.add_argument("--rng-seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    if not os.path.isdir(a.runs_dir):
+        print(f"analyze.py: {a.runs_dir}: not a directory", file=sys.stderr)
+        return 2
+    if a.resamples < 100:
+        print(f"analyze.py: --resamples {a.resamples}: need at least 100", file=sys.stderr)
+        return 2
+    out = a.out or os.path.join(a.runs_dir, "..")
+    os.makedirs(out, exist_ok=True)
+    runs = load_runs(a.runs_dir)
+    if not runs:
+        print(f"analyze.py: {a.runs_dir}: no finished runs", file=sys.stderr)
+        return 2
+    result = {}
+    for v in sorted({r["variant"] for r in runs}):
+        rv = [r for r in runs if r["variant"] == v]
+        result[v] = analyze_variant(rv, a.baseline, a.resamples, a.rng_seed)
+        result[v]["curves"] = curves(rv, a.resamples, a.rng_seed)
+        svg_curves(f"{v}: held-out pass@1", result[v]["curves"], os.path.join(out, f"pass_at_1_{v}.svg"))
+    with open(os.path.join(out, "analysis.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    md = markdown(result)
+    with open(os.path.join(out, "analysis.md"), "w") as f:
+        f.write(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""Tests of analyze.py on synthetic inputs with answers known by hand (unittest, numpy only).
+
+    /usr/bin/python3 examples/learns/test_analyze.py
+"""
+import json
+import math
+import os
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import analyze as A  # noqa: E402
+
+
+class Distributions(unittest.TestCase):
+    def test_t_quantiles_match_tables(self):
+        # Printed t tables: t_{0.975, 9} = 2.262, t_{0.80, 9} = 0.883, t_{0.975, 1} = 12.706,
+        # t_{0.975, 30} = 2.042; the normal z_{0.975} = 1.960, z_{0.8} = 0.842.
+        self.assertAlmostEqual(A.t_quantile(0.975, 9), 2.2622, places=3)
+        self.assertAlmostEqual(A.t_quantile(0.80, 9), 0.8834, places=3)
+        self.assertAlmostEqual(A.t_quantile(0.975, 1), 12.7062, places=2)
+        self.assertAlmostEqual(A.t_quantile(0.975, 30), 2.0423, places=3)
+        self.assertAlmostEqual(A.t_quantile(0.975, math.inf), 1.95996, places=4)
+        self.assertAlmostEqual(A.t_quantile(0.8, math.inf), 0.84162, places=4)
+        self.assertAlmostEqual(A.t_quantile(0.025, 9), -2.2622, places=3)
+
+    def test_incomplete_beta_symmetry(self):
+        self.assertAlmostEqual(A.betainc(3.0, 3.0, 0.5), 0.5, places=12)
+        # I_x(1, 1) = x; I_x(a, 1) = x^a.
+        self.assertAlmostEqual(A.betainc(1.0, 1.0, 0.3), 0.3, places=12)
+        self.assertAlmostEqual(A.betainc(2.5, 1.0, 0.4), 0.4 ** 2.5, places=12)
+
+
+class Statistics(unittest.TestCase):
+    def test_iqm(self):
+        self.assertAlmostEqual(A.iqm([1, 2, 3, 4, 5, 6, 7, 8]), 4.5)  # mean of 3, 4, 5, 6
+        self.assertAlmostEqual(A.iqm([100, 1, 3, 2]), 2.5)  # mean of 2, 3
+        self.assertAlmostEqual(A.iqm(list(range(10))), 4.5)  # 2 cut from each end
+        self.assertAlmostEqual(A.iqm([0.1, 0.9, 0.5, 0.5, 0.4, 0.6, 0.0, 1.0, 0.45, 0.55]),
+                               np.mean([0.4, 0.45, 0.5, 0.5, 0.55, 0.6]))
+
+    def test_probability_of_improvement(self):
+        # x > y in 6 of the 9 pairs (every x beats both zeros, none beats 5).
+        self.assertAlmostEqual(A.probability_of_improvement([1, 2, 3], [0, 0, 5]), 6 / 9)
+        self.assertAlmostEqual(A.probability_of_improvement([1], [1]), 0.5)
+        # 2 > 1 (1), 2 = 2 (0.5), 1 = 1 (0.5), 1 < 2 (0): 2 / 4.
+        self.assertAlmostEqual(A.probability_of_improvement([1, 2], [1, 2]), 0.5)
+
+    def test_clustered_se_by_hand(self):
+        # mean 0.75; cluster a: (1 - .75) + (0 - .75) = -0.5; b: 0.25 + 0.25 = 0.5;
+        # SE = sqrt(0.25 + 0.25) / 4.
+        m, se = A.clustered_mean_se([1, 0, 1, 1], ["a", "a", "b", "b"])
+        self.assertAlmostEqual(m, 0.75)
+        self.assertAlmostEqual(se, math.sqrt(0.5) / 4)
+        # One observation per cluster: the naive SE without the n - 1 correction,
+        # sqrt(sum (x - m)^2) / n.
+        x = [0.2, 0.5, 0.9]
+        m, se = A.clustered_mean_se(x, [1, 2, 3])
+        self.assertAlmostEqual(se, math.sqrt(sum((v - np.mean(x)) ** 2 for v in x)) / 3)
+
+    def test_eval_variance_by_hand(self):
+        # Problem a: 1 of 2 passed, p = .5, unbiased var of the mean .25 / (2 - 1) = .25;
+        # b: 2 of 2, 0. Mean over N = 2 problems: (.25 + 0) / 4.
+        self.assertAlmostEqual(A.eval_variance({"a": [1, 2], "b": [2, 2]}), 0.0625)
+        # 8 samples of p = .5 on each of 4 problems: .25 / 7 / 4 per problem -> .25 / 28.
+        self.assertAlmostEqual(A.eval_variance({str(j): [4, 8] for j in range(4)}), 0.25 / 28)
+
+    def test_stratified_bootstrap(self):
+        # Each stratum keeps its size, so the mean of {0 x 5} + {1 x 5} is always 0.5;
+        # an unstratified resample of the ten values would not be.
+        lo, hi = A.bootstrap_ci([[0] * 5, [1] * 5], np.mean, resamples=500)
+        self.assertEqual((lo, hi), (0.5, 0.5))
+        lo, hi = A.bootstrap_ci([[0] * 5 + [1] * 5], np.mean, resamples=500)
+        self.assertLess(lo, 0.5)
+        self.assertGreater(hi, 0.5)
+        # n = 400 standard normal values: the 95% interval of the mean is about +-1.96 / 20.
+        x = np.random.default_rng(1).standard_normal(400)
+        lo, hi = A.bootstrap_ci([x], np.mean, resamples=4000)
+        self.assertAlmostEqual(hi - lo, 2 * 1.96 / 20, delta=0.03)
+        self.assertLess(lo, x.mean())
+        self.assertGreater(hi, x.mean())
+
+    def test_mdd_by_hand_and_by_simulation(self):
+        # (2.2622 + 0.8834) * 0.02 / sqrt(10) = 0.019894.
+        self.assertAlmostEqual(A.minimum_detectable_difference(0.02, 10), 3.1456 * 0.02 / math.sqrt(10), places=4)
+        # A paired t-test on 10 normal differences with mean MDD and SD 1 rejects in ~80% of
+        # simulated studies (the formula is an approximation: accept 0.75-0.85).
+        rng = np.random.default_rng(7)
+        mdd = A.minimum_detectable_difference(1.0, 10)
+        crit = A.t_quantile(0.975, 9)
+        d = rng.standard_normal((20000, 10)) + mdd
+        t = d.mean(axis=1) / (d.std(axis=1, ddof=1) / math.sqrt(10))
+        power = float(np.mean(np.abs(t) > crit))
+        self.assertGreater(power, 0.75)
+        self.assertLess(power, 0.85)
+
+
+def write_run(d, variant, arm, seed, evals):
+    with open(os.path.join(d, f"{variant}-{arm}-{seed}.json"), "w") as f:
+        json.dump(dict(variant=variant, arm=arm, seed=seed,
+                       evals=[dict(step=s, problems=p) for s, p in evals]), f)
+
+
+class EndToEnd(unittest.TestCase):
+    def test_known_differences(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = os.path.join(tmp, "runs")
+            os.makedirs(runs)
+            # v0: 10 seeds, 10 problems x 10 samples. uniform passes 4 of 10 on every problem
+            # plus seed % 3 on problem 0; earliest passes exactly 1 more on every problem:
+            # D = +0.1 on every seed, SD 0 -> "helps", interval [0.1, 0.1].
+            # v1: earliest = uniform + 1 on problem 0 for even seeds, -1 for odd seeds:
+            # D = +-0.01, mean 0 -> no detectable difference.
+            for s in range(1, 11):
+                uni = {str(j): [4 + (s % 3 if j == 0 else 0), 10] for j in range(10)}
+                write_run(runs, "v0", "start", s, [(0, {str(j): [3, 10] for j in range(10)})])
+                write_run(runs, "v0", "uniform", s, [(50, uni), (100, uni)])
+                write_run(runs, "v0", "earliest", s, [(50, uni), (100, {j: [p + 1, n] for j, (p, n) in uni.items()})])
+                e1 = dict(uni)
+                e1["0"] = [uni["0"][0] + (1 if s % 2 == 0 else -1), 10]
+                write_run(runs, "v1", "uniform", s, [(0, uni), (100, uni)])
+                write_run(runs, "v1", "earliest", s, [(0, uni), (100, e1)])
+            out = os.path.join(tmp, "out")
+            self.assertEqual(A.main([runs, "--out", out, "--resamples", "500"]), 0)
+            with open(os.path.join(out, "analysis.json")) as f:
+                res = json.load(f)
+            c = res["v0"]["contrasts"]["earliest - uniform"]
+            self.assertAlmostEqual(c["mean"], 0.1)
+            self.assertAlmostEqual(c["sd"], 0.0, places=12)
+            self.assertAlmostEqual(c["bootstrap_ci"][0], 0.1)
+            self.assertAlmostEqual(c["bootstrap_ci"][1], 0.1)
+            self.assertEqual(c["verdict"], "helps")
+            self.assertAlmostEqual(c["per_problem_mean"], 0.1)
+            self.assertAlmostEqual(c["per_problem_clustered_se"], 0.0, places=12)
+            self.assertAlmostEqual(res["v0"]["arms"]["earliest"]["prob_improvement"], 1.0)
+            # uniform's final pass@1 per seed: 0.4 + (s % 3) / 100 -> seeds 1..10 give
+            # 0.41, 0.42, 0.40, 0.41, 0.42, 0.40, 0.41, 0.42, 0.40, 0.41.
+            u = res["v0"]["arms"]["uniform"]
+            self.assertAlmostEqual(u["mean"], 0.41)
+            self.assertAlmostEqual(u["iqm"], 0.41)  # middle six: 0.40, 0.41 x 4, 0.42
+            # The start file supplies step 0 of the v0 runs: the curve starts at 0.3.
+            curve = {r["step"]: r for r in res["v0"]["curves"]["earliest"]}
+            self.assertEqual(sorted(curve), [0, 50, 100])
+            self.assertAlmostEqual(curve[0]["mean"], 0.3)
+            self.assertAlmostEqual(curve[100]["mean"], 0.51)
+
+            c1 = res["v1"]["contrasts"]["earliest - uniform"]
+            self.assertAlmostEqual(c1["mean"], 0.0, places=12)
+            # D = +-0.01 alternating, 10 values: SD = 0.01 * sqrt(10 / 9).
+            self.assertAlmostEqual(c1["sd"], 0.01 * math.sqrt(10 / 9))
+            mdd = A.minimum_detectable_difference(c1["sd"], 10)
+            self.assertAlmostEqual(c1["mdd_80"], mdd)
+            self.assertEqual(c1["verdict"], f"no difference this design can detect (it detects {100 * mdd:.1f} points)")
+            self.assertAlmostEqual(c1["p_value"], 1.0)
+            # Per-problem differences: problem 0 has +-0.1 per seed, the others 0; clustered by
+            # problem the sums of deviations are 0 for every cluster (5 x +0.1, 5 x -0.1).
+            self.assertAlmostEqual(c1["per_problem_clustered_se"], 0.0, places=12)
+            for v in ("v0", "v1"):
+                root = ET.parse(os.path.join(out, f"pass_at_1_{v}.svg")).getroot()
+                self.assertTrue(root.tag.endswith("svg"))
+                self.assertEqual(len([e for e in root.iter() if e.tag.endswith("polyline")]), 2)
+            with open(os.path.join(out, "analysis.md")) as f:
+                self.assertIn("| earliest - uniform | 10 | +0.100", f.read())
+
+    def test_bad_input_exits_2(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertEqual(A.main([os.path.join(tmp, "missing")]), 2)
+            self.assertEqual(A.main([tmp]), 2)  # no runs
+
+
+if __name__ == "__main__":
+    unittest.main()
