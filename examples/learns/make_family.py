@@ -1,8 +1,24 @@
 #!/usr/bin/env python3
 """Generates the `learns` task family from a seed (Python 3 standard library only).
 
-    make_family.py OUT_DIR [--seed N] [--heldout-fraction F] [--correct-per-problem C]
-                   [--misses-per-problem M] [--merges K]
+    make_family.py OUT_DIR [--variant v0|v1|v2] [--seed N] [--heldout-fraction F]
+                   [--correct-per-problem C] [--misses-per-problem M] [--merges K]
+
+Variants (issue 23; v0 is the default and writes exactly what this script wrote before
+variants existed):
+  v0  nine one-loop templates, one comparison against a constant each (below).
+  v1  the same problems, tests, references and near-miss catalogue as v0; the corpus
+      programs (so what the pre-trained policy samples) vary in ways that do not change
+      behaviour: names of the parameter, loop and accumulator variables, an unused
+      statement (a length or a counter), the order of that statement and the initialization,
+      comment lines and trailing comments, and the comparison extracted into a helper
+      function. Each corpus entry draws its own surface from a generator seeded by --seed;
+      a near-miss gets the same surface as its correct program would, so it still differs
+      from it in exactly one line (its bug_line, counted in the surfaced program).
+  v2  longer programs: two helper functions (two v0 templates without the prefix argument,
+      each with its own comparison and constant, so two loops) and the asked function that
+      calls both and returns the pair; one near-miss in one of the helpers. Held-out
+      problems combine held-out triples only.
 
 Writes into OUT_DIR:
   train.jsonl, heldout.jsonl  MBPP-format problems (task_id, text, code, test_list); the two
@@ -20,7 +36,8 @@ Writes into OUT_DIR:
 
 A near-miss is the reference with one line changed: a wrong comparison (> for >=, ...), a
 wrong bound (the constant off by one, a loop range off by one) or a missing/wrong update.
-Every kept near-miss fails at least one unit test, checked here by running it.
+Every kept near-miss fails at least one unit test, checked here by running it
+(examples/learns/check_variants.py checks the written files again with egca-batch).
 """
 import argparse
 import json
@@ -118,31 +135,34 @@ def make_inputs(rng, k, with_m):
     return (xs,)
 
 
-def make_problem(rng, tpl, op, k):
-    code = render(tpl["lines"], op, k)
-    name = tpl["name"]
-    misses = []
+def template_misses(tpl, op, k):
+    """The near-misses of one template instance: (mutated template lines, 0-based line, kind)."""
+    out = []
     cmp_line = tpl["cmp_line"]
     for wrong in WRONG_OP[op]:
         lines = list(tpl["lines"])
         lines[cmp_line] = lines[cmp_line].replace("{op}", wrong)
-        misses.append((render(lines, op, k), cmp_line + 1, "compare"))
+        out.append((lines, cmp_line, "compare"))
     for dk in (-1, 1):
         lines = list(tpl["lines"])
         lines[cmp_line] = lines[cmp_line].replace("{k}", str(k + dk))
-        misses.append((render(lines, op, k), cmp_line + 1, "bound"))
+        out.append((lines, cmp_line, "bound"))
     for idx, repl, kind in tpl["misses"]:
         lines = list(tpl["lines"])
         lines[idx] = repl
-        misses.append((render(lines, op, k), idx + 1, kind))
+        out.append((lines, idx, kind))
+    return out
 
-    # Tests: TESTS_PER_PROBLEM random inputs, then more (up to twice as many, 400 draws)
-    # while some near-miss still passes them all; near-misses no test catches are dropped.
+
+def make_tests(rng, code, name, misses, inputs):
+    """Tests: TESTS_PER_PROBLEM random inputs, then more (up to twice as many, 400 draws)
+    while some near-miss still passes them all; near-misses no test catches are dropped.
+    misses: (program, bug_line, kind); inputs(rng) draws one argument tuple."""
     tests, seen = [], set()
     attempts = 0
     while len(tests) < TESTS_PER_PROBLEM or attempts < 400:
         attempts += 1
-        args = make_inputs(rng, k, tpl["m"])
+        args = inputs(rng)
         key = repr(args)
         if key in seen:
             continue
@@ -161,7 +181,131 @@ def make_problem(rng, tpl, op, k):
             break
     kept = [m for m in misses if any(m[0] in t[2] for t in tests)]
     asserts = [f"assert {name}({', '.join(repr(a) for a in args)}) == {want!r}" for args, want, _ in tests]
+    return asserts, kept
+
+
+def make_problem(rng, tpl, op, k):
+    code = render(tpl["lines"], op, k)
+    misses = [(render(lines, op, k), idx + 1, kind) for lines, idx, kind in template_misses(tpl, op, k)]
+    asserts, kept = make_tests(rng, code, tpl["name"], misses, lambda r: make_inputs(r, k, tpl["m"]))
     text = tpl["text"].format(cond=OPS[op].format(k=k))
+    return dict(text=text, code=code, test_list=asserts, misses=kept)
+
+
+# ---- v1: surface variation that does not change behaviour ---------------------------------
+
+# Identifiers of the canonical programs and what v1 may call them instead (first: canonical).
+RENAMES = {
+    "xs": ["xs", "nums", "values", "data", "seq", "arr"],
+    "x": ["x", "v", "num", "val", "elem", "y"],
+    "i": ["i", "j", "pos", "t"],
+    "n": ["n", "count", "cnt", "hits"],
+    "s": ["s", "total", "acc"],
+    "out": ["out", "res", "kept", "picked"],
+    "idx": ["idx", "where", "ans", "found"],
+    "best": ["best", "top", "biggest", "cur"],
+    "m": ["m", "limit", "upto"],
+}
+RENAME_RE = re.compile(r"\b(" + "|".join(sorted(RENAMES, key=len, reverse=True)) + r")\b")
+DISTRACTOR_NAMES = ["size", "steps", "seen", "length", "scanned"]
+HELPER_NAMES = ["ok", "good", "wanted", "fits", "check", "keep"]
+HELPER_ARGS = ["a", "z", "value", "q"]
+COMMENTS = ["go through the list", "look at each number", "check the numbers one by one",
+            "the running result", "scan every value"]
+CMP_RE = re.compile(r"(xs\[i\]|\bx\b) (>=|<=|==|!=|>|<) (-?\d+)")
+
+
+def surface_plan(rng):
+    """One random surface; every choice is drawn, in a fixed order, whether used or not."""
+    return dict(names={k: rng.choice(v) for k, v in RENAMES.items()},
+                helper=rng.random() < 0.35, helper_name=rng.choice(HELPER_NAMES),
+                helper_arg=rng.choice(HELPER_ARGS),
+                distractor=rng.choice([None, "len", "counter"]), distractor_name=rng.choice(DISTRACTOR_NAMES),
+                distractor_first=rng.random() < 0.5,
+                comment=rng.choice([None] + COMMENTS), loop_comment=rng.choice([None, None] + COMMENTS))
+
+
+def apply_surface(code, plan):
+    """The program code (a canonical v0 program or one of its near-misses) with the plan's
+    surface. Behaviour is unchanged: only names, unused statements, comments and the
+    comparison moved into a helper."""
+    lines = code.split("\n")
+    helper = []
+    if plan["helper"]:
+        for i, l in enumerate(lines):
+            m = CMP_RE.search(l)
+            if m and l.lstrip().startswith("if "):
+                a = plan["helper_arg"]
+                helper = [f"def {plan['helper_name']}({a}):", f"    return {a} {m.group(2)} {m.group(3)}", ""]
+                lines[i] = l[:m.start()] + f"{plan['helper_name']}({m.group(1)})" + l[m.end():]
+                break
+    names = plan["names"]
+    lines = [RENAME_RE.sub(lambda mm: names[mm.group(1)], l) for l in lines]
+    head, body = lines[0], lines[1:]
+    has_init = bool(body) and not body[0].lstrip().startswith(("for ", "if ", "return "))
+    d = plan["distractor_name"]
+    if plan["distractor"] is not None:
+        stmt = f"    {d} = len({names['xs']})" if plan["distractor"] == "len" else f"    {d} = 0"
+        body.insert(1 if has_init and not plan["distractor_first"] else 0, stmt)
+        if plan["distractor"] == "counter":
+            for i, l in enumerate(body):
+                if l.lstrip().startswith("for "):
+                    indent = len(l) - len(l.lstrip()) + 4
+                    body.insert(i + 1, " " * indent + f"{d} += 1")
+                    break
+    if plan["loop_comment"]:
+        for i, l in enumerate(body):
+            if l.lstrip().startswith("for "):
+                body[i] = l + f"  # {plan['loop_comment']}"
+                break
+    if plan["comment"]:
+        body.insert(0, f"    # {plan['comment']}")
+    return "\n".join(helper + [head] + body)
+
+
+def surfaced_pair(code, miss, plan):
+    """(surfaced correct program, surfaced near-miss, 1-based line where they differ)."""
+    a, b = apply_surface(code, plan), apply_surface(miss, plan)
+    la, lb = a.split("\n"), b.split("\n")
+    diff = [i for i, (x, y) in enumerate(zip(la, lb)) if x != y]
+    assert len(la) == len(lb) and len(diff) == 1, (code, miss, plan)
+    return a, b, diff[0] + 1
+
+
+# ---- v2: two helpers and the asked function ------------------------------------------------
+
+
+def describe(tpl, op, k):
+    """The template's statement after 'that returns ' (without the final period)."""
+    t = tpl["text"].format(cond=OPS[op].format(k=k))
+    return t.split(" that returns ", 1)[1].rstrip(".")
+
+
+def make_composite(rng, a, b):
+    """a, b: (template, op, k) with different templates. The asked function returns the
+    pair of the two helpers' results; near-misses are every single-line bug of either helper."""
+    (ta, opa, ka), (tb, opb, kb) = a, b
+    name = f"{ta['name']}_and_{tb['name']}"
+    main = [f"def {name}(xs):", f"    a = {ta['name']}(xs)", f"    b = {tb['name']}(xs)", "    return (a, b)"]
+    la, lb = render(ta["lines"], opa, ka).split("\n"), render(tb["lines"], opb, kb).split("\n")
+    code = "\n".join(la + [""] + lb + [""] + main)
+    misses = []
+    for lines, idx, kind in template_misses(ta, opa, ka):
+        misses.append(("\n".join(render(lines, opa, ka).split("\n") + [""] + lb + [""] + main), idx + 1, kind))
+    off = len(la) + 1
+    for lines, idx, kind in template_misses(tb, opb, kb):
+        misses.append(("\n".join(la + [""] + render(lines, opb, kb).split("\n") + [""] + main), off + idx + 1, kind))
+    ks = sorted({ka, kb})
+
+    def inputs(r):
+        n = r.randint(4, 8)
+        pool = [x for k in ks for x in (k - 1, k, k + 1)] + list(range(0, 12))
+        return ([r.choice(pool) for _ in range(n)],)
+
+    asserts, kept = make_tests(rng, code, name, misses, inputs)
+    text = (f"Write a function {name}(xs) that returns a tuple of two values: first, {describe(ta, opa, ka)}; "
+            f"second, {describe(tb, opb, kb)}. Write them as helper functions {ta['name']}(xs) and "
+            f"{tb['name']}(xs) and call both.")
     return dict(text=text, code=code, test_list=asserts, misses=kept)
 
 
@@ -256,6 +400,7 @@ def completion_of(code):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
+    ap.add_argument("--variant", default="v0", help="v0 (default), v1 or v2 (see the top of this file)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--heldout-fraction", type=float, default=0.2)
     ap.add_argument("--correct-per-problem", type=int, default=2)
@@ -265,7 +410,12 @@ def main():
                     help="text placed before the statement in the tokenizer's training texts "
                          "(the trainer's prompt.instruction + blank line)")
     args = ap.parse_args()
+    if args.variant not in ("v0", "v1", "v2"):
+        ap.error(f"--variant {args.variant}: expected v0, v1 or v2")
     rng = random.Random(args.seed)
+    # v1's surfaces come from their own stream so that v1's problems, tests and corpus choice
+    # are v0's exactly.
+    surface_rng = random.Random(f"{args.seed}/surface")
     os.makedirs(args.out_dir, exist_ok=True)
 
     triples = [(t, op, k) for t in range(len(TEMPLATES)) for op in OPS for k in range(1, 10)]
@@ -276,9 +426,19 @@ def main():
     task_id = 1
     for split in ("train", "heldout"):
         problems[split] = []
-        for t, op, k in sorted(splits[split], key=lambda x: (x[0], list(OPS).index(x[1]), x[2])):
-            p = make_problem(rng, TEMPLATES[t], op, k)
-            p.update(task_id=task_id, template=TEMPLATES[t]["name"], op=op, k=k)
+        ordered = sorted(splits[split], key=lambda x: (x[0], list(OPS).index(x[1]), x[2]))
+        if args.variant == "v2":
+            ordered = [x for x in ordered if not TEMPLATES[x[0]]["m"]]
+        for t, op, k in ordered:
+            if args.variant == "v2":
+                # The partner: another triple of the same split, from another template.
+                t2, op2, k2 = rng.choice([x for x in ordered if x[0] != t])
+                p = make_composite(rng, (TEMPLATES[t], op, k), (TEMPLATES[t2], op2, k2))
+                p.update(task_id=task_id, template=f"{TEMPLATES[t]['name']}+{TEMPLATES[t2]['name']}",
+                         op=f"{op},{op2}", k=f"{k},{k2}")
+            else:
+                p = make_problem(rng, TEMPLATES[t], op, k)
+                p.update(task_id=task_id, template=TEMPLATES[t]["name"], op=op, k=k)
             task_id += 1
             problems[split].append(p)
 
@@ -297,9 +457,14 @@ def main():
     corpus = []
     for p in problems["train"]:
         for _ in range(args.correct_per_problem):
-            corpus.append(dict(task_id=p["task_id"], text=p["text"], completion=completion_of(p["code"]),
+            code = p["code"]
+            if args.variant == "v1":
+                code = apply_surface(code, surface_plan(surface_rng))
+            corpus.append(dict(task_id=p["task_id"], text=p["text"], completion=completion_of(code),
                                kind="correct", bug_kind=None, bug_line=None))
         for code, line, kind in rng.sample(p["misses"], min(args.misses_per_problem, len(p["misses"]))):
+            if args.variant == "v1":
+                _, code, line = surfaced_pair(p["code"], code, surface_plan(surface_rng))
             corpus.append(dict(task_id=p["task_id"], text=p["text"], completion=completion_of(code),
                                kind="near_miss", bug_kind=kind, bug_line=line))
     rng.shuffle(corpus)
@@ -326,6 +491,12 @@ def main():
                    sum(len(ps) for ps in problems.values()),
                    vocab_size=len(tok["model"]["vocab"]) + len(tok["added_tokens"]),
                    correct_per_problem=args.correct_per_problem, misses_per_problem=args.misses_per_problem)
+    if args.variant != "v0":  # v0's family.json stays what it was before variants existed
+        completions = [c["completion"] for c in corpus]
+        summary.update(variant=args.variant,
+                       corpus_distinct_completions=len(set(completions)),
+                       corpus_lines_mean=sum(c.count("\n") - 1 for c in completions) / len(completions),
+                       corpus_chars_max=max(len(c) for c in completions))
     with open(os.path.join(args.out_dir, "family.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(json.dumps(summary))
