@@ -234,6 +234,10 @@ Status AssignTokenCreditInto(const CreditSample& sample, const TokenCreditOption
     return InvalidArgument("token credit: option soft_weight=" +
                            std::to_string(options.soft_weight) + " is outside [0, 1]");
   }
+  if (!options.renormalize && options.soft_weight != 1.0) {
+    return InvalidArgument("token credit: option renormalize=false needs soft_weight=1, got " +
+                           std::to_string(options.soft_weight));
+  }
   bool sorted = true;
   for (size_t t = 0; t < sample.token_bytes.size(); ++t) {
     const TokenByteRange& tok = sample.token_bytes[t];
@@ -306,6 +310,14 @@ Status AssignTokenCreditInto(const CreditSample& sample, const TokenCreditOption
       credit.span_token_count = static_cast<uint32_t>(on_span.size());
       local.localized = 1;
       const size_t rest = tokens - on_span.size();
+      if (!options.renormalize) {
+        // Masked, not renormalized: the span keeps the uniform A_i / T_i, the rest gets 0.
+        credit.advantages.assign(tokens, 0.0);
+        const double on = sample.advantage / static_cast<double>(tokens);
+        for (uint32_t t : on_span) credit.advantages[t] = on;
+        if (stats) stats->Merge(local);
+        return Status::Ok();
+      }
       // With nothing outside the span, the span keeps all of A_i (sum invariant).
       const double span_share = rest == 0 ? 1.0 : options.soft_weight;
       const double on = sample.advantage * span_share / static_cast<double>(on_span.size());

@@ -145,6 +145,63 @@ TEST(TokenCredit, SoftMaskOverWholeCompletionKeepsEverythingOnSpan) {
   for (double a : c->advantages) EXPECT_NEAR(a, 0.1, 1e-15);
 }
 
+TEST(TokenCredit, UnrenormalizedMaskKeepsTheUniformShareOnTheSpan) {
+  // 14 tokens, span tokens 9..11 (|S| = 3): each keeps -0.6 / 14 = -0.042857..., the other
+  // 11 get 0; the sum is A * |S| / T = -0.6 * 3 / 14 = -0.128571..., not A.
+  CreditSample s = Sample(FailureMode::kLogic, -0.6);
+  s.earliest_divergence = CodeSpan(21, 24);
+  TokenCreditOptions o;
+  o.renormalize = false;
+  TokenCreditStats stats;
+  StatusOr<TokenCredit> c = AssignTokenCredit(s, o, &stats);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->placement, CreditPlacement::kLocalized);
+  EXPECT_EQ(c->span_token_begin, 9u);
+  EXPECT_EQ(c->span_token_count, 3u);
+  for (size_t t = 0; t < 14; ++t) {
+    EXPECT_NEAR(c->advantages[t], (t >= 9 && t <= 11) ? -0.6 / 14.0 : 0.0, 1e-15) << "token " << t;
+  }
+  EXPECT_NEAR(Sum(c->advantages), -0.6 * 3.0 / 14.0, 1e-15);
+  EXPECT_EQ(stats.localized, 1);
+  // The span over every non-empty token (13 of 14): 1.3 / 14 each, 0 on the zero-width
+  // end token; sum 1.3 * 13 / 14.
+  s.advantage = 1.3;
+  s.code_offset = 0;
+  s.earliest_divergence = CodeSpan(0, 45);
+  c = AssignTokenCredit(s, o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->span_token_count, 13u);
+  EXPECT_NEAR(c->advantages[0], 1.3 / 14.0, 1e-15);
+  EXPECT_EQ(c->advantages[13], 0.0);
+  EXPECT_NEAR(Sum(c->advantages), 1.3 * 13.0 / 14.0, 1e-14);
+}
+
+TEST(TokenCredit, UnrenormalizedMaskLeavesUniformSamplesAlone) {
+  // CORRECT samples and target kUniform stay A / T on every token (sum A).
+  TokenCreditOptions o;
+  o.renormalize = false;
+  StatusOr<TokenCredit> c = AssignTokenCredit(Sample(FailureMode::kCorrect, 0.7), o);
+  ASSERT_TRUE(c.ok());
+  for (double a : c->advantages) EXPECT_NEAR(a, 0.05, 1e-15);
+  CreditSample s = Sample(FailureMode::kLogic, -0.7);
+  s.earliest_divergence = CodeSpan(21, 24);
+  o.target = LocalizationTarget::kUniform;
+  c = AssignTokenCredit(s, o);
+  ASSERT_TRUE(c.ok());
+  for (double a : c->advantages) EXPECT_NEAR(a, -0.05, 1e-15);
+}
+
+TEST(TokenCredit, UnrenormalizedMaskRejectsASoftWeight) {
+  CreditSample s = Sample(FailureMode::kLogic, -0.6);
+  s.earliest_divergence = CodeSpan(21, 24);
+  TokenCreditOptions o;
+  o.renormalize = false;
+  o.soft_weight = 0.8;
+  StatusOr<TokenCredit> c = AssignTokenCredit(s, o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("renormalize=false needs soft_weight=1"), std::string::npos);
+}
+
 TEST(TokenCredit, EmptySpanFallsBackToUniformAndIsCounted) {
   CreditSample s = Sample(FailureMode::kLogic, 1.4);
   s.earliest_divergence = CodeSpan(21, 21);

@@ -53,6 +53,12 @@ struct TokenCreditOptions {
   // the tokens outside it. 1 = the paper's hard mask. Must be in [0, 1]. When the span covers
   // every token the whole A_i stays on the span.
   double soft_weight = 1.0;
+  // false: mask without renormalizing. A localized sample's span tokens keep the uniform
+  // share A_i / T_i and every other token gets 0, so its token advantages sum to
+  // A_i * |S| / T_i (|S| span tokens) instead of A_i: the placement of the paper's operator
+  // without its T_i / |S| larger step on the span. Samples credited uniformly (by mode, by
+  // target kUniform, or by fallback) are unchanged. Requires soft_weight = 1.
+  bool renormalize = true;
   // Seed of kRandomExecutedBoundary; the draw also mixes in CreditSample::sample_index, so a
   // batch is reproducible and samples draw independently.
   uint64_t seed = 0;
@@ -102,7 +108,8 @@ const char* CreditPlacementName(CreditPlacement placement);
 const char* FallbackReasonName(FallbackReason reason);
 
 struct TokenCredit {
-  std::vector<double> advantages;  // [T_i] a_{i,t}; sums to A_i unless T_i = 0
+  std::vector<double> advantages;  // [T_i] a_{i,t}; sums to A_i unless T_i = 0 or the
+                                   // options do not renormalize (then A_i * |S| / T_i)
   CreditPlacement placement = CreditPlacement::kUniform;
   FallbackReason fallback = FallbackReason::kNone;
   std::optional<SourceSpan> span;  // the span used (code bytes), when one was selected
@@ -136,7 +143,8 @@ std::vector<uint32_t> TokensOverlappingSpan(const std::vector<TokenByteRange>& t
                                             uint32_t code_offset, const SourceSpan& span);
 
 // Token advantages for one sample. Errors (INVALID_ARGUMENT) for malformed input only: a
-// token range with end < begin, a non-finite advantage, soft_weight outside [0, 1].
+// token range with end < begin, a non-finite advantage, soft_weight outside [0, 1], or
+// renormalize = false with soft_weight != 1.
 // `stats` (optional, borrowed) is incremented.
 StatusOr<TokenCredit> AssignTokenCredit(const CreditSample& sample,
                                         const TokenCreditOptions& options,
