@@ -78,6 +78,12 @@ TEST(GrpoConfig, BadValuesNameTheKey) {
   c.target = "earlyest";
   EXPECT_NE(ValidateGrpoConfig(c).message().find("credit.target"), std::string::npos);
   c.target = "earliest";
+  c.renormalize = false;  // mask without renormalizing: only with the hard mask
+  EXPECT_TRUE(ValidateGrpoConfig(c).ok());
+  c.soft_weight = 0.5;
+  EXPECT_NE(ValidateGrpoConfig(c).message().find("credit.renormalize"), std::string::npos);
+  c.soft_weight = 1.0;
+  c.renormalize = true;
   for (const char* lang : {"auto", "python", "cpp"}) {
     c.lang = lang;
     EXPECT_TRUE(ValidateGrpoConfig(c).ok()) << lang;

@@ -51,6 +51,7 @@ Status GrpoTrainer::Impl::AssignTokenCredit(int64_t step, std::vector<RolloutRec
   credit::TokenCreditOptions co;
   co.target = TargetOf(config.target);
   co.soft_weight = config.soft_weight;
+  co.renormalize = config.renormalize;
   co.seed = SplitMix64(config.seed ^ static_cast<uint64_t>(step));
   for (size_t i : sc->train) {
     RolloutRecord& r = (*records)[i];

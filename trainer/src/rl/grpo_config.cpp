@@ -70,6 +70,8 @@ const std::vector<Field>& Fields() {
       {"reward.kind", &C::reward, "egca (R_hat * I_C) or reflexicoder (reflection-format reward)"},
       {"credit.target", &C::target, "earliest, last, random or uniform (plain GRPO)"},
       {"credit.soft_weight", &C::soft_weight, "share of A_i on the span (1 = hard mask)"},
+      {"credit.renormalize", &C::renormalize,
+       "false: the span keeps A_i / T_i per token, the rest 0 (mask without renormalizing)"},
       {"credit.normalization", &C::normalization, "mean_centered (EGCA eq. 2) or mean_std"},
       {"multi_turn.turns", &C::turns, "T turns of the rollout tree (1: single-turn GRPO)"},
       {"multi_turn.group_size", &C::turn_group_size, "children per failed node (0: rollout.group_size)"},
@@ -341,6 +343,9 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
     return bad("credit.target", fmt::format("'{}' is not earliest, last, random or uniform", c.target));
   }
   if (!(c.soft_weight >= 0 && c.soft_weight <= 1)) return bad("credit.soft_weight", "must be in [0, 1]");
+  if (!c.renormalize && c.soft_weight != 1) {
+    return bad("credit.renormalize", "false needs credit.soft_weight = 1");
+  }
   if (c.normalization != "mean_centered" && c.normalization != "mean_std") {
     return bad("credit.normalization", fmt::format("'{}' is not mean_centered or mean_std", c.normalization));
   }

@@ -80,6 +80,7 @@ struct GrpoConfig {
   // ---- credit ----
   std::string target = "earliest";           // earliest | last | random | uniform
   double soft_weight = 1.0;                  // share of A_i on the span (1 = hard mask)
+  bool renormalize = true;  // false: span tokens keep A_i / T_i, no T_i / |S| scale-up (issue 23)
   std::string normalization = "mean_centered";  // mean_centered (EGCA eq. 2) | mean_std
 
   // ---- multi-turn (Murphy trees; turns = 1 is single-turn GRPO) ----
