@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates the `learns` task family from a seed (Python 3 standard library only).
 
-    make_family.py OUT_DIR [--variant v0|v1|v2] [--seed N] [--heldout-fraction F]
+    make_family.py OUT_DIR [--variant v0|v1|v2] [--seed N] [--heldout-fraction F] [--validation-fraction V]
                    [--correct-per-problem C] [--misses-per-problem M] [--merges K]
 
 Variants (issue 23; v0 is the default and writes exactly what this script wrote before
@@ -403,6 +403,9 @@ def main():
     ap.add_argument("--variant", default="v0", help="v0 (default), v1 or v2 (see the top of this file)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--heldout-fraction", type=float, default=0.2)
+    ap.add_argument("--validation-fraction", type=float, default=0.0,
+                    help="share of the training triples moved to validation.jsonl (tuning runs "
+                         "score on it; not in the corpus). 0 (default): no validation split")
     ap.add_argument("--correct-per-problem", type=int, default=2)
     ap.add_argument("--misses-per-problem", type=int, default=2)
     ap.add_argument("--merges", type=int, default=700)
@@ -422,9 +425,15 @@ def main():
     rng.shuffle(triples)
     n_held = int(round(len(triples) * args.heldout_fraction))
     splits = {"heldout": triples[:n_held], "train": triples[n_held:]}
+    if not 0.0 <= args.validation_fraction < 1.0:
+        ap.error(f"--validation-fraction {args.validation_fraction}: expected a value in [0, 1)")
+    if args.validation_fraction > 0:
+        n_val = int(round(len(splits["train"]) * args.validation_fraction))
+        splits["validation"] = splits["train"][:n_val]
+        splits["train"] = splits["train"][n_val:]
     problems = {}
     task_id = 1
-    for split in ("train", "heldout"):
+    for split in [x for x in ("train", "heldout", "validation") if x in splits]:
         problems[split] = []
         ordered = sorted(splits[split], key=lambda x: (x[0], list(OPS).index(x[1]), x[2]))
         if args.variant == "v2":
@@ -491,6 +500,8 @@ def main():
                    sum(len(ps) for ps in problems.values()),
                    vocab_size=len(tok["model"]["vocab"]) + len(tok["added_tokens"]),
                    correct_per_problem=args.correct_per_problem, misses_per_problem=args.misses_per_problem)
+    if "validation" in problems:
+        summary["validation_problems"] = len(problems["validation"])
     if args.variant != "v0":  # v0's family.json stays what it was before variants existed
         completions = [c["completion"] for c in corpus]
         summary.update(variant=args.variant,
