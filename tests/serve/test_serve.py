@@ -246,8 +246,9 @@ def test_token_advantages_match_the_python_package(server):
     assert status == 200, credit
     # The Python package on the same samples: Routes, group advantages, token credit.
     problems = egca.load_problems(PROBLEMS)
-    routes = [egca.Router(problems, s["problem_id"]).route(s["completion"], completion_is_body=True)
-              for s in samples]
+    routers = {p: egca.Router(problems, p) for p in {s["problem_id"] for s in samples}}
+    routes = [routers[s["problem_id"]].route(s["completion"], completion_is_body=True,
+                                             model=s["model"]) for s in samples]
     assert [r.mode for r in routes] == [rec["mode"] for rec in records]
     adv = egca.group_advantages(rewards, groups)
     assert credit["advantages"] == pytest.approx(list(adv), abs=1e-12)
