@@ -60,6 +60,15 @@ def all_samples() -> list[dict]:
     return out
 
 
+def sample_key(s: dict) -> str:
+    """egca-batch's sample key (batch::SampleKey): FNV-1a 64 of model, kind, completion."""
+    h = 0xcbf29ce484222325
+    kind = "body" if s["completion_is_body"] else "completion"
+    for b in f"{s['model']}\0{kind}\0{s['completion']}".encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
 IGNORED = ("grade_seconds", "localize_seconds", "shared_result", "crc", "type", "origin", "dup",
            "sample_id")
 
@@ -131,7 +140,7 @@ class Server:
 
 @pytest.fixture(scope="module")
 def batch_records() -> dict:
-    """egca-batch's records for all_samples(), by sample key."""
+    """egca-batch's records for all_samples(), by (problem, sample key)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "samples.jsonl")
         with open(path, "w") as f:
@@ -146,7 +155,7 @@ def batch_records() -> dict:
             for line in f:
                 rec = json.loads(line)
                 if rec.get("type") == "sample":
-                    out.setdefault(rec["key"], rec)
+                    out.setdefault((rec["problem"], rec["key"]), rec)
         problems = {}
         with open(os.path.join(store, "results.jsonl")) as f:
             for line in f:
@@ -176,7 +185,8 @@ def test_route_matches_egca_batch(server, batch_records):
     modes = set()
     for s, r in zip(samples, results):
         rec = r["record"]
-        want = batch_records[rec["key"]]
+        assert rec["key"] == sample_key(s)
+        want = batch_records[(rec["problem"], rec["key"])]
         assert comparable(rec) == comparable(want), (s["sample_id"], rec, want)
         assert r["reward"] == pytest.approx(want["r_hat"] * (1 if want["i_c"] else 0))
         # egca-trace --json's document: the same mode, and the candidate routed
@@ -200,10 +210,7 @@ def test_get_reward_matches_egca_batch(server, batch_records):
     logs = out["extra_logs"]
     modes = ["SYNTAX", "CONSTRAINT", "LOGIC", "CORRECT"]
     for i, s in enumerate(samples):
-        # the key egca-batch gave this sample: find it by completion
-        want = next(r for r in batch_records.values()
-                    if r["program"].endswith(s["completion"]) and r["problem"] == s["problem_id"]
-                    and r["model"] == s["model"])
+        want = batch_records[(s["problem_id"], sample_key(s))]
         assert out["rewards"][i] == pytest.approx(want["r_hat"] * (1 if want["i_c"] else 0))
         assert modes[logs["egca_mode"][i]] == want["mode"]
         assert logs["egca_r_hat"][i] == pytest.approx(want["r_hat"])
@@ -344,7 +351,7 @@ def test_concurrent_requests_get_their_own_responses(server, batch_records):
             assert status == 200, out
             rec = out["results"][0]["record"]
             assert rec["program"].endswith(s["completion"]) and rec["problem"] == s["problem_id"]
-            assert comparable(rec) == comparable(batch_records[rec["key"]])
+            assert comparable(rec) == comparable(batch_records[(rec["problem"], rec["key"])])
 
 
 def test_metrics_are_prometheus_text(server):

@@ -147,7 +147,7 @@ def _metadata() -> str:
     readme = "egca: execution tracing, reference divergence and token credit for RL on code."
     return (f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {_version()}\n"
             f"Summary: {readme}\nRequires-Python: =={SUPPORTED[0]}.{SUPPORTED[1]}.*\n"
-            f"Requires-Dist: numpy\n")
+            "Provides-Extra: numpy\nRequires-Dist: numpy; extra == \"numpy\"\n")
 
 
 def _dist_info_files() -> dict[str, bytes]:
