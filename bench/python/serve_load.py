@@ -136,7 +136,7 @@ def main() -> int:
         _, samples = write_subset(subset, args.samples)
         b1_proc, b1_run, offline = batch_run(subset, os.path.join(tmp, "s1"), args.workers)
         served = serve_run(samples, args.workers, args.clients, args.batch)
-        b2_proc, b2_run, _ = batch_run(subset, os.path.join(tmp, "s2"), args.workers)
+        b2_proc, b2_run, offline2 = batch_run(subset, os.path.join(tmp, "s2"), args.workers)
     load_after = os.getloadavg()
 
     # Every sample answered once, equal to egca-batch's record of the same (key, copy).
@@ -145,12 +145,25 @@ def main() -> int:
         by_key.setdefault((problem, key), rec)
     lost = [i for i in range(len(samples)) if i not in served["answers"]]
     dup = [i for i, a in served["answers"].items() if len(a) != 1]
-    mismatched = []
+    by_key2: dict[tuple, dict] = {}
+    for (problem, key, _dup), rec in offline2.items():
+        by_key2.setdefault((problem, key), rec)
+    strip = lambda r: {k: v for k, v in comparable(r).items() if k not in IGNORED}  # noqa: E731
+    mismatched, details = [], []
     for i, (rec,) in ((i, a) for i, a in served["answers"].items() if len(a) == 1):
         want = by_key.get((rec["problem"], rec["key"]))
-        strip = lambda r: {k: v for k, v in comparable(r).items() if k not in IGNORED}  # noqa: E731
         if want is None or strip(rec) != strip(want) or rec["problem"] != samples[i].problem_id:
             mismatched.append(i)
+            if want is not None:
+                a, b = strip(rec), strip(want)
+                diff = {k: (str(a.get(k))[:80], str(b.get(k))[:80]) for k in set(a) | set(b)
+                        if a.get(k) != b.get(k)}
+                again = by_key2.get((rec["problem"], rec["key"]))
+                details.append({"sample": i, "problem": rec["problem"], "serve_vs_batch1": diff,
+                                "batch2_equals_serve": again is not None and strip(again) == a,
+                                "batch2_equals_batch1": again is not None and strip(again) == b})
+    # egca-batch against itself (the same samples twice, back to back)
+    batch_vs_batch = sum(1 for k, r in by_key.items() if k in by_key2 and strip(r) != strip(by_key2[k]))
     m = served["metrics"]
     batch_rate = statistics.mean([args.samples / b1_proc, args.samples / b2_proc])
     serve_rate = args.samples / served["wall"]
@@ -158,6 +171,7 @@ def main() -> int:
         "samples": args.samples, "clients": args.clients, "batch": args.batch,
         "workers": args.workers, "requests": served["requests"],
         "lost": len(lost), "duplicated": len(dup), "mismatched": len(mismatched),
+        "batch1_vs_batch2_programs_differing": batch_vs_batch,
         "p50_s": round(pct(served["latencies"], 0.50), 3),
         "p99_s": round(pct(served["latencies"], 0.99), 3),
         "serve_wall_s": round(served["wall"], 2),
@@ -182,6 +196,8 @@ def main() -> int:
           f"p99 {out['p99_s']} s ({served['requests']} requests of {args.batch})")
     print(f"lost {len(lost)}, duplicated {len(dup)}, different from egca-batch {len(mismatched)}; "
           f"load average {load_before[0]:.2f} -> {load_after[0]:.2f} on {os.cpu_count()} CPUs")
+    for d in details:
+        print("differs:", json.dumps(d))
     print(json.dumps(out))
     ok = not lost and not dup and not mismatched and out["busy_after"] == 0 and \
         out["queue_after"] == 0 and served["exit"] == 0
