@@ -16,6 +16,8 @@ APT_PACKAGES=(
   python3-torch                           # independent reference for trainer tests/bench; `import egca` example
   pybind11-dev                            # `import egca` (tools/python), built for Debian's python3
   python3-numpy python3-pytest            # `import egca`: arrays out; its tests (tests/python)
+  python3-venv python3-pip                # `pip install .` into a venv (tools/python/build_backend, offline)
+  libcpp-httplib-dev                      # egca-serve's HTTP/1.1 server (tools/egca-serve)
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libpcre2-dev zlib1g-dev libseccomp-dev

@@ -17,12 +17,49 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
-import numpy as np
 
-from . import _egca
+def _load_core():
+    """egca._egca, or an ImportError that says which Python it was built for. A pip-built
+    package has _build_info.py (tools/python/build_backend); a build tree's has none."""
+    try:
+        from . import _build_info
+    except ImportError:
+        _build_info = None
+    here = "%d.%d" % sys.version_info[:2]
+    if _build_info is not None and tuple(sys.version_info[:2]) != tuple(_build_info.PYTHON):
+        built = "%d.%d" % tuple(_build_info.PYTHON)
+        raise ImportError(f"egca was built for CPython {built} ({_build_info.EXT_SUFFIX}), this "
+                          f"is Python {here} ({sys.executable}): install egca with this "
+                          f"interpreter's pip (egca needs CPython 3.11, the one its tracer "
+                          f"embeds)")
+    try:
+        from . import _egca as core
+    except ImportError as e:
+        raise ImportError(f"egca's compiled core (egca._egca) does not load in Python {here} "
+                          f"({sys.executable}): {e}. It is built for Debian's CPython 3.11 "
+                          f"(docs/python.md)") from e
+    return core
+
+
+class _Numpy:
+    """numpy, imported when first used: routing and tracing work without it (a plain venv);
+    the credit functions need it."""
+
+    def __getattr__(self, name):
+        try:
+            import numpy
+        except ImportError:
+            raise ImportError("this egca function needs numpy (Debian: python3-numpy; a venv "
+                              "sees it with --system-site-packages)") from None
+        return getattr(numpy, name)
+
+
+np = _Numpy()
+_egca = _load_core()
 from ._egca import (  # noqa: F401  (re-exported)
     MurphyTree,
     Problem,
