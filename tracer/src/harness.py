@@ -1379,7 +1379,7 @@ def _encode_result(value, graph=None, received=()):
     here; the objects the call received are sent again if they changed."""
     if graph is None:
         graph = _Graph(-1)
-    enc = _Encoder(graph, _candidate_kind_of(graph), _candidate_inline, True)
+    enc = _candidate_encoder(graph)
     if _is_iterator(value):
         items = []
         for item in value:
