@@ -1190,6 +1190,8 @@ class _Encoder:
     def body(self, obj, kind):
         if kind == "o":
             attrs = _object_getattribute(obj, "__dict__")
+            if self.graph.step > 0:  # the test's own object: its names are its class's data
+                _instance_names_of(_type(obj)).update(attrs.keys())
             out = []
             for name, v in _dict_items(attrs):
                 if _type(name) is not _str:
@@ -1712,6 +1714,16 @@ class _TestSide:
     failed_assert = None  # an AssertionError of the test's own code in a callback
 
 
+_instance_names = {}   # test process: id(class) -> (class, names its objects hold as data)
+
+
+def _instance_names_of(cls):
+    entry = _instance_names.get(_id(cls))
+    if entry is None or entry[0] is not cls:
+        entry = _instance_names[_id(cls)] = (cls, _set())
+    return entry[1]
+
+
 _callbacks = []        # test process: callables given to the candidate process, by index
 _callback_index = {}   # id(callable) -> its index
 _class_names = {}      # id(class) -> (class, every name it and its bases define)
@@ -1744,9 +1756,11 @@ def _defined_names(cls):
 def _writable(obj, name, had):
     """What a reply may write into an object of a test class: data attributes only. A
     name the class or a base defines (a method, a class constant, a property) may not be
-    shadowed, unless the test's own object already had it in its __dict__ (then it is
-    instance data the test made)."""
-    if not had and name in _defined_names(_type(obj)):
+    shadowed, unless the test's own objects of that class hold it as instance data (this
+    object had it in its __dict__, or the test sent one that did: QuixBugs' Node sets
+    `successor` in __init__ over a method of that name)."""
+    if (not had and name in _defined_names(_type(obj))
+            and name not in _instance_names_of(_type(obj))):
         raise _ValueError("attribute %r, which class %s defines"
                           % (name[:100], _type(obj).__name__))
 

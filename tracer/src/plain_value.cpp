@@ -595,8 +595,6 @@ void Repr(const PlainValue& v, size_t budget, std::string* out) {
 
 // ---- Comparison ---------------------------------------------------------------------------
 
-bool IsInteger(const PlainValue& v) { return v.type == Type::kInt || v.type == Type::kBigInt; }
-
 double ToDouble(const PlainValue& v) {
   if (v.type == Type::kInt) return static_cast<double>(v.integer);
   if (v.type == Type::kBigInt) return std::strtod(v.text.c_str(), nullptr);
