@@ -1149,6 +1149,8 @@ class _Encoder:
             raise _NotPlain("nested deeper than %d" % _MAX_DEPTH)
         wire = _scalar_wire(v)
         if wire is not _NOTHING:
+            if _type(wire) is _list and _len(wire[1]) > _MAX_FRAME:
+                raise _TooLarge(_len(wire[1]))  # one str or bytes over a frame: fail fast
             return wire
         if self.inline is not None:
             wire = self.inline(v)
@@ -1519,11 +1521,11 @@ def _ask_test(index, args, kwargs):
     calls the program) are served meanwhile."""
     graph = _CandidateSide.graph
     enc = _candidate_encoder(graph)
-    frame = {"cb": index, "args": [enc.value(a) for a in args],
-             "kwargs": [[k, enc.value(v)] for k, v in kwargs.items()]}
-    enc.drain()
-    frame["objs"] = enc.entries
     try:
+        frame = {"cb": index, "args": [enc.value(a) for a in args],
+                 "kwargs": [[k, enc.value(v)] for k, v in kwargs.items()]}
+        enc.drain()
+        frame["objs"] = enc.entries
         _send_frame(frame)
     except _TooLarge as exc:
         raise OverflowError(_limit_text("the arguments of this call", exc.args[0])) from None
@@ -1630,8 +1632,14 @@ def _serve_one(frame):
     try:
         if reply is None:
             try:
-                wire, objs = _encode_result(value, graph, received)
-                reply = {"value": wire}
+                try:
+                    wire, objs = _encode_result(value, graph, received)
+                except _TooLarge as exc:
+                    wire = None
+                    reply = {"limit": _limit_text("the %s the call returned"
+                                                  % _type(value).__name__, exc.args[0])}
+                if reply is None:
+                    reply = {"value": wire}
             except _NotPlain as exc:
                 if (op == "getattr" or _isinstance(fn, _type)) and _handle_of(value) is not None:
                     # The test builds an object of the program's class (MBPP's Pair,
@@ -1646,6 +1654,9 @@ def _serve_one(frame):
     except _NotPlain as exc:
         # An object the test gave holds something that is not plain data now.
         reply = {"not_plain": ["an argument", _str(exc)]}
+        objs = []
+    except _TooLarge as exc:
+        reply = {"limit": _limit_text("an argument the call changed", exc.args[0])}
         objs = []
     reply["objs"] = objs
     try:
@@ -1908,6 +1919,9 @@ def _ask_candidate(head, args, kwargs):
         _forget_new_classes()
         raise _TypeError("argument of type %s cannot be sent to the candidate process"
                          % exc) from None
+    except _TooLarge as exc:
+        _forget_new_classes()
+        raise OverflowError(_limit_text("the arguments of this call", exc.args[0])) from None
     frame["objs"] = enc.entries
     try:
         _send_frame(_with_classes(frame))
@@ -1993,6 +2007,11 @@ def _serve_callback(frame):
         enc.entries = []
         answer = {"raised": ["TypeError", "the test's function returned a %s, which cannot "
                              "be sent to the candidate process" % exc]}
+    except _TooLarge as exc:
+        _forget_new_classes()
+        enc.entries = []
+        answer = {"raised": ["OverflowError", _limit_text(
+            "the value the test's function returned", exc.args[0])]}
     frame = _with_classes({"cbr": answer, "objs": enc.entries})
     try:
         _send_frame(frame)
