@@ -50,7 +50,8 @@ TEST(ExecutorTestCase, NumbersBeyondInt64AndDoubleStayExact) {
                                   "\"], \"expected\": [" + huge + ", 1e400, 7]}]",
                               "big.json");
   ASSERT_TRUE(tests.ok()) << tests.status().ToString();
-  EXPECT_EQ((*tests)[0].args_json, "[" + big + ",-" + big + ",1.5,\"1" + std::string(30, '0') + "\"]");
+  EXPECT_EQ((*tests)[0].args_json,
+            "[" + big + ",-" + big + ",1.5,\"1" + std::string(30, '0') + "\"]");
   EXPECT_EQ((*tests)[0].expected_json, "[" + huge + ",1e400,7]");
   auto apps = TestsFromAppsInputOutput(
       "{\"fn_name\": \"f\", \"inputs\": [[" + big + "]], \"outputs\": [" + huge + "]}", "io");
@@ -58,9 +59,10 @@ TEST(ExecutorTestCase, NumbersBeyondInt64AndDoubleStayExact) {
   EXPECT_EQ((*apps)[0].args_json, "[" + big + "]");
   EXPECT_EQ((*apps)[0].expected_json, huge);
   // The marker that protects them cannot be smuggled in.
-  EXPECT_FALSE(ParseTestsJson(R"([{"kind": "call", "function": "f", "args": ["\u0000egca-number:1"]}])",
-                              "m.json")
-                   .ok());
+  EXPECT_FALSE(
+      ParseTestsJson(R"([{"kind": "call", "function": "f", "args": ["\u0000egca-number:1"]}])",
+                     "m.json")
+          .ok());
 }
 
 TEST(ExecutorTestCase, AppsInputOutput) {

@@ -24,7 +24,8 @@ std::string U32(uint32_t v) {
 
 std::string I64(int64_t v) {
   std::string out;
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff));
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff));
   return out;
 }
 
@@ -65,8 +66,8 @@ TEST(PlainValueDecode, LiesAreErrorsNotReads) {
   // bytes, nesting deeper than the limit, nothing at all.
   for (const std::string& bad :
        {"l" + U32(0xffffffffu), "s" + U32(100) + "abc", std::string("?"), std::string("NN"),
-        std::string(200, 'l'), std::string(), "i" + std::string(3, '\0'),
-        "I" + U32(3) + "1x2", "d" + U32(2) + "N"}) {
+        std::string(200, 'l'), std::string(), "i" + std::string(3, '\0'), "I" + U32(3) + "1x2",
+        "d" + U32(2) + "N"}) {
     EXPECT_FALSE(DecodePlainValue(bad, &v, &error)) << PythonRepr(v);
     EXPECT_FALSE(error.empty());
     error.clear();
@@ -113,14 +114,14 @@ TEST(PlainValueCompare, AppsConventions) {
     return ReturnedValueMatches(Json(actual), Json(expected), 1e-5, 1e-8);
   };
   EXPECT_TRUE(matches("[5, 6]", "[5, 6]"));
-  EXPECT_TRUE(matches("[5, 6]", "[[5, 6]]"));        // wrapped in a one-element list
+  EXPECT_TRUE(matches("[5, 6]", "[[5, 6]]"));  // wrapped in a one-element list
   EXPECT_FALSE(matches("[5, 6]", "[5, 7]"));
-  EXPECT_TRUE(matches("0.3333333", "0.333333"));     // two floats: the tolerance
+  EXPECT_TRUE(matches("0.3333333", "0.333333"));  // two floats: the tolerance
   EXPECT_FALSE(matches("0.3334", "0.333333"));
-  EXPECT_TRUE(matches("true", "1"));                 // Python: True == 1
+  EXPECT_TRUE(matches("true", "1"));  // Python: True == 1
   EXPECT_FALSE(matches("true", "2"));
-  EXPECT_TRUE(matches("[1, 2]", "\"[1, 2]\""));      // JSON-encoded expected string
-  EXPECT_TRUE(matches("3", "3.0"));                  // Python: 3 == 3.0
+  EXPECT_TRUE(matches("[1, 2]", "\"[1, 2]\""));  // JSON-encoded expected string
+  EXPECT_TRUE(matches("3", "3.0"));              // Python: 3 == 3.0
   EXPECT_FALSE(matches("\"3\"", "3"));
   EXPECT_TRUE(matches("123456789012345678901234567890", "123456789012345678901234567890"));
   EXPECT_FALSE(matches("123456789012345678901234567891", "123456789012345678901234567890"));

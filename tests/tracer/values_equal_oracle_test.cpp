@@ -121,10 +121,25 @@ class Corpus {
   int Pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
 
   PlainValue Scalar(bool hashable_only) {
-    static const double kFloats[] = {0.0, -0.0, 1.0, 0.5, 3.0, 0.1, 0.30000000000000004, 0.3,
-                                     1e300, 9007199254740992.0, 1e30, NAN, HUGE_VAL,
-                                     -HUGE_VAL, 123456.0, 123456.5, 2.0000001, 2.0};
-    static const int64_t kInts[] = {0, 1, -1, 2, 3, 123456, 123457, 9007199254740993,
+    static const double kFloats[] = {0.0,
+                                     -0.0,
+                                     1.0,
+                                     0.5,
+                                     3.0,
+                                     0.1,
+                                     0.30000000000000004,
+                                     0.3,
+                                     1e300,
+                                     9007199254740992.0,
+                                     1e30,
+                                     NAN,
+                                     HUGE_VAL,
+                                     -HUGE_VAL,
+                                     123456.0,
+                                     123456.5,
+                                     2.0000001,
+                                     2.0};
+    static const int64_t kInts[] = {0,         1,        -1, 2, 3, 123456, 123457, 9007199254740993,
                                     INT64_MAX, INT64_MIN};
     static const char* kBigs[] = {"1000000000000000019884624838656", "10000000000000000000000",
                                   "-99999999999999999999999", "18446744073709551616"};
@@ -142,7 +157,8 @@ class Corpus {
       case 5:
         return Text(Type::kStr, std::vector<std::string>{"", "a", "1", "True"}[Pick(4)]);
       case 6:
-        return Pick(2) ? Text(Type::kBytes, "a") : Complex(Pick(2) ? 1.0 : 2.0, Pick(2) ? 0.0 : 1.0);
+        return Pick(2) ? Text(Type::kBytes, "a")
+                       : Complex(Pick(2) ? 1.0 : 2.0, Pick(2) ? 0.0 : 1.0);
       default:
         return Text(Type::kStr, "b");
     }

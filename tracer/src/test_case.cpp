@@ -56,9 +56,9 @@ bool ProtectNumbers(const std::string& text, std::string* out) {
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
       size_t j = i + 1;
-      while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) ||
-                                 text[j] == '.' || text[j] == 'e' || text[j] == 'E' ||
-                                 text[j] == '+' || text[j] == '-')) {
+      while (j < text.size() &&
+             (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.' ||
+              text[j] == 'e' || text[j] == 'E' || text[j] == '+' || text[j] == '-')) {
         ++j;
       }
       std::string_view token(text.data() + i, j - i);
