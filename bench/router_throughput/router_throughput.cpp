@@ -381,7 +381,8 @@ int main(int argc, char** argv) {
     if (p.is_discarded()) continue;
     egca::gates::Problem problem;
     problem.reference = p["prompt"].get<std::string>() + p["canonical_solution"].get<std::string>();
-    problem.tests.push_back(egca::tracer::TestCase::HumanEvalCheck(p["test"], p["entry_point"]));
+    problem.tests.push_back(egca::tracer::TestCase::HumanEvalCheck(
+        p["test"], p["entry_point"], p["prompt"].get<std::string>()));
     by_entry.emplace(p["entry_point"].get<std::string>(), std::move(problem));
   }
   std::vector<Sample> humaneval;

@@ -361,7 +361,7 @@ void LoadHumanEvalRecord(const json& r, int64_t line, const std::string& origin,
   }
   p.dataset = "humaneval";
   p.references.push_back(p.prompt + solution);
-  if (!test.empty()) p.tests.push_back(tracer::TestCase::HumanEvalCheck(test, p.entry_point));
+  if (!test.empty()) p.tests.push_back(tracer::TestCase::HumanEvalCheck(test, p.entry_point, p.prompt));
   p.origin = origin;
   sink->Add(std::move(p), line);
 }

@@ -7,7 +7,8 @@
 //   {"limits": {...},
 //    "programs": {"<file>.py": {"verdict": "VIOLATION", "detail": "clone",
 //                               "requires": ["landlock"], "tests": [<test JSON>]}}}
-// `tests` uses the `egca-run --tests` format (ParseTestsJson); `detail` must occur in
+// `tests` uses the `egca-run --tests` format (ParseTestsJson); "tests_json" instead holds
+// that JSON as text (numbers beyond what nlohmann::json holds exactly); `detail` must occur in
 // Verdict::detail; `requires` names protections without which the verdict differs
 // ("landlock", "fs_confined" = Landlock or a mount namespace, "uid_drop"); programs whose
 // requirements this machine lacks are reported and skipped.
@@ -169,7 +170,13 @@ TEST(SandboxHostileCorpus, EveryProgramGetsItsVerdictAndNothingEscapes) {
       std::printf("[ SKIP     ] %s needs %s\n", file.c_str(), missing.c_str());
       continue;
     }
-    auto tests = tracer::ParseTestsJson(entry.at("tests").dump(), file);
+    // "tests_json": the tests as JSON text, for numbers the manifest's own parser cannot
+    // hold (integers beyond 64 bits or beyond double range, which ParseTestsJson reads
+    // exactly).
+    auto tests =
+        tracer::ParseTestsJson(entry.contains("tests_json") ? entry["tests_json"].get<std::string>()
+                                                            : entry.at("tests").dump(),
+                               file);
     ASSERT_TRUE(tests.ok()) << tests.status().ToString();
     ASSERT_EQ(tests->size(), 1u);
     auto result = executor.value()->Run(Slurp(kCorpusDir + "/" + file), tests->front(), run);
@@ -199,8 +206,7 @@ TEST(SandboxHostileCorpus, EveryProgramGetsItsVerdictAndNothingEscapes) {
   // candidates' and, since the first assert test, the test processes') and have none.
   std::vector<int> after_children = ChildrenOf(getpid());
   EXPECT_EQ(after_children.size(), 2u);
-  EXPECT_NE(std::find(after_children.begin(), after_children.end(), server),
-            after_children.end());
+  EXPECT_NE(std::find(after_children.begin(), after_children.end(), server), after_children.end());
   for (int pid : after_children) EXPECT_TRUE(ChildrenOf(pid).empty()) << pid;
   executor.value().reset();
   for (const auto& s : sentinels) std::remove(s.c_str());

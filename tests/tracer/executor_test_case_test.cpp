@@ -40,6 +40,31 @@ TEST(ExecutorTestCase, ErrorsNameTheRecordAndField) {
   EXPECT_FALSE(ParseTestsJson("[", "cases.json").ok());
 }
 
+TEST(ExecutorTestCase, NumbersBeyondInt64AndDoubleStayExact) {
+  // Valid JSON numbers that nlohmann::json would round (beyond 64 bits) or refuse (beyond
+  // double range): read exactly, as json.loads does (issue 27).
+  const std::string big = "123456789012345678901234567890";
+  const std::string huge = "1" + std::string(400, '0');
+  auto tests = ParseTestsJson("[{\"kind\": \"call\", \"function\": \"f\", \"args\": [" + big +
+                                  ", -" + big + ", 1.5, \"1" + std::string(30, '0') +
+                                  "\"], \"expected\": [" + huge + ", 1e400, 7]}]",
+                              "big.json");
+  ASSERT_TRUE(tests.ok()) << tests.status().ToString();
+  EXPECT_EQ((*tests)[0].args_json,
+            "[" + big + ",-" + big + ",1.5,\"1" + std::string(30, '0') + "\"]");
+  EXPECT_EQ((*tests)[0].expected_json, "[" + huge + ",1e400,7]");
+  auto apps = TestsFromAppsInputOutput(
+      "{\"fn_name\": \"f\", \"inputs\": [[" + big + "]], \"outputs\": [" + huge + "]}", "io");
+  ASSERT_TRUE(apps.ok()) << apps.status().ToString();
+  EXPECT_EQ((*apps)[0].args_json, "[" + big + "]");
+  EXPECT_EQ((*apps)[0].expected_json, huge);
+  // The marker that protects them cannot be smuggled in.
+  EXPECT_FALSE(
+      ParseTestsJson(R"([{"kind": "call", "function": "f", "args": ["\u0000egca-number:1"]}])",
+                     "m.json")
+          .ok());
+}
+
 TEST(ExecutorTestCase, AppsInputOutput) {
   auto call = TestsFromAppsInputOutput(
       R"({"fn_name": "is_prime", "inputs": [[1], [2]], "outputs": [[false], [true]]})", "io");

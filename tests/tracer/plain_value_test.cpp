@@ -24,7 +24,8 @@ std::string U32(uint32_t v) {
 
 std::string I64(int64_t v) {
   std::string out;
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff));
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff));
   return out;
 }
 
@@ -65,8 +66,8 @@ TEST(PlainValueDecode, LiesAreErrorsNotReads) {
   // bytes, nesting deeper than the limit, nothing at all.
   for (const std::string& bad :
        {"l" + U32(0xffffffffu), "s" + U32(100) + "abc", std::string("?"), std::string("NN"),
-        std::string(200, 'l'), std::string(), "i" + std::string(3, '\0'),
-        "I" + U32(3) + "1x2", "d" + U32(2) + "N"}) {
+        std::string(200, 'l'), std::string(), "i" + std::string(3, '\0'), "I" + U32(3) + "1x2",
+        "d" + U32(2) + "N"}) {
     EXPECT_FALSE(DecodePlainValue(bad, &v, &error)) << PythonRepr(v);
     EXPECT_FALSE(error.empty());
     error.clear();
@@ -113,22 +114,52 @@ TEST(PlainValueCompare, AppsConventions) {
     return ReturnedValueMatches(Json(actual), Json(expected), 1e-5, 1e-8);
   };
   EXPECT_TRUE(matches("[5, 6]", "[5, 6]"));
-  EXPECT_TRUE(matches("[5, 6]", "[[5, 6]]"));        // wrapped in a one-element list
+  EXPECT_TRUE(matches("[5, 6]", "[[5, 6]]"));  // wrapped in a one-element list
   EXPECT_FALSE(matches("[5, 6]", "[5, 7]"));
-  EXPECT_TRUE(matches("0.3333333", "0.333333"));     // numpy.allclose tolerance
+  EXPECT_TRUE(matches("0.3333333", "0.333333"));  // two floats: the tolerance
   EXPECT_FALSE(matches("0.3334", "0.333333"));
-  EXPECT_FALSE(matches("true", "1"));                // True is not 1
-  EXPECT_TRUE(matches("[1, 2]", "\"[1, 2]\""));      // JSON-encoded expected string
-  EXPECT_TRUE(matches("3", "3.0"));
+  EXPECT_TRUE(matches("true", "1"));  // Python: True == 1
+  EXPECT_FALSE(matches("true", "2"));
+  EXPECT_TRUE(matches("[1, 2]", "\"[1, 2]\""));  // JSON-encoded expected string
+  EXPECT_TRUE(matches("3", "3.0"));              // Python: 3 == 3.0
   EXPECT_FALSE(matches("\"3\"", "3"));
   EXPECT_TRUE(matches("123456789012345678901234567890", "123456789012345678901234567890"));
-  // Dict keys: JSON strings match int keys of the program's dict.
+  EXPECT_FALSE(matches("123456789012345678901234567891", "123456789012345678901234567890"));
+  // Dict keys: an expected dict whose keys are all ints in text matches int keys (APPS).
   PlainValue int_keys = Decoded("d" + U32(1) + "i" + I64(1) + "i" + I64(2));
   EXPECT_TRUE(ReturnedValueMatches(int_keys, Json(R"({"1": 2})"), 1e-5, 1e-8));
-  // A set against a list: Python set equality (1 == 1.0 == True), lists frozen to tuples.
-  PlainValue set = Decoded("S" + U32(2) + "i" + I64(1) + "t" + U32(1) + "i" + I64(2));
-  EXPECT_TRUE(ReturnedValueMatches(set, Json("[[2], 1.0, 1]"), 1e-5, 1e-8));
-  EXPECT_FALSE(ReturnedValueMatches(set, Json("[[2], 3]"), 1e-5, 1e-8));
+  EXPECT_FALSE(ReturnedValueMatches(int_keys, Json(R"({"1": 2, "x": 2})"), 1e-5, 1e-8));
+  // A tuple is compared as the list JSON writes for it.
+  PlainValue tuple = Decoded("t" + U32(2) + "i" + I64(1) + "t" + U32(1) + "i" + I64(2));
+  EXPECT_TRUE(ReturnedValueMatches(tuple, Json("[1, [2]]"), 1e-5, 1e-8));
+  // A set is not a list (issue 27: it was compared as a set, duplicates and order lost).
+  PlainValue set = Decoded("S" + U32(2) + "i" + I64(1) + "i" + I64(2));
+  EXPECT_FALSE(ReturnedValueMatches(set, Json("[1, 2]"), 1e-5, 1e-8));
+  EXPECT_FALSE(ReturnedValueMatches(set, Json("[2, 1, 1]"), 1e-5, 1e-8));
+}
+
+TEST(PlainValueCompare, IntegersExactlyUnlessAppsAllclose) {
+  auto matches = [](const std::string& actual, const std::string& expected, bool apps) {
+    return ReturnedValueMatches(Json(actual), Json(expected), 1e-5, 1e-8, apps);
+  };
+  // An int expected: a float a few ppm away is wrong (issue 27); APPS's np.allclose
+  // accepts it, behind the option.
+  EXPECT_FALSE(matches("123456.5", "123456", false));
+  EXPECT_TRUE(matches("123456.5", "123456", true));
+  EXPECT_FALSE(matches("123457", "123456", false));
+  EXPECT_TRUE(matches("123457", "123456", true));
+  EXPECT_TRUE(matches("123456.0", "123456", false));
+  // Beyond double: exact, never through a double.
+  EXPECT_FALSE(matches("1e30", "1000000000000000000000000000000", false));
+  EXPECT_TRUE(matches("1e30", "1000000000000000019884624838656", false));
+  EXPECT_STREQ(StdoutMatches("123456\n", "123456\n", 1e-5, 1e-8), "exact");
+  EXPECT_EQ(StdoutMatches("123457\n", "123456\n", 1e-5, 1e-8), nullptr);
+  EXPECT_STREQ(StdoutMatches("123457\n", "123456\n", 1e-5, 1e-8, true), "float_tokens");
+  EXPECT_EQ(StdoutMatches("123456.5\n", "123456\n", 1e-5, 1e-8), nullptr);
+  EXPECT_STREQ(StdoutMatches("0.5000001\n", "0.5\n", 1e-5, 1e-8), "float_tokens");
+  EXPECT_STREQ(StdoutMatches("007 +3\n", "7 3\n", 1e-5, 1e-8), "float_tokens");
+  EXPECT_EQ(StdoutMatches("99999999999999999999\n", "100000000000000000000\n", 1e-5, 1e-8),
+            nullptr);
 }
 
 TEST(PlainValueCompare, StdoutLadder) {
@@ -136,7 +167,7 @@ TEST(PlainValueCompare, StdoutLadder) {
   EXPECT_STREQ(StdoutMatches("1 2  \n\n3\n\n", "1 2\n3", 1e-5, 1e-8), "lines");
   EXPECT_STREQ(StdoutMatches("1 2 3\n", "1\n2\n3\n", 1e-5, 1e-8), "tokens");
   EXPECT_STREQ(StdoutMatches("0.3333333 2\n", "0.333333 2\n", 1e-5, 1e-8), "float_tokens");
-  EXPECT_STREQ(StdoutMatches("1_000.0\n", "1000\n", 1e-5, 1e-8), "float_tokens");
+  EXPECT_STREQ(StdoutMatches("1_000.0\n", "1000\n", 1e-5, 1e-8), "float_tokens");  // == 1000
   EXPECT_EQ(StdoutMatches("0.34 2\n", "0.333333 2\n", 1e-5, 1e-8), nullptr);
   EXPECT_EQ(StdoutMatches("2 1\n", "1 2\n", 1e-5, 1e-8), nullptr);
   EXPECT_EQ(StdoutMatches("0x10\n", "16\n", 1e-5, 1e-8), nullptr);  // float() has no hex

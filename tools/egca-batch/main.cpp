@@ -234,6 +234,7 @@ egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
   router.run.limits.wall_seconds = store.config.timeout_seconds;
   router.run.limits.cpu_seconds = store.config.timeout_seconds;
   router.run.apps_import_header = problem->apps_conventions;
+  router.run.apps_allclose = store.config.apps_allclose;
   router.runtime_error_is_logic = store.config.runtime_error_is_logic;
   router.check_comparability = store.config.check_comparability;
   router.passing_bypasses_gates = store.config.passing_bypasses_gates;
@@ -466,6 +467,7 @@ struct RunArgs {
   int64_t max_problems = -1;
   bool mbpp_challenge_tests = false;
   bool extract_constraints = false, runtime_error_is_logic = false, no_comparability = false;
+  bool apps_allclose = false;
   bool passing_bypasses_gates = false;
   bool all_attempts = false, raw_responses = false;
   int workers = 0;
@@ -567,6 +569,7 @@ int Run(const RunArgs& a) {
   config.runtime_error_is_logic = a.runtime_error_is_logic;
   config.check_comparability = !a.no_comparability;
   config.passing_bypasses_gates = a.passing_bypasses_gates;
+  config.apps_allclose = a.apps_allclose;
   config.limit = a.limit;
   config.max_program_bytes = a.max_program_bytes;
   config.seed = a.seed;
@@ -595,6 +598,7 @@ int Run(const RunArgs& a) {
   options.router.grading_trace = grading_trace;  // cost only: routes do not depend on it
   options.router.check_comparability = !a.no_comparability;
   options.router.passing_bypasses_gates = a.passing_bypasses_gates;
+  options.router.run.apps_allclose = a.apps_allclose;
   options.router.divergence.random_seed = a.seed;
   options.limit = a.limit;
   options.max_program_bytes = a.max_program_bytes;
@@ -683,6 +687,9 @@ int main(int argc, char** argv) {
   run->add_flag("--runtime-error-is-logic", r.runtime_error_is_logic,
                 "route run-time errors to LOGIC (appendix D.2)");
   run->add_flag("--no-comparability", r.no_comparability, "skip the I_cmp gate");
+  run->add_flag("--apps-allclose", r.apps_allclose,
+                "APPS's numeric leniency: integers too compare with the float tolerance "
+                "(np.allclose), as APPS's checker; off: integers exactly");
   run->add_flag("--passing-bypasses-gates", r.passing_bypasses_gates,
                 "a program that passes every test is CORRECT even if I_C or I_cmp rejects it "
                 "(the bypass EGCA section 5 suggests; default: eq. 5, CONSTRAINT)");

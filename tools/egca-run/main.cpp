@@ -54,6 +54,7 @@ struct Args {
   std::string lang = "auto";
   egca::tracer::TestArgs tests;  // --fn/--input/--expect, --stdin/--expect-stdout, --tests
   bool apps = false;
+  bool apps_allclose = false;
   bool json_output = false;
   bool trace = false;
   std::string trace_mode = "none";
@@ -207,6 +208,9 @@ int main(int argc, char** argv) {
   app.add_option("--setup", a.tests.setup_file, "setup code run before assert tests (MBPP)");
   app.add_option("--entry-point", a.tests.entry_point, "function passed to check() (HumanEval)");
   app.add_flag("--apps", a.apps, "APPS conventions (standard import header, function wrapping)");
+  app.add_flag("--apps-allclose", a.apps_allclose,
+               "APPS's numeric leniency: integers too compare with the float tolerance "
+               "(np.allclose), as APPS's checker; off: integers exactly");
   app.add_flag("--json", a.json_output, "print one JSON object instead of the table");
   app.add_flag("--trace", a.trace, "trace each run natively and print the trace dump");
   app.add_option("--trace-mode", a.trace_mode, "none | native | python_settrace")
@@ -244,6 +248,7 @@ int main(int argc, char** argv) {
   options.limits.memory_bytes = static_cast<uint64_t>(a.memory_mib * 1024 * 1024);
   options.limits.output_bytes = a.output_limit;
   options.apps_import_header = a.apps;
+  options.apps_allclose = a.apps_allclose;
   options.stop_on_first_failure = a.stop_on_failure;
   egca::tracer::ParseTraceMode(a.trace_mode, &options.trace_mode);
   if (a.trace) options.trace_mode = egca::tracer::TraceMode::kNative;

@@ -71,6 +71,7 @@ PyRef BuildRequestDict(const proto::ExecRequest& r) {
             SetString(d, "setup_code", r.setup_code()) &&
             SetString(d, "test_code", r.test_code()) &&
             SetString(d, "entry_point", r.entry_point()) &&
+            SetString(d, "problem_code", r.problem_code()) &&
             SetItem(d, "apps_import_header", PyBool_FromLong(r.apps_import_header())) &&
             SetString(d, "trace_mode", ModeName(r.trace_mode())) &&
             SetItem(d, "trace_seconds", PyFloat_FromDouble(r.trace_seconds())) &&

@@ -83,6 +83,7 @@ proto::ExecRequest BuildRequest(std::string_view source, const TestCase& test,
   r.set_setup_code(test.setup_code);
   r.set_test_code(test.test_code);
   r.set_entry_point(test.entry_point);
+  r.set_problem_code(test.problem_code);
   r.set_apps_import_header(options.apps_import_header);
   r.set_trace_mode(ModeToProto(options.trace_mode));
   if (options.trace_mode == TraceMode::kNative) {
@@ -239,11 +240,12 @@ class Executor::Impl {
     if (v.kind == sandbox::VerdictKind::kOk && test.kind != TestKind::kAssert) {
       Judgement j = test.kind == TestKind::kCall
                         ? JudgeCall(*record, expected, options.float_rel_tolerance,
-                                    options.float_abs_tolerance, options.max_report_bytes)
+                                    options.float_abs_tolerance, options.max_report_bytes,
+                                    options.apps_allclose)
                         : JudgeStdio(outcome.stdout_data,
                                      test.has_expected ? &test.expected_stdout : nullptr,
                                      options.float_rel_tolerance, options.float_abs_tolerance,
-                                     options.max_report_bytes);
+                                     options.max_report_bytes, options.apps_allclose);
       if (!j.passed) v.kind = sandbox::VerdictKind::kWrongAnswer;
       v.actual = std::move(j.actual);
       v.expected = std::move(j.expected);
@@ -319,6 +321,7 @@ class Executor::Impl {
     program_only.test_code.clear();
     program_only.setup_code.clear();
     program_only.entry_point.clear();
+    program_only.problem_code.clear();
     sandbox::ChildRequest candidate;
     candidate.limits = options.limits;
     candidate.limits.result_bytes = ResultCap(options);
@@ -377,7 +380,13 @@ class Executor::Impl {
       sandbox::Verdict t = std::move(judged).value();
       if (test_record != nullptr && test_record->outcome() == proto::EXEC_PEER_GONE) {
         t.kind = sandbox::VerdictKind::kKilled;
-        t.detail = "the candidate process closed its channel before the test completed";
+        // What the test process refused (a reply writing a name the test's class
+        // defines, a handle the test did not pass, a malformed frame), or the channel
+        // closed (the candidate process ended).
+        const std::string& why = test_record->detail();
+        t.detail = why.empty() || why.find("the channel is closed") != std::string::npos
+                       ? "the candidate process closed its channel before the test completed"
+                       : BoundedText(why, options.max_report_bytes);
       } else if (test_record != nullptr && test_record->candidate_raised() &&
                  !record->error_type().empty()) {
         // The candidate's exception, as its own process described it (untrusted text; it

@@ -581,7 +581,37 @@ def _execute(code, request, kind, prepared, tracer, limit, discard_output=False)
 
 class _Prepared:
     __slots__ = ("setup", "header", "test", "args", "function", "entry_point", "request",
-                 "role")
+                 "role", "problem")
+
+
+PROBLEM_FILENAME = "<problem>"
+
+
+def _problem_helpers(source, entry_point):
+    """The problem's own helpers that its test calls (HumanEval/32's poly, /38's
+    encode_cyclic, /50's encode_shift): the top-level imports of the problem's code (the
+    prompt) and every top-level function in it other than the entry point that has a body
+    beyond its docstring, compiled. The test process runs them after it made its
+    namespace, so these names are the problem's definitions, never the candidate's."""
+    try:
+        tree = _ast.parse(source, PROBLEM_FILENAME)
+    except (_SyntaxError, _ValueError) as exc:
+        raise _TestError("the problem's code does not parse: %s" % exc)
+    keep = []
+    for node in tree.body:
+        t = _type(node)
+        if t is _ast.Import or t is _ast.ImportFrom:
+            keep.append(node)
+        elif (t is _ast.FunctionDef or t is _ast.AsyncFunctionDef) and node.name != entry_point:
+            body = [n for n in node.body
+                    if not (_type(n) is _ast.Expr and _type(n.value) is _ast.Constant)
+                    and _type(n) is not _ast.Pass]
+            if body:
+                keep.append(node)
+    if not any(_type(n) is not _ast.Import and _type(n) is not _ast.ImportFrom for n in keep):
+        return None
+    return _compile(_ast.Module(body=keep, type_ignores=[]), PROBLEM_FILENAME, "exec",
+                    dont_inherit=True)
 
 
 def _prepare(request, kind):
@@ -596,6 +626,7 @@ def _prepare(request, kind):
     p.entry_point = request.get("entry_point", "")
     p.request = None
     p.role = request.get("role", "")
+    p.problem = None
     if request.get("apps_import_header", False):
         p.header = _compile(APPS_IMPORT_HEADER, HEADER_FILENAME, "exec", dont_inherit=True)
     if kind == "call":
@@ -618,6 +649,9 @@ def _prepare(request, kind):
             p.test = _compile(test_code, TEST_FILENAME, "exec", dont_inherit=True)
         except (_SyntaxError, _ValueError) as exc:
             raise _TestError("test code does not compile: %s" % exc)
+        problem = request.get("problem_code", "")
+        if problem.strip() and p.role == "test":
+            p.problem = _problem_helpers(problem, p.entry_point)
     elif kind != "stdio":
         raise _TestError("unknown test kind %r" % kind)
     return p
@@ -780,8 +814,17 @@ def _run_candidate(code, namespace, kind, prepared):
 # candidate side consumes it, at most _MAX_ITEMS items).
 
 _PEER_FD = 4
+# Version of the protocol between the two processes (in the candidate's first frame; the
+# test process refuses another). 2: callables of the test as handles back into the test
+# process ("tf", "cb"/"cbr"), namedtuples ("nt"), limits replies ("limit").
+_PAIR_PROTOCOL = 2
+# One message between the processes, either way. Containers and iterators have no count
+# of their own below this (any count that fits in a frame crosses, both ways); a sender
+# checks the size before sending, so a receiver never has to refuse a frame its peer
+# was allowed to send.
 _MAX_FRAME = 16 << 20
-_MAX_ITEMS = 1 << 16
+_MAX_ITEMS = _MAX_FRAME // 4  # no encoded item is shorter than 4 bytes with its comma
+_MAX_HANDLES = 1 << 20
 _MAX_DEPTH = 100
 _os_read = _os.read
 _os_write = _os.write
@@ -798,10 +841,19 @@ class _PeerGone(_Exception):
     """The other process closed the channel (or sent something that is not a frame)."""
 
 
+class _TooLarge(_Exception):
+    """A message over _MAX_FRAME bytes: not sent (the limit, reported as such)."""
+
+
+def _limit_text(what, size):
+    return ("%s takes %d bytes between the test and the candidate process, over the "
+            "limit of %d bytes per message" % (what, size, _MAX_FRAME))
+
+
 def _send_frame(obj):
     data = _json_dumps(obj).encode("ascii")
     if _len(data) > _MAX_FRAME:
-        raise _ValueError("frame of %d bytes exceeds the limit" % _len(data))
+        raise _TooLarge(_len(data))
     data = _len(data).to_bytes(4, "big") + data
     view = memoryview(data)
     while view:
@@ -884,6 +936,64 @@ def _to_wire(value, depth=0):
     raise _NotPlain(t.__name__)
 
 
+_nt_classes = {}  # (typename, fields) -> the namedtuple class that stands for it here
+_keyword = None
+
+
+def _namedtuple_class(typename, fields):
+    """The namedtuple class for (typename, fields) in this process: the one this process
+    sent under that name, else one made here (collections.namedtuple checks that every
+    name is an identifier and no keyword; nothing of the peer's runs)."""
+    key = (typename, fields)
+    cls = _nt_classes.get(key)
+    if cls is None:
+        global _keyword
+        if _keyword is None:
+            import keyword as _keyword
+        for name in (typename,) + fields:
+            if (not name.isidentifier() or _keyword.iskeyword(name) or name.startswith("_")
+                    or _len(name) > 200):
+                raise _ValueError("a namedtuple name that is not an identifier")
+        if _len(_set(fields)) != _len(fields) or _len(fields) > 1000:
+            raise _ValueError("malformed namedtuple fields")
+        from collections import namedtuple
+        cls = namedtuple(typename, fields, module="__test__")
+        _nt_classes[key] = cls
+    return cls
+
+
+def _namedtuple_fields(t):
+    """(typename, fields) when `t` is a namedtuple class (a tuple subclass with _fields
+    naming each item), else None. Read with type's own getattr: in the test process `t`
+    is a class of the test's or one made by _namedtuple_class."""
+    try:
+        fields = _type.__getattribute__(t, "_fields")
+        name = _type.__getattribute__(t, "__name__")
+    except _Exception:
+        return None
+    if (_type(fields) is not _tuple or _type(name) is not _str
+            or not all(_type(f) is _str for f in fields)):
+        return None
+    return name, fields
+
+
+def _namedtuple_from_wire(body, depth, handles, graph):
+    if (_type(body) is not _list or _len(body) != 3 or _type(body[0]) is not _str
+            or _type(body[1]) is not _list or _type(body[2]) is not _list
+            or _len(body[1]) != _len(body[2]) or not all(_type(f) is _str for f in body[1])):
+        raise _ValueError("a malformed namedtuple")
+    cls = _namedtuple_class(body[0], _tuple(body[1]))
+    return _tuple.__new__(cls, [_from_wire(v, depth + 1, handles, graph) for v in body[2]])
+
+
+def _tf_from_wire(index, handles):
+    if _type(handles) is _list:  # the candidate process: a proxy that calls back
+        return _test_function_proxy(index)
+    if handles is not None and index < _len(_callbacks):  # the test process: its own
+        return _callbacks[index]
+    raise _ValueError("a callable of the test's that it did not give")
+
+
 def _from_wire(node, depth=0, handles=None, graph=None):
     """Strict inverse of _to_wire for data from the other process: anything else is a
     ValueError (never an object of a type the sender chose). `handles` (the candidate
@@ -912,8 +1022,13 @@ def _from_wire(node, depth=0, handles=None, graph=None):
             return _BUILTINS_SNAPSHOT[body]
         if tag == "h" and _type(body) is _int and 0 <= body < _len(handles):
             return handles[body]
-    elif handles is not None and tag == "h" and _type(body) is _int and 0 <= body < _MAX_ITEMS:
+    elif handles is not None and tag == "h" and _type(body) is _int and 0 <= body < _MAX_HANDLES:
         return handles(body)
+    if tag == "tf" and _type(body) is _int and 0 <= body < _MAX_HANDLES:
+        # A callable of the test's: the candidate process calls it back there.
+        return _tf_from_wire(body, handles)
+    if tag == "nt":
+        return _namedtuple_from_wire(body, depth, handles, graph)
     if tag in ("i", "f", "s", "b"):
         if _type(body) is not _str:
             raise _ValueError("bad %r payload" % tag)
@@ -1009,11 +1124,12 @@ class _Encoder:
     pass (handles, builtins) or returns None. With `changed_only` (the candidate process) a
     known object is sent again only if its body differs from the last one exchanged."""
 
-    def __init__(self, graph, kind_of, inline, changed_only):
+    def __init__(self, graph, kind_of, inline, changed_only, fallback=None):
         self.graph = graph
         self.kind_of = kind_of
         self.inline = inline
         self.changed_only = changed_only
+        self.fallback = fallback  # what else may pass (the test's callables), or None
         self.queued = _set()
         self.queue = []
         self.entries = []
@@ -1033,6 +1149,8 @@ class _Encoder:
             raise _NotPlain("nested deeper than %d" % _MAX_DEPTH)
         wire = _scalar_wire(v)
         if wire is not _NOTHING:
+            if _type(wire) is _list and _len(wire[1]) > _MAX_FRAME:
+                raise _TooLarge(_len(wire[1]))  # one str or bytes over a frame: fail fast
             return wire
         if self.inline is not None:
             wire = self.inline(v)
@@ -1043,7 +1161,15 @@ class _Encoder:
             return self.ref(v, kind)
         # Subclasses of the plain types, read through the base type's own methods.
         if _isinstance(v, _tuple):
-            return ["t", [self.value(x, depth + 1) for x in _tuple_iter(v)]]
+            items = [self.value(x, depth + 1) for x in _tuple_iter(v)]
+            t = _type(v)
+            named = _namedtuple_fields(t) if t is not _tuple else None
+            if named is not None and _len(named[1]) == _len(items):
+                # A namedtuple crosses with its fields (the peer makes or finds its class).
+                if self.graph.step > 0:
+                    _nt_classes.setdefault(named, t)
+                return ["nt", [named[0], _list(named[1]), items]]
+            return ["t", items]
         if _isinstance(v, _frozenset):
             return ["F", [self.value(x, depth + 1) for x in _frozenset_iter(v)]]
         if _isinstance(v, _int):
@@ -1057,11 +1183,17 @@ class _Encoder:
         if _isinstance(v, complex):
             c = _complex_complex(v)
             return ["c", _float_hex(c.real), _float_hex(c.imag)]
+        if self.fallback is not None:
+            wire = self.fallback(v)
+            if wire is not None:
+                return wire
         raise _NotPlain(_type(v).__name__)
 
     def body(self, obj, kind):
         if kind == "o":
             attrs = _object_getattribute(obj, "__dict__")
+            if self.graph.step > 0:  # the test's own object: its names are its class's data
+                _instance_names_of(_type(obj)).update(attrs.keys())
             out = []
             for name, v in _dict_items(attrs):
                 if _type(name) is not _str:
@@ -1100,11 +1232,12 @@ def _kind_of_target(obj):
     return "o"
 
 
-def _apply_entries(graph, entries, new_object, handles):
+def _apply_entries(graph, entries, new_object, handles, writable=None):
     """Writes a message's table entries into `graph`'s objects, making the new ones
     (`new_object(key)` for an object of class `key`). Strict: a malformed entry, an id the
-    sender may not make, a reference to nothing or a change of kind is a ValueError. Returns
-    the ids the entries named."""
+    sender may not make, a reference to nothing or a change of kind is a ValueError; so is,
+    with `writable` (the test process), an attribute `writable(obj, name, had)` refuses.
+    Returns the ids the entries named."""
     if _type(entries) is not _list or _len(entries) > _MAX_ENTRIES:
         raise _ValueError("a malformed object table")
     staged = []
@@ -1134,11 +1267,13 @@ def _apply_entries(graph, entries, new_object, handles):
                 continue
             if kind == "o":
                 attrs = {}
+                d = _object_getattribute(target, "__dict__")
                 for pair in body:
                     if _type(pair) is not _list or _len(pair) != 2 or _type(pair[0]) is not _str:
                         raise _ValueError("a malformed attribute")
+                    if writable is not None:
+                        writable(target, pair[0], pair[0] in d)
                     attrs[pair[0]] = _from_wire(pair[1], 1, handles, graph)
-                d = _object_getattribute(target, "__dict__")
                 _dict_clear(d)
                 _dict_update(d, attrs)
             elif kind == "l":
@@ -1178,7 +1313,7 @@ def _handle_of(value):
     index = _handle_index.get(_id(value))
     if index is not None and _handles[index] is value:
         return index
-    if _len(_handles) >= _MAX_ITEMS:
+    if _len(_handles) >= _MAX_HANDLES:
         return None
     _handles.append(value)
     _handle_index[_id(value)] = _len(_handles) - 1
@@ -1248,7 +1383,7 @@ def _encode_result(value, graph=None, received=()):
     here; the objects the call received are sent again if they changed."""
     if graph is None:
         graph = _Graph(-1)
-    enc = _Encoder(graph, _candidate_kind_of(graph), _candidate_inline, True)
+    enc = _candidate_encoder(graph)
     if _is_iterator(value):
         items = []
         for item in value:
@@ -1333,7 +1468,91 @@ def _describe_namespace(namespace):
                 budget -= size
         except (_NotPlain, _RecursionError, _ValueError):
             pass
-    return {"ok": True, "callables": callables, "values": values}
+    return {"ok": True, "v": _PAIR_PROTOCOL, "callables": callables, "values": values}
+
+
+class _CandidateSide:
+    """The candidate process's state for one test (its table and namespace)."""
+    graph = None
+    namespace = None
+    limit = 2048
+
+
+class _TestFunction:
+    """Candidate process: a callable the test passed (a lambda, a function, a bound
+    method, a class); calling it runs it in the test process, with the arguments sent as
+    any call's are, and returns what it returned there."""
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        _object_setattr(self, "index", index)
+
+    def __repr__(self):
+        return "<function #%d of the test process>" % self.index
+
+    def __call__(self, *args, **kwargs):
+        return _ask_test(self.index, args, kwargs)
+
+
+_test_functions = {}  # candidate process: index -> its one _TestFunction
+
+
+def _test_function_proxy(index):
+    proxy = _test_functions.get(index)
+    if proxy is None:
+        proxy = _test_functions[index] = _TestFunction(index)
+    return proxy
+
+
+def _candidate_inline_all(v):
+    if _type(v) is _TestFunction:
+        return ["tf", v.index]
+    return _candidate_inline(v)
+
+
+def _candidate_encoder(graph):
+    return _Encoder(graph, _candidate_kind_of(graph), _candidate_inline_all, True)
+
+
+def _ask_test(index, args, kwargs):
+    """Candidate process: calls the test's callable `index` in the test process (while
+    the test process waits for this process's reply, it serves such calls) and returns
+    what it returned. Requests of the test process's that come first (the test's function
+    calls the program) are served meanwhile."""
+    graph = _CandidateSide.graph
+    enc = _candidate_encoder(graph)
+    try:
+        frame = {"cb": index, "args": [enc.value(a) for a in args],
+                 "kwargs": [[k, enc.value(v)] for k, v in kwargs.items()]}
+        enc.drain()
+        frame["objs"] = enc.entries
+        _send_frame(frame)
+    except _TooLarge as exc:
+        raise OverflowError(_limit_text("the arguments of this call", exc.args[0])) from None
+    while True:
+        frame = _recv_frame()
+        if _type(frame) is _dict and "cbr" in frame:
+            break
+        if not _serve_one(frame):
+            raise _PeerGone("the channel is closed")
+    if "module" in frame:
+        _load_mirror_module(frame["module"])
+    for key, qualname in frame.get("classes", ()):
+        _mirror_class(graph, key, qualname)
+    _apply_entries(graph, frame.get("objs", []),
+                   lambda key: _object_new(graph.classes[key]), _handles)
+    for wid, _kind, _key, body in frame.get("objs", []):
+        graph.last[wid] = body
+    reply = frame["cbr"]
+    if _type(reply) is _dict and "value" in reply:
+        return _from_wire(reply["value"], 0, _handles, graph)
+    raised = reply.get("raised") if _type(reply) is _dict else None
+    if _type(raised) is _list and _len(raised) == 2:
+        cls = _BUILTINS_SNAPSHOT.get(raised[0])
+        if not (_isinstance(cls, _type) and _issubclass(cls, _Exception)):
+            cls = _Exception
+        raise cls(raised[1])
+    raise _PeerGone("a malformed reply of the test process")
 
 
 def _serve_calls(namespace, limit):
@@ -1341,91 +1560,117 @@ def _serve_calls(namespace, limit):
     channel. A request is a call of a program name ("call") or of a handle
     ("call_handle"), or reads or sets an attribute of a handle ("getattr", "setattr"); it
     carries the table entries its arguments reach (and, the first time, the test's class
-    statements). The reply: {"value"}, {"handle"}, {"raised"} or {"not_plain"}, with the
-    table entries that changed ("objs")."""
+    statements). The reply: {"value"}, {"handle"}, {"raised"}, {"not_plain"} or {"limit"},
+    with the table entries that changed ("objs"). While a call runs, the program may call
+    the test's callables it got ("cb", answered by "cbr"; _ask_test)."""
     try:
         _send_frame(_describe_namespace(namespace))
-    except _PeerGone:
+    except (_PeerGone, _TooLarge):
         return
-    graph = _Graph(-1)
+    _CandidateSide.graph = _Graph(-1)
+    _CandidateSide.namespace = namespace
+    _CandidateSide.limit = limit
     while True:
         try:
-            frame = _recv_frame()
-            if "module" in frame:
-                _load_mirror_module(frame["module"])
-            for key, qualname in frame.get("classes", ()):
-                _mirror_class(graph, key, qualname)
-            received = _apply_entries(graph, frame.get("objs", []),
-                                      lambda key: _object_new(graph.classes[key]), _handles)
-            for wid, _kind, _key, body in frame.get("objs", []):
-                graph.last[wid] = body
-            args = [_from_wire(a, 0, _handles, graph) for a in frame.get("args", ())]
-            kwargs = {k: _from_wire(v, 0, _handles, graph) for k, v in frame.get("kwargs", ())}
-            if "call" in frame:
-                op, fn = "call", namespace.get(frame["call"])
-                what = frame["call"]
-            elif "call_handle" in frame:
-                op, fn = "call", _handles[frame["call_handle"]]
-                what = "object #%d" % frame["call_handle"]
-            elif "getattr" in frame:
-                op, (index, what) = "getattr", frame["getattr"]
-                target = _handles[index]
-            else:
-                op, (index, what) = "setattr", frame["setattr"]
-                target = _handles[index]
-        except _PeerGone:
-            return
-        except _Exception:
-            return  # not a request frame: the test process is not one
-        value = None
-        reply = None
-        try:
-            if op == "call" and not _callable(fn):
-                reply = {"raised": ["NameError", "the program has no callable %r" % (what,)]}
-            elif op == "call":
-                value = fn(*args, **kwargs)
-            elif op == "getattr":
-                value = _getattr(target, what)
-            else:
-                _setattr(target, what, args[0])
-        except (_SystemExit, _MemoryError):
-            raise
-        except _BaseException as exc:
-            info = exception_result(exc, limit)
-            _last_candidate_exception[:] = [info]
-            reply = {"raised": [_type(exc).__name__, info.get("message", "")]}
-        objs = []
-        try:
-            if reply is None:
-                try:
-                    wire, objs = _encode_result(value, graph, received)
-                    reply = {"value": wire}
-                except _NotPlain as exc:
-                    if (op == "getattr" or _isinstance(fn, _type)) and _handle_of(value) is not None:
-                        # The test builds an object of the program's class (MBPP's Pair,
-                        # Node) or reads one from another: it gets a handle, equal only to
-                        # itself.
-                        reply = {"handle": _handle_of(value)}
-                        _wire, objs = _encode_result(None, graph, received)
-                    else:
-                        reply = {"not_plain": [_type(value).__name__, _str(exc)]}
-            else:
-                _wire, objs = _encode_result(None, graph, received)
-        except _NotPlain as exc:
-            # An object the test gave holds something that is not plain data now.
-            reply = {"not_plain": ["an argument", _str(exc)]}
-            objs = []
-        reply["objs"] = objs
-        try:
-            _send_frame(reply)
-        except _ValueError:  # over the frame limit
-            try:
-                _send_frame({"not_plain": [_type(value).__name__, "a value too large to send"],
-                             "objs": []})
-            except _PeerGone:
+            if not _serve_one(_recv_frame()):
                 return
         except _PeerGone:
             return
+
+
+def _serve_one(frame):
+    """One request of the test process's, answered. False when the channel is gone (or
+    the frame is not a request: the test process is not one)."""
+    graph = _CandidateSide.graph
+    namespace = _CandidateSide.namespace
+    limit = _CandidateSide.limit
+    try:
+        if "module" in frame:
+            _load_mirror_module(frame["module"])
+        for key, qualname in frame.get("classes", ()):
+            _mirror_class(graph, key, qualname)
+        received = _apply_entries(graph, frame.get("objs", []),
+                                  lambda key: _object_new(graph.classes[key]), _handles)
+        for wid, _kind, _key, body in frame.get("objs", []):
+            graph.last[wid] = body
+        args = [_from_wire(a, 0, _handles, graph) for a in frame.get("args", ())]
+        kwargs = {k: _from_wire(v, 0, _handles, graph) for k, v in frame.get("kwargs", ())}
+        if "call" in frame:
+            op, fn = "call", namespace.get(frame["call"])
+            what = frame["call"]
+        elif "call_handle" in frame:
+            op, fn = "call", _handles[frame["call_handle"]]
+            what = "object #%d" % frame["call_handle"]
+        elif "getattr" in frame:
+            op, (index, what) = "getattr", frame["getattr"]
+            target = _handles[index]
+        else:
+            op, (index, what) = "setattr", frame["setattr"]
+            target = _handles[index]
+    except _PeerGone:
+        return False
+    except _Exception:
+        return False  # not a request frame: the test process is not one
+    value = None
+    reply = None
+    try:
+        if op == "call" and not _callable(fn):
+            reply = {"raised": ["NameError", "the program has no callable %r" % (what,)]}
+        elif op == "call":
+            value = fn(*args, **kwargs)
+        elif op == "getattr":
+            value = _getattr(target, what)
+        else:
+            _setattr(target, what, args[0])
+    except (_SystemExit, _MemoryError, _PeerGone):
+        raise
+    except _BaseException as exc:
+        info = exception_result(exc, limit)
+        _last_candidate_exception[:] = [info]
+        reply = {"raised": [_type(exc).__name__, info.get("message", "")]}
+    objs = []
+    try:
+        if reply is None:
+            try:
+                try:
+                    wire, objs = _encode_result(value, graph, received)
+                except _TooLarge as exc:
+                    wire = None
+                    reply = {"limit": _limit_text("the %s the call returned"
+                                                  % _type(value).__name__, exc.args[0])}
+                if reply is None:
+                    reply = {"value": wire}
+            except _NotPlain as exc:
+                if (op == "getattr" or _isinstance(fn, _type)) and _handle_of(value) is not None:
+                    # The test builds an object of the program's class (MBPP's Pair,
+                    # Node) or reads one from another: it gets a handle, equal only to
+                    # itself.
+                    reply = {"handle": _handle_of(value)}
+                    _wire, objs = _encode_result(None, graph, received)
+                else:
+                    reply = {"not_plain": [_type(value).__name__, _str(exc)]}
+        else:
+            _wire, objs = _encode_result(None, graph, received)
+    except _NotPlain as exc:
+        # An object the test gave holds something that is not plain data now.
+        reply = {"not_plain": ["an argument", _str(exc)]}
+        objs = []
+    except _TooLarge as exc:
+        reply = {"limit": _limit_text("an argument the call changed", exc.args[0])}
+        objs = []
+    reply["objs"] = objs
+    try:
+        _send_frame(reply)
+    except _TooLarge as exc:
+        try:
+            _send_frame({"limit": _limit_text("the %s the call returned"
+                                              % _type(value).__name__, exc.args[0]),
+                         "objs": []})
+        except (_PeerGone, _TooLarge):
+            return False
+    except _PeerGone:
+        return False
+    return True
 
 
 # -- test process
@@ -1435,15 +1680,37 @@ class _CandidateRaised:
     ids = set()
 
 
-def _exception_for(type_name, message):
+# Exceptions the candidate's call raised are rebuilt in the test process as the builtin
+# type of that name, except the types Python's own protocols catch without the test
+# saying so, where a rebuilt one could end a loop or answer a lookup for the test:
+# StopIteration (next(), for, map, filter, zip, iter(f, sentinel), ... end early: an
+# `all(map(candidate, cases))` would be True), StopAsyncIteration (async for),
+# IndexError (iteration of an object with only __getitem__ stops at it), AttributeError
+# (getattr with a default, hasattr, __getattr__), KeyError and LookupError (Mapping's
+# get/__contains__, ...), GeneratorExit (a generator's close). Those, every type that is
+# not an Exception (SystemExit, KeyboardInterrupt, ...) and every name that is no builtin
+# exception become RuntimeError (which nothing catches implicitly), its message naming
+# the original type. The verdict still shows the candidate's own exception (its process's
+# record). An attribute read of a handle keeps AttributeError: that is a real lookup.
+_PROTOCOL_EXCEPTIONS = _frozenset((
+    "StopIteration", "StopAsyncIteration", "IndexError", "AttributeError", "KeyError",
+    "LookupError", "GeneratorExit"))
+
+
+def _exception_for(type_name, message, lookup=False):
     cls = _BUILTINS_SNAPSHOT.get(type_name) if _type(type_name) is _str else None
-    if not (_isinstance(cls, _type) and _issubclass(cls, _Exception)):
-        cls = _Exception
+    safe = (_isinstance(cls, _type) and _issubclass(cls, _Exception)
+            and not any(base.__name__ in _PROTOCOL_EXCEPTIONS for base in cls.__mro__
+                        if _BUILTINS_SNAPSHOT.get(base.__name__) is base))
+    if lookup and cls is AttributeError:
+        safe = True
+    if not safe:
+        cls = RuntimeError
         message = "%s: %s" % (type_name, message)
     try:
         exc = cls(message)
     except _BaseException:
-        exc = _Exception("%s: %s" % (type_name, message))
+        exc = RuntimeError("%s: %s" % (type_name, message))
     _CandidateRaised.ids.add(_id(exc))
     return exc
 
@@ -1454,6 +1721,66 @@ class _TestSide:
     module = None        # the test's class statements, once computed
     module_sent = False
     prepared = None
+    sent_handles = set()  # handles the test passed to the candidate process
+    failed_assert = None  # an AssertionError of the test's own code in a callback
+
+
+_instance_names = {}   # test process: id(class) -> (class, names its objects hold as data)
+
+
+def _instance_names_of(cls):
+    entry = _instance_names.get(_id(cls))
+    if entry is None or entry[0] is not cls:
+        entry = _instance_names[_id(cls)] = (cls, _set())
+    return entry[1]
+
+
+_callbacks = []        # test process: callables given to the candidate process, by index
+_callback_index = {}   # id(callable) -> its index
+_class_names = {}      # id(class) -> (class, every name it and its bases define)
+
+
+def _callback_wire(v):
+    """A callable of the test's (a lambda, a function, a bound method, a class) as a
+    handle the candidate process can call back; None for anything else."""
+    if not _callable(v):
+        return None
+    index = _callback_index.get(_id(v))
+    if index is None or _callbacks[index] is not v:
+        if _len(_callbacks) >= _MAX_HANDLES:
+            return None
+        _callbacks.append(v)
+        index = _callback_index[_id(v)] = _len(_callbacks) - 1
+    return ["tf", index]
+
+
+def _defined_names(cls):
+    entry = _class_names.get(_id(cls))
+    if entry is None or entry[0] is not cls:
+        names = _set()
+        for base in cls.__mro__:
+            names.update(_type.__getattribute__(base, "__dict__").keys())
+        entry = _class_names[_id(cls)] = (cls, _frozenset(names))
+    return entry[1]
+
+
+def _writable(obj, name, had):
+    """What a reply may write into an object of a test class: data attributes only. A
+    name the class or a base defines (a method, a class constant, a property) may not be
+    shadowed, unless the test's own objects of that class hold it as instance data (this
+    object had it in its __dict__, or the test sent one that did: QuixBugs' Node sets
+    `successor` in __init__ over a method of that name)."""
+    if (not had and name in _defined_names(_type(obj))
+            and name not in _instance_names_of(_type(obj))):
+        raise _ValueError("attribute %r, which class %s defines"
+                          % (name[:100], _type(obj).__name__))
+
+
+def _handle_in_table(index):
+    """A handle inside an object the reply writes: only one the test passed itself."""
+    if index not in _TestSide.sent_handles:
+        raise _ValueError("an object of the program's where the test passed none")
+    return _handle_for(index)
 
 
 def _is_test_class(t):
@@ -1496,6 +1823,7 @@ _TestSide.new_classes = []
 def _test_inline(v):
     t = _type(v)
     if t is _Handle:
+        _TestSide.sent_handles.add(v.index)
         return ["h", v.index]
     builtin = _BUILTIN_NAMES.get(_id(v))
     if builtin is not None and _BUILTINS_SNAPSHOT.get(builtin) is v:
@@ -1554,42 +1882,73 @@ def _test_new_object(key):
     return _object_new(cls)
 
 
+def _test_encoder():
+    _TestSide.new_classes = []
+    return _Encoder(_TestSide.graph, _test_kind_of, _test_inline, False, _callback_wire)
+
+
+def _forget_new_classes():
+    g = _TestSide.graph
+    for key, _qualname in _TestSide.new_classes:  # not sent: forget them
+        g.key_of.pop(_id(g.classes.pop(key)), None)
+    _TestSide.new_classes = []
+
+
+def _with_classes(frame):
+    """Adds the classes the encoder met first (and, once, the test's class statements)."""
+    if _TestSide.new_classes:
+        frame["classes"] = _TestSide.new_classes
+        if not _TestSide.module_sent:
+            frame["module"] = _mirror_module(_TestSide.prepared)
+            _TestSide.module_sent = True
+    return frame
+
+
 def _ask_candidate(head, args, kwargs):
     """Sends a request (a call, or an attribute of a handle) with its arguments and the
-    table entries they reach; returns what the reply decodes to."""
+    table entries they reach; returns what the reply decodes to. While it waits, the
+    candidate process may call the test's callables it got (_serve_callback)."""
     g = _TestSide.graph
-    _TestSide.new_classes = []
-    enc = _Encoder(g, _test_kind_of, _test_inline, False)
+    enc = _test_encoder()
     try:
         frame = _dict(head)
         frame["args"] = [enc.value(a) for a in args]
         frame["kwargs"] = [[k, enc.value(v)] for k, v in kwargs.items()]
         enc.drain()
     except _NotPlain as exc:
-        for key, _qualname in _TestSide.new_classes:  # not sent: forget them
-            g.key_of.pop(_id(g.classes.pop(key)), None)
+        _forget_new_classes()
         raise _TypeError("argument of type %s cannot be sent to the candidate process"
                          % exc) from None
+    except _TooLarge as exc:
+        _forget_new_classes()
+        raise OverflowError(_limit_text("the arguments of this call", exc.args[0])) from None
     frame["objs"] = enc.entries
-    if _TestSide.new_classes:
-        frame["classes"] = _TestSide.new_classes
-        if not _TestSide.module_sent:
-            frame["module"] = _mirror_module(_TestSide.prepared)
-            _TestSide.module_sent = True
-    _send_frame(frame)
-    reply = _recv_frame()
+    try:
+        _send_frame(_with_classes(frame))
+    except _TooLarge as exc:
+        raise OverflowError(_limit_text("the arguments of this call", exc.args[0])) from None
+    while True:
+        reply = _recv_frame()
+        if _type(reply) is _dict and "cb" in reply:
+            _serve_callback(reply)
+            continue
+        break
     if _type(reply) is not _dict or _len(reply) != 2 or "objs" not in reply:
         raise _PeerGone("a malformed reply")
     try:
-        _apply_entries(g, reply["objs"], _test_new_object, _handle_for)
+        _apply_entries(g, reply["objs"], _test_new_object, _handle_in_table, _writable)
         if "value" in reply:
             return _from_wire(reply["value"], 0, _handle_for, g)
     except (_ValueError, _TypeError, _RecursionError, OverflowError, KeyError) as exc:
         raise _PeerGone("a malformed reply (%s)" % exc) from None
     if "handle" in reply:
-        if _type(reply["handle"]) is not _int or not 0 <= reply["handle"] < _MAX_ITEMS:
+        if _type(reply["handle"]) is not _int or not 0 <= reply["handle"] < _MAX_HANDLES:
             raise _PeerGone("a malformed handle")
         return _handle_for(reply["handle"])
+    if "limit" in reply:
+        if _type(reply["limit"]) is not _str:
+            raise _PeerGone("a malformed reply")
+        raise OverflowError(reply["limit"][:300])
     described = reply.get("raised") or reply.get("not_plain")
     if (_type(described) is not _list or _len(described) != 2
             or _type(described[0]) is not _str or _type(described[1]) is not _str):
@@ -1597,7 +1956,68 @@ def _ask_candidate(head, args, kwargs):
     if "not_plain" in reply:
         raise _TypeError("the candidate returned a %s, not a plain value (%s)"
                          % (described[0][:100], described[1][:200]))
-    raise _exception_for(described[0][:100], described[1][:2000])
+    raise _exception_for(described[0][:100], described[1][:2000], "getattr" in head)
+
+
+def _serve_callback(frame):
+    """The candidate process calls a callable the test gave it: run here, on arguments
+    decoded as a reply's are (the same rules for what they write into the test's
+    objects); the answer carries its value (or the exception's type and message) and the
+    objects the call received, by value-result. An AssertionError of the test's own code
+    fails the test even if the candidate catches it."""
+    g = _TestSide.graph
+    index = frame.get("cb")
+    if (_type(index) is not _int or not 0 <= index < _len(_callbacks)
+            or _type(frame.get("args")) is not _list or _type(frame.get("kwargs")) is not _list):
+        raise _PeerGone("a call of no callable the test gave")
+    try:
+        received = _apply_entries(g, frame.get("objs", []), _test_new_object,
+                                  _handle_in_table, _writable)
+        args = [_from_wire(a, 0, _handle_for, g) for a in frame["args"]]
+        kwargs = {}
+        for pair in frame["kwargs"]:
+            if _type(pair) is not _list or _len(pair) != 2 or _type(pair[0]) is not _str:
+                raise _ValueError("a malformed keyword argument")
+            kwargs[pair[0]] = _from_wire(pair[1], 0, _handle_for, g)
+    except (_ValueError, _TypeError, _RecursionError, OverflowError, KeyError) as exc:
+        raise _PeerGone("a malformed call (%s)" % exc) from None
+    answer = None
+    try:
+        value = _callbacks[index](*args, **kwargs)
+    except _PeerGone:
+        raise
+    except _BaseException as exc:
+        if _isinstance(exc, AssertionError) and _id(exc) not in _CandidateRaised.ids:
+            if _TestSide.failed_assert is None:
+                _TestSide.failed_assert = exc
+        answer = {"raised": [_type(exc).__name__, _safe_str(exc)[:2000]]}
+        value = None
+    enc = _test_encoder()
+    try:
+        wire = enc.value(value)
+        for wid in received:
+            obj = g.objs.get(wid, _NOTHING)
+            if obj is not _NOTHING:
+                enc.ref(obj, _kind_of_target(obj))
+        enc.drain()
+        if answer is None:
+            answer = {"value": wire}
+    except _NotPlain as exc:
+        _forget_new_classes()
+        enc.entries = []
+        answer = {"raised": ["TypeError", "the test's function returned a %s, which cannot "
+                             "be sent to the candidate process" % exc]}
+    except _TooLarge as exc:
+        _forget_new_classes()
+        enc.entries = []
+        answer = {"raised": ["OverflowError", _limit_text(
+            "the value the test's function returned", exc.args[0])]}
+    frame = _with_classes({"cbr": answer, "objs": enc.entries})
+    try:
+        _send_frame(frame)
+    except _TooLarge as exc:
+        _send_frame({"cbr": {"raised": ["OverflowError", _limit_text(
+            "the value the test's function returned", exc.args[0])]}, "objs": []})
 
 
 def _make_proxy(name):
@@ -1649,6 +2069,9 @@ def _function_under_test(prepared):
 def _test_process_namespace(hello, shadow_ok, used):
     if _type(hello) is not _dict or hello.get("ok") is not True:
         raise _PeerGone("the program did not run")
+    if hello.get("v") != _PAIR_PROTOCOL:
+        raise _PeerGone("another protocol version (%r, not %d)"
+                        % (hello.get("v"), _PAIR_PROTOCOL))
     ns = {"__name__": "__test__", "__builtins__": _builtins}
     callables = hello.get("callables")
     values = hello.get("values")
@@ -1691,9 +2114,13 @@ def _run_test_process(prepared, limit):
             if prepared.setup is not None:
                 used |= _names_used(prepared.setup)
             ns = _test_process_namespace(_recv_frame(), _function_under_test(prepared), used)
+            if prepared.problem is not None:
+                _exec(prepared.problem, ns)  # the problem's helpers, not the candidate's
             if prepared.setup is not None:
                 _exec(prepared.setup, ns)
             _exec(prepared.test, ns)
+            if _TestSide.failed_assert is not None:
+                raise _TestSide.failed_assert
         except _PeerGone as exc:
             result = {"outcome": "peer_gone", "detail": "the candidate process: %s" % exc}
         except _SystemExit as exc:

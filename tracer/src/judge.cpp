@@ -5,7 +5,7 @@
 namespace egca::tracer {
 
 Judgement JudgeCall(const proto::ExecResult& completion, const PlainValue* expected, double rel,
-                    double abs_tolerance, size_t max_report_bytes) {
+                    double abs_tolerance, size_t max_report_bytes, bool apps_allclose) {
   Judgement j;
   PlainValue actual;
   std::string error;
@@ -25,7 +25,7 @@ Judgement JudgeCall(const proto::ExecResult& completion, const PlainValue* expec
     j.passed = true;
     return j;
   }
-  j.passed = plain && ReturnedValueMatches(actual, *expected, rel, abs_tolerance);
+  j.passed = plain && ReturnedValueMatches(actual, *expected, rel, abs_tolerance, apps_allclose);
   if (!j.passed) {
     j.expected = BoundedText(PythonRepr(*expected, max_report_bytes + 8), max_report_bytes);
     if (!plain) j.detail = BoundedText(error, max_report_bytes);
@@ -34,14 +34,14 @@ Judgement JudgeCall(const proto::ExecResult& completion, const PlainValue* expec
 }
 
 Judgement JudgeStdio(std::string_view stdout_data, const std::string* expected, double rel,
-                     double abs_tolerance, size_t max_report_bytes) {
+                     double abs_tolerance, size_t max_report_bytes, bool apps_allclose) {
   Judgement j;
   j.actual = BoundedText(stdout_data, max_report_bytes);
   if (expected == nullptr) {
     j.passed = true;
     return j;
   }
-  if (const char* rule = StdoutMatches(stdout_data, *expected, rel, abs_tolerance)) {
+  if (const char* rule = StdoutMatches(stdout_data, *expected, rel, abs_tolerance, apps_allclose)) {
     j.passed = true;
     j.detail = std::string("matched: ") + rule;
     return j;

@@ -24,11 +24,11 @@ struct Judgement {
 // something that is not plain data). `expected` null: nothing to compare, any completed
 // run passes.
 Judgement JudgeCall(const proto::ExecResult& completion, const PlainValue* expected, double rel,
-                    double abs_tolerance, size_t max_report_bytes);
+                    double abs_tolerance, size_t max_report_bytes, bool apps_allclose = false);
 
 // A stdin/stdout test: `stdout_data` as the sandbox captured it from file descriptor 1.
 // `expected` null: nothing to compare.
 Judgement JudgeStdio(std::string_view stdout_data, const std::string* expected, double rel,
-                     double abs_tolerance, size_t max_report_bytes);
+                     double abs_tolerance, size_t max_report_bytes, bool apps_allclose = false);
 
 }  // namespace egca::tracer

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -594,77 +595,217 @@ void Repr(const PlainValue& v, size_t budget, std::string* out) {
 
 // ---- Comparison ---------------------------------------------------------------------------
 
-bool IsInteger(const PlainValue& v) { return v.type == Type::kInt || v.type == Type::kBigInt; }
-
 double ToDouble(const PlainValue& v) {
   if (v.type == Type::kInt) return static_cast<double>(v.integer);
   if (v.type == Type::kBigInt) return std::strtod(v.text.c_str(), nullptr);
+  if (v.type == Type::kBool) return v.boolean ? 1 : 0;
   return v.real;
 }
 
-bool FloatsClose(double a, double b, double rel, double abs_tolerance) {
+// APPS's np.allclose on two numbers (the lenient option): NaN equals NaN, as before.
+bool AllClose(double a, double b, double rel, double abs_tolerance) {
   if (!(std::isfinite(a) && std::isfinite(b))) return a == b || (std::isnan(a) && std::isnan(b));
   return std::fabs(a - b) <= abs_tolerance + rel * std::fabs(b);
 }
 
-bool IntegersEqual(const PlainValue& a, const PlainValue& b) {
-  if (a.type != b.type) return false;  // canonical: a kBigInt never fits int64
-  return a.type == Type::kInt ? a.integer == b.integer : a.text == b.text;
+// Two floats: equal as Python says, or within the tolerance (NaN equals nothing).
+bool FloatsClose(double a, double b, double rel, double abs_tolerance) {
+  if (a == b) return true;
+  if (!(std::isfinite(a) && std::isfinite(b))) return false;
+  return std::fabs(a - b) <= abs_tolerance + rel * std::fabs(b);
 }
 
-bool ValuesEqual(const PlainValue& a, const PlainValue& e, double rel, double abs_tolerance,
-                 int depth = 0) {
+// The exact decimal digits of an integer-valued value (bool, int, big int), "-" signed.
+std::string IntegerText(const PlainValue& v) {
+  if (v.type == Type::kBool) return v.boolean ? "1" : "0";
+  if (v.type == Type::kInt) return std::to_string(v.integer);
+  return v.text;
+}
+
+// Python's int == float: exact (the float must be integral and have the same value).
+bool IntegerEqualsDouble(const PlainValue& i, double d) {
+  if (!std::isfinite(d) || d != std::floor(d)) return false;
+  if (i.type != Type::kBigInt && std::fabs(d) < 9.0e15) {
+    return static_cast<double>(i.type == Type::kBool ? i.boolean : i.integer) == d &&
+           (i.type == Type::kBool ? (i.boolean ? 1 : 0) : i.integer) == static_cast<int64_t>(d);
+  }
+  char buf[400];
+  std::snprintf(buf, sizeof(buf), "%.0f", d);  // exact for an integral double
+  std::string text = buf;
+  if (text == "-0") text = "0";
+  return text == IntegerText(i);
+}
+
+bool IsIntegral(const PlainValue& v) {
+  return v.type == Type::kBool || v.type == Type::kInt || v.type == Type::kBigInt;
+}
+
+bool IsNumeric(const PlainValue& v) {
+  return IsIntegral(v) || v.type == Type::kFloat || v.type == Type::kComplex;
+}
+
+// Python's == on two numbers (bool, int, big int, float, complex), with the float rule.
+bool NumbersEqual(const PlainValue& a, const PlainValue& b, const NumberRule& rule) {
+  if (rule.apps_allclose && a.type != Type::kBool && b.type != Type::kBool &&
+      a.type != Type::kComplex && b.type != Type::kComplex) {
+    if (IsIntegral(a) && IsIntegral(b) && IntegerText(a) == IntegerText(b)) return true;
+    return AllClose(ToDouble(a), ToDouble(b), rule.rel, rule.abs);
+  }
+  if (IsIntegral(a) && IsIntegral(b)) return IntegerText(a) == IntegerText(b);
+  if (a.type == Type::kComplex || b.type == Type::kComplex) {
+    const double ai = a.type == Type::kComplex ? a.imag : 0;
+    const double bi = b.type == Type::kComplex ? b.imag : 0;
+    PlainValue ar = a, br = b;
+    if (a.type == Type::kComplex) ar.type = Type::kFloat;
+    if (b.type == Type::kComplex) br.type = Type::kFloat;
+    if (a.type == Type::kComplex && b.type == Type::kComplex) {
+      return FloatsClose(a.real, b.real, rule.rel, rule.abs) &&
+             FloatsClose(ai, bi, rule.rel, rule.abs);
+    }
+    return ai == 0 && bi == 0 && NumbersEqual(ar, br, NumberRule{0, 0, false});
+  }
+  if (a.type == Type::kFloat && b.type == Type::kFloat) {
+    return FloatsClose(a.real, b.real, rule.rel, rule.abs);
+  }
+  // An integer and a float: exact, as Python compares them.
+  return a.type == Type::kFloat ? IntegerEqualsDouble(b, a.real) : IntegerEqualsDouble(a, b.real);
+}
+
+bool Equal(const PlainValue& a, const PlainValue& b, const NumberRule& rule, int depth);
+
+// A dict's entries by key, as Python's dict would hold them (a later duplicate wins);
+// false when a key is unhashable.
+bool KeyedEntries(const PlainValue& d, std::map<std::string, const PlainValue*>* out) {
+  std::string key;
+  for (size_t i = 0; i + 1 < d.items.size(); i += 2) {
+    if (!HashKey(d.items[i], false, &key)) return false;
+    (*out)[key] = &d.items[i + 1];
+  }
+  return true;
+}
+
+bool Equal(const PlainValue& a, const PlainValue& b, const NumberRule& rule, int depth) {
   if (depth > kMaxPlainDepth + 1) return false;
-  if (a.type == Type::kBool || e.type == Type::kBool) {
-    return a.type == e.type && a.boolean == e.boolean;
-  }
-  if (a.is_number() && e.is_number()) {
-    if (IsInteger(a) && IsInteger(e)) return IntegersEqual(a, e);
-    return FloatsClose(ToDouble(a), ToDouble(e), rel, abs_tolerance);
-  }
-  if (a.is_sequence() && e.is_sequence()) {
-    if (a.items.size() != e.items.size()) return false;
-    for (size_t i = 0; i < a.items.size(); ++i) {
-      if (!ValuesEqual(a.items[i], e.items[i], rel, abs_tolerance, depth + 1)) return false;
-    }
-    return true;
-  }
-  if (a.type == Type::kDict && e.type == Type::kDict) {
-    if (a.items.size() != e.items.size()) return false;
-    auto find = [&](const std::string& key) -> const PlainValue* {
-      for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
-        if (e.items[i].type == Type::kStr && e.items[i].text == key) return &e.items[i + 1];
-      }
-      return nullptr;
-    };
-    for (size_t i = 0; i + 1 < a.items.size(); i += 2) {
-      const PlainValue& k = a.items[i];
-      // Expected keys come from JSON (strings); a program may use ints: str(k) then.
-      const PlainValue* match = find(k.type == Type::kStr ? k.text : PythonRepr(k));
-      if (match == nullptr) return false;
-      if (!ValuesEqual(a.items[i + 1], *match, rel, abs_tolerance, depth + 1)) return false;
-    }
-    return true;
-  }
-  if (a.is_set() && (e.is_sequence() || e.is_set())) {
-    // Python set equality: the program's set against the expected elements, lists frozen
-    // to tuples; an unhashable element makes the comparison fail.
-    std::set<std::string> actual_keys, expected_keys;
+  if (IsNumeric(a) || IsNumeric(b)) return IsNumeric(a) && IsNumeric(b) && NumbersEqual(a, b, rule);
+  if (a.is_set() && b.is_set()) {
+    // Python's set == frozenset: the same elements, by hash equality (floats exactly).
+    std::set<std::string> ak, bk;
     std::string key;
     for (const PlainValue& x : a.items) {
       if (!HashKey(x, false, &key)) return false;
-      actual_keys.insert(key);
+      ak.insert(key);
     }
-    for (const PlainValue& x : e.items) {
-      if (!HashKey(x, true, &key)) return false;
-      expected_keys.insert(key);
+    for (const PlainValue& x : b.items) {
+      if (!HashKey(x, false, &key)) return false;
+      bk.insert(key);
     }
-    return actual_keys == expected_keys;
+    return ak == bk;
   }
-  if (a.type != e.type) return false;
-  if (a.type == Type::kNone) return true;
-  if (a.type == Type::kStr || a.type == Type::kBytes) return a.text == e.text;
-  return false;
+  if (a.type != b.type) return false;  // a list is not a tuple, a set or a dict
+  switch (a.type) {
+    case Type::kNone:
+      return true;
+    case Type::kStr:
+    case Type::kBytes:
+      return a.text == b.text;
+    case Type::kList:
+    case Type::kTuple:
+      if (a.items.size() != b.items.size()) return false;
+      for (size_t i = 0; i < a.items.size(); ++i) {
+        if (!Equal(a.items[i], b.items[i], rule, depth + 1)) return false;
+      }
+      return true;
+    case Type::kDict: {
+      // Keys by value and type as Python hashes them (1 == 1.0 == True; "1" is not 1).
+      std::map<std::string, const PlainValue*> ae, be;
+      if (!KeyedEntries(a, &ae) || !KeyedEntries(b, &be) || ae.size() != be.size()) return false;
+      for (const auto& [key, value] : ae) {
+        auto it = be.find(key);
+        if (it == be.end() || !Equal(*value, *it->second, rule, depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// JSON has no tuples: a returned tuple (at any depth, outside dict keys and sets) is
+// compared as the list a tests file writes for it.
+PlainValue TuplesAsLists(const PlainValue& v, int depth = 0) {
+  PlainValue out = v;
+  if (depth > kMaxPlainDepth + 1) return out;
+  if (v.type == Type::kTuple) out.type = Type::kList;
+  if (v.type == Type::kList || v.type == Type::kTuple) {
+    for (PlainValue& x : out.items) x = TuplesAsLists(x, depth + 1);
+  } else if (v.type == Type::kDict) {
+    for (size_t i = 1; i < out.items.size(); i += 2) {
+      out.items[i] = TuplesAsLists(v.items[i], depth + 1);
+    }
+  }
+  return out;
+}
+
+// Python's int(text) for a JSON object key ("12", " -3 ", "1_000"), as APPS converts the
+// keys of an expected dict.
+bool IntKey(const std::string& text, PlainValue* out) {
+  size_t b = 0, e = text.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
+  std::string digits;
+  size_t i = b;
+  bool negative = false;
+  if (i < e && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
+  bool last_digit = false;
+  for (; i < e; ++i) {
+    const char c = text[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      digits.push_back(c);
+      last_digit = true;
+    } else if (c == '_' && last_digit && i + 1 < e &&
+               std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
+      last_digit = false;
+    } else {
+      return false;
+    }
+  }
+  if (digits.empty()) return false;
+  size_t nz = digits.find_first_not_of('0');
+  digits = nz == std::string::npos ? "0" : digits.substr(nz);
+  const std::string signed_digits = (negative && digits != "0" ? "-" : "") + digits;
+  *out = PlainValue();
+  if (signed_digits.size() <= 18) {
+    out->type = Type::kInt;
+    out->integer = std::stoll(signed_digits);
+  } else {
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(signed_digits.data(),
+                                     signed_digits.data() + signed_digits.size(), v);
+    if (ec == std::errc() && ptr == signed_digits.data() + signed_digits.size()) {
+      out->type = Type::kInt;
+      out->integer = v;
+    } else {
+      out->type = Type::kBigInt;
+      out->text = signed_digits;
+    }
+  }
+  return true;
+}
+
+// The expected dict with its keys as ints (APPS: {int(k): v}), when every key is one.
+bool WithIntKeys(const PlainValue& e, PlainValue* out) {
+  if (e.type != Type::kDict || e.items.empty()) return false;
+  *out = e;
+  for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
+    if (e.items[i].type != Type::kStr || !IntKey(e.items[i].text, &out->items[i])) return false;
+  }
+  return true;
+}
+
+bool MatchesOne(const PlainValue& actual, const PlainValue& expected, const NumberRule& rule) {
+  if (Equal(actual, expected, rule, 0)) return true;
+  PlainValue int_keys;
+  return WithIntKeys(expected, &int_keys) && Equal(actual, int_keys, rule, 0);
 }
 
 }  // namespace
@@ -782,23 +923,29 @@ std::string BoundedText(std::string_view text, size_t limit) {
   return std::string(text.substr(0, cut)) + "...";
 }
 
-bool ReturnedValueMatches(const PlainValue& actual, const PlainValue& expected, double rel,
-                          double abs_tolerance) {
-  if (ValuesEqual(actual, expected, rel, abs_tolerance)) return true;
+bool ValuesEqual(const PlainValue& a, const PlainValue& b, const NumberRule& rule) {
+  return Equal(a, b, rule, 0);
+}
+
+bool ReturnedValueMatches(const PlainValue& returned, const PlainValue& expected, double rel,
+                          double abs_tolerance, bool apps_allclose) {
+  const NumberRule rule{rel, abs_tolerance, apps_allclose};
+  const PlainValue actual = TuplesAsLists(returned);
+  if (MatchesOne(actual, expected, rule)) return true;
   if (expected.type == Type::kList && expected.items.size() == 1 &&
-      ValuesEqual(actual, expected.items[0], rel, abs_tolerance)) {
+      MatchesOne(actual, expected.items[0], rule)) {
     return true;
   }
   if (expected.type == Type::kStr && actual.type != Type::kStr) {
     PlainValue decoded;
     if (!ParsePythonJson(expected.text, &decoded)) return false;
-    return ValuesEqual(actual, decoded, rel, abs_tolerance);
+    return MatchesOne(actual, decoded, rule);
   }
   if (expected.type == Type::kList && expected.items.size() == 1 &&
       expected.items[0].type == Type::kStr) {
     PlainValue decoded;
     if (!ParsePythonJson(expected.items[0].text, &decoded)) return false;
-    if (decoded.type != Type::kStr) return ValuesEqual(actual, decoded, rel, abs_tolerance);
+    if (decoded.type != Type::kStr) return MatchesOne(actual, decoded, rule);
   }
   return false;
 }
@@ -922,10 +1069,16 @@ bool PythonFloat(std::string_view t, double* out) {
   return true;
 }
 
+// A token in Python's int() syntax (sign, digits with single underscores between them).
+bool IntToken(std::string_view t, PlainValue* out) {
+  if (t.empty() || t.find_first_of(" \t\n\r\f\v") != std::string_view::npos) return false;
+  return IntKey(std::string(t), out);
+}
+
 }  // namespace
 
 const char* StdoutMatches(std::string_view actual, std::string_view expected, double rel,
-                          double abs_tolerance) {
+                          double abs_tolerance, bool apps_allclose) {
   if (actual == expected) return "exact";
   if (NonBlankLines(actual) == NonBlankLines(expected)) return "lines";
   std::vector<std::string_view> a = Tokens(actual), e = Tokens(expected);
@@ -935,7 +1088,21 @@ const char* StdoutMatches(std::string_view actual, std::string_view expected, do
     if (a[i] == e[i]) continue;
     double fa = 0, fe = 0;
     if (!PythonFloat(a[i], &fa) || !PythonFloat(e[i], &fe)) return nullptr;
-    if (!FloatsClose(fa, fe, rel, abs_tolerance)) return nullptr;
+    if (apps_allclose) {
+      // APPS's np.allclose over the tokens: integers too.
+      if (!AllClose(fa, fe, rel, abs_tolerance)) return nullptr;
+      continue;
+    }
+    PlainValue ia, ie;
+    const bool int_a = IntToken(a[i], &ia), int_e = IntToken(e[i], &ie);
+    if (int_a && int_e) {
+      if (IntegerText(ia) != IntegerText(ie)) return nullptr;  // integers: exactly
+    } else if (int_a || int_e) {
+      // An integer and a float: equal only as Python's int == float is.
+      if (!IntegerEqualsDouble(int_a ? ia : ie, int_a ? fe : fa)) return nullptr;
+    } else if (!FloatsClose(fa, fe, rel, abs_tolerance)) {
+      return nullptr;  // two floats: within the tolerance
+    }
   }
   return "float_tokens";
 }

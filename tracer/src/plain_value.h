@@ -65,18 +65,41 @@ bool ParsePythonJson(std::string_view text, PlainValue* out);
 // (the caller bounds the text; a huge value costs no more than that).
 std::string PythonRepr(const PlainValue& value, size_t max_bytes = SIZE_MAX / 2);
 
-// APPS call-based comparison: structural equality where tuples equal lists, bools equal
-// only bools, numbers compare with |a - b| <= abs + rel * |b| unless both are ints, JSON
-// object keys match int keys; or the expected value wrapped in a one-element list; or a
-// JSON-encoded expected string.
+// How numbers compare in ValuesEqual: two floats (or two complexes' parts) within
+// |a - b| <= abs + rel * |b| are equal; every other pair of numbers compares as Python's
+// == does, exactly. apps_allclose (APPS's np.allclose leniency, off by default): any two
+// numbers that are not bools compare with the tolerance, ints included.
+struct NumberRule {
+  double rel = 0;
+  double abs = 0;
+  bool apps_allclose = false;
+};
+
+// Python's == on the two decoded values, except for the float tolerance of `rule` (zero
+// tolerance: exactly Python's ==): True == 1 == 1.0 and -0.0 == 0, big ints exact (also
+// against floats), NaN equal to nothing (values decoded apart are distinct objects); a
+// list equals only a list, a tuple only a tuple, a set or frozenset only a set or
+// frozenset with the same elements (by hash equality, floats exactly); dicts by key
+// (value and type as Python hashes them: "1" is not 1) and value.
+// Tested against /usr/bin/python3 on a generated corpus (tests/tracer/plain_value_test.cpp).
+bool ValuesEqual(const PlainValue& a, const PlainValue& b, const NumberRule& rule);
+
+// A call test's returned value against the expected JSON value: ValuesEqual after the
+// conventions a tests file needs (APPS's): JSON has no tuples, so a returned tuple is
+// compared as a list (at any depth outside dict keys and sets); an expected dict whose
+// keys are all ints in text also matches with int keys ({int(k): v}); an expected
+// one-element list also matches its element; an expected string that is itself JSON
+// matches its decoded value.
 bool ReturnedValueMatches(const PlainValue& actual, const PlainValue& expected, double rel,
-                          double abs_tolerance);
+                          double abs_tolerance, bool apps_allclose = false);
 
 // APPS standard-input comparison, strictest first: "exact"; "lines" (lines stripped, blank
-// lines dropped); "tokens" (whitespace-separated); "float_tokens" (tokens that are numbers
-// compared with the tolerance). The rule that matched, or nullptr.
+// lines dropped); "tokens" (whitespace-separated); "float_tokens" (tokens that are numbers:
+// two integers exactly, an integer and a float as Python's ==, two floats with the
+// tolerance; apps_allclose: every number token with the tolerance, as APPS's
+// np.allclose). The rule that matched, or nullptr.
 const char* StdoutMatches(std::string_view actual, std::string_view expected, double rel,
-                          double abs_tolerance);
+                          double abs_tolerance, bool apps_allclose = false);
 
 // `text` cut to at most `limit` bytes without splitting a UTF-8 character, "..." appended
 // when cut (the harness's _bounded).

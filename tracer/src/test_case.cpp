@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <utility>
 
 namespace egca::tracer {
@@ -10,9 +14,91 @@ namespace {
 
 using nlohmann::json;
 
-// Dumps a JSON value without escaping non-ASCII (the harness parses it back).
+// Numbers nlohmann::json cannot hold exactly (integers beyond 18 digits become doubles;
+// beyond double range the parse fails) are valid JSON, and Python's json.loads reads
+// them exactly: before parsing, each such number token is replaced by a string holding
+// it behind this marker, and Dump() writes the token back verbatim.
+constexpr std::string_view kNumberMarker = "\\u0000egca-number:";
+
+bool NumberNeedsProtection(std::string_view token) {
+  if (token.find_first_of(".eE") == std::string_view::npos) {
+    return token.size() - (token[0] == '-' ? 1 : 0) > 18;  // beyond int64 (or close)
+  }
+  const double d = std::strtod(std::string(token).c_str(), nullptr);
+  return !std::isfinite(d);
+}
+
+// `text` with the numbers nlohmann::json would not hold exactly protected (see above);
+// false if the text already holds the marker.
+bool ProtectNumbers(const std::string& text, std::string* out) {
+  if (text.find(kNumberMarker) != std::string::npos) return false;
+  out->clear();
+  out->reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (in_string) {
+      out->push_back(c);
+      if (c == '\\' && i + 1 < text.size()) {
+        out->push_back(text[i + 1]);
+        i += 2;
+        continue;
+      }
+      if (c == '"') in_string = false;
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out->push_back(c);
+      ++i;
+      continue;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      size_t j = i + 1;
+      while (j < text.size() &&
+             (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.' ||
+              text[j] == 'e' || text[j] == 'E' || text[j] == '+' || text[j] == '-')) {
+        ++j;
+      }
+      std::string_view token(text.data() + i, j - i);
+      if (token != "-" && NumberNeedsProtection(token)) {
+        *out += '"';
+        *out += kNumberMarker;
+        *out += token;
+        *out += '"';
+      } else {
+        out->append(token);
+      }
+      i = j;
+      continue;
+    }
+    out->push_back(c);
+    ++i;
+  }
+  return true;
+}
+
+// Dumps a JSON value without escaping non-ASCII (the harness parses it back), protected
+// numbers written back as the tokens they were.
 std::string Dump(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string open = "\"" + std::string(kNumberMarker);
+  for (size_t at = text.find(open); at != std::string::npos; at = text.find(open, at)) {
+    const size_t start = at + open.size();
+    const size_t end = text.find('"', start);
+    if (end == std::string::npos) break;
+    const std::string token = text.substr(start, end - start);
+    text.replace(at, end + 1 - at, token);
+    at += token.size();
+  }
+  return text;
+}
+
+json ParseProtected(const std::string& text) {
+  std::string protected_text;
+  if (!ProtectNumbers(text, &protected_text)) return json(json::value_t::discarded);
+  return json::parse(protected_text, nullptr, /*allow_exceptions=*/false);
 }
 
 StatusOr<std::string> StringField(const json& record, const char* key, const std::string& where,
@@ -61,6 +147,7 @@ StatusOr<TestCase> ParseOneTest(const json& record, const std::string& where) {
     EGCA_ASSIGN_OR_RETURN(test.test_code, StringField(record, "test_code", where, true));
     EGCA_ASSIGN_OR_RETURN(test.setup_code, StringField(record, "setup_code", where, false));
     EGCA_ASSIGN_OR_RETURN(test.entry_point, StringField(record, "entry_point", where, false));
+    EGCA_ASSIGN_OR_RETURN(test.problem_code, StringField(record, "problem_code", where, false));
   } else {
     return InvalidArgument(
         fmt::format("{}: unknown kind \"{}\" (expected call, stdio or assert)", where, kind));
@@ -159,12 +246,14 @@ TestCase TestCase::Stdio(std::string stdin_data, std::string expected_stdout) {
   return t;
 }
 
-TestCase TestCase::HumanEvalCheck(std::string test_code, std::string entry_point) {
+TestCase TestCase::HumanEvalCheck(std::string test_code, std::string entry_point,
+                                  std::string problem_code) {
   TestCase t;
   t.kind = TestKind::kAssert;
   t.name = "check";
   t.test_code = std::move(test_code);
   t.entry_point = std::move(entry_point);
+  t.problem_code = std::move(problem_code);
   return t;
 }
 
@@ -177,7 +266,7 @@ TestCase TestCase::Asserts(std::string test_code, std::string setup_code) {
 }
 
 StatusOr<std::vector<TestCase>> ParseTestsJson(const std::string& text, const std::string& origin) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json doc = ParseProtected(text);
   if (doc.is_discarded()) return InvalidArgument(origin + ": not valid JSON");
   if (doc.is_object()) return FromAppsObject(doc, origin);
   if (!doc.is_array()) {
@@ -195,7 +284,7 @@ StatusOr<std::vector<TestCase>> ParseTestsJson(const std::string& text, const st
 
 StatusOr<std::vector<TestCase>> TestsFromAppsInputOutput(const std::string& text,
                                                          const std::string& origin) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json doc = ParseProtected(text);
   if (doc.is_discarded() || !doc.is_object()) {
     return InvalidArgument(origin + ": not a JSON object");
   }

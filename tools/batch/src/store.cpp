@@ -163,6 +163,7 @@ std::string RunConfig::ToJson() const {
             {"runtime_error_is_logic", runtime_error_is_logic},
             {"check_comparability", check_comparability},
             {"passing_bypasses_gates", passing_bypasses_gates},
+            {"apps_allclose", apps_allclose},
             {"limit", limit},
             {"max_program_bytes", max_program_bytes},
             {"seed", seed},
@@ -191,6 +192,9 @@ StatusOr<RunConfig> RunConfig::FromJson(std::string_view text) {
     if (j.contains("passing_bypasses_gates")) {
       c.passing_bypasses_gates = j.at("passing_bypasses_gates").get<bool>();
     }
+    // Absent in stores written before the option existed: they were graded with APPS's
+    // leniency, which was the only rule then.
+    c.apps_allclose = j.contains("apps_allclose") ? j.at("apps_allclose").get<bool>() : true;
     c.limit = j.at("limit").get<int64_t>();
     c.max_program_bytes = j.at("max_program_bytes").get<uint64_t>();
     c.seed = j.at("seed").get<uint64_t>();

@@ -88,10 +88,16 @@ struct RunOptions {
   // in the program, recorded in the trace (where a looping program was: the bounded trace
   // of a timed-out test localizes on it), then stop the program 50 ms later if it goes on.
   bool trace_budget_raises = false;
-  // Float comparison of returned values and stdout tokens (numpy.allclose convention, as
-  // APPS uses): |a - b| <= abs_tolerance + rel_tolerance * |b|.
+  // Float comparison of returned values and stdout tokens: two floats within
+  // |a - b| <= abs_tolerance + rel_tolerance * |b| are equal (numpy.allclose's rule);
+  // integers, and an integer against a float, compare exactly (Python's ==).
   double float_rel_tolerance = 1e-5;
   double float_abs_tolerance = 1e-8;
+  // APPS's own leniency (its checker compares stdout tokens with np.allclose): integers
+  // too compare with the float tolerance (`123457` passes for `123456`). Off by default: a
+  // reward a policy collects by being off by one is a hack. On only where agreeing with
+  // APPS's published numbers matters (egca-run/egca-eval --apps-allclose).
+  bool apps_allclose = false;
   // Bound on Verdict::actual / Verdict::expected / messages (bytes, UTF-8 safe cut).
   uint32_t max_report_bytes = 2048;
   // RunAll: stop after the first test that does not pass (the rest count as not passed).

@@ -53,13 +53,21 @@ struct TestCase {
   std::string setup_code;
   std::string test_code;
   std::string entry_point;
+  // The problem's own code (HumanEval's prompt), when its test calls functions the prompt
+  // defines (HumanEval/32 `poly`, /38 `encode_cyclic`, /50 `encode_shift`): its imports and
+  // helper functions (every top-level function but the entry point that has a body) are
+  // run in the test process, so those names are the problem's, never the candidate's.
+  // Only the two-process path uses it (docs/executor.md).
+  std::string problem_code;
 
   static TestCase Call(std::string function, std::string args_json);
   static TestCase Call(std::string function, std::string args_json, std::string expected_json);
   static TestCase Stdio(std::string stdin_data);
   static TestCase Stdio(std::string stdin_data, std::string expected_stdout);
   // HumanEval: `test_code` defines check(candidate); check(<entry_point>) is called.
-  static TestCase HumanEvalCheck(std::string test_code, std::string entry_point);
+  // `problem_code`: the prompt (see TestCase::problem_code).
+  static TestCase HumanEvalCheck(std::string test_code, std::string entry_point,
+                                 std::string problem_code = "");
   // MBPP / QuixBugs: test code (assert lines or a script), after optional setup code.
   static TestCase Asserts(std::string test_code, std::string setup_code = "");
 };
