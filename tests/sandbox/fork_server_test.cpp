@@ -221,6 +221,11 @@ TEST_F(SandboxForkServerTest, WallTimeoutBusyLoopIgnoringSignals) {
 TEST_F(SandboxForkServerTest, MemoryLimitMakesMallocFail) {
   Limits l = FastLimits();
   l.memory_bytes = 256ull << 20;
+  // The loop touches every page it gets (~65,000 faults to the limit): seconds of wall time
+  // under load or where faults are slow (~15 us on nested VMs), and it ends at the memory
+  // limit however long that takes, so the time limits are far away.
+  l.wall_seconds = 120;
+  l.cpu_seconds = 60;
   ChildOutcome o = MustRun(Req("malloc_loop", l));
   EXPECT_EQ(o.termination, Termination::kExited);
   EXPECT_EQ(o.exit_code, 3);
