@@ -44,12 +44,12 @@ function(egca_test name)
     DISCOVERY_TIMEOUT 60)
 endfunction()
 
-# egca_test_dir(PREFIX p DEPS ... [PRIVATE_INCLUDES dirs]): every `<unit>_test.cpp` in the current folder becomes
+# egca_test_dir(PREFIX p DEPS ... [PRIVATE_INCLUDES dirs] [TIMEOUT s]): every `<unit>_test.cpp` in the current folder becomes
 # test binary `<p>_<unit>_test`. The label comes from the name: `*_golden_test.cpp` ->
 # golden, `*_e2e_test.cpp` -> e2e, `*_slow_test.cpp` -> slow, otherwise unit. Lets several
 # people add tests to one module folder without editing a shared list.
 function(egca_test_dir)
-  cmake_parse_arguments(D "" "PREFIX" "DEPS;EXTRA_SOURCES;PRIVATE_INCLUDES" ${ARGN})
+  cmake_parse_arguments(D "" "PREFIX;TIMEOUT" "DEPS;EXTRA_SOURCES;PRIVATE_INCLUDES" ${ARGN})
   file(GLOB tests CONFIGURE_DEPENDS RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}
        ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp)
   foreach(t ${tests})
@@ -62,7 +62,8 @@ function(egca_test_dir)
     elseif(stem MATCHES "_slow_test$")
       set(label slow)
     endif()
-    egca_test(${D_PREFIX}_${stem} SOURCES ${t} ${D_EXTRA_SOURCES} DEPS ${D_DEPS} LABELS ${label})
+    egca_test(${D_PREFIX}_${stem} SOURCES ${t} ${D_EXTRA_SOURCES} DEPS ${D_DEPS} LABELS ${label}
+              TIMEOUT ${D_TIMEOUT})
     if(D_PRIVATE_INCLUDES)
       target_include_directories(${D_PREFIX}_${stem} PRIVATE ${D_PRIVATE_INCLUDES})
     endif()

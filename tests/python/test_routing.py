@@ -218,4 +218,4 @@ def test_route_batch_ctrl_c(humaneval):
     t0 = time.time()
     with pytest.raises(KeyboardInterrupt):
         egca.route_batch(humaneval, ids, bodies, workers=2, completion_is_body=True)
-    assert time.time() - t0 < 30
+    assert time.time() - t0 < 120  # a hang detector (stopping takes the programs in hand)

@@ -151,7 +151,7 @@ TEST_F(SandboxForkServerTest, NormalExitWithResultAndOutput) {
   EXPECT_EQ(o.stdout_data, "to stdout");
   EXPECT_EQ(o.stderr_data, "to stderr");
   EXPECT_GT(o.wall_seconds, 0);
-  EXPECT_LT(o.wall_seconds, 2);
+  EXPECT_LE(o.wall_seconds, 5);  // within the wall limit (how far within depends on the machine)
   EXPECT_GT(o.max_rss_bytes, 0u);
   EXPECT_GT(o.pid, 0);
 
@@ -194,7 +194,9 @@ TEST_F(SandboxForkServerTest, WallTimeoutSleeping) {
   ChildOutcome o = MustRun(Req("sleep", l));
   EXPECT_EQ(o.termination, Termination::kWallTimeout);
   EXPECT_GE(o.wall_seconds, 0.3);
-  EXPECT_LT(o.wall_seconds, 1.5);
+  // The child sleeps forever: any end is the server's kill. The bound only catches a
+  // server that waits for something else (no machine takes 20 s to deliver a kill).
+  EXPECT_LT(o.wall_seconds, 20);
   EXPECT_LT(o.cpu_seconds, 0.2);
 }
 
@@ -213,12 +215,17 @@ TEST_F(SandboxForkServerTest, WallTimeoutBusyLoopIgnoringSignals) {
   l.wall_seconds = 0.3;
   ChildOutcome o = MustRun(Req("busy_ignoring_signals", l));
   EXPECT_EQ(o.termination, Termination::kWallTimeout);
-  EXPECT_LT(o.wall_seconds, 1.5);
+  EXPECT_LT(o.wall_seconds, 20);  // as WallTimeoutSleeping: a kill, not a wait
 }
 
 TEST_F(SandboxForkServerTest, MemoryLimitMakesMallocFail) {
   Limits l = FastLimits();
   l.memory_bytes = 256ull << 20;
+  // The loop touches every page it gets (~65,000 faults to the limit): seconds of wall time
+  // under load or where faults are slow (~15 us on nested VMs), and it ends at the memory
+  // limit however long that takes, so the time limits are far away.
+  l.wall_seconds = 120;
+  l.cpu_seconds = 60;
   ChildOutcome o = MustRun(Req("malloc_loop", l));
   EXPECT_EQ(o.termination, Termination::kExited);
   EXPECT_EQ(o.exit_code, 3);
@@ -232,7 +239,8 @@ TEST_F(SandboxForkServerTest, OutputFloodIsKilledQuickly) {
   ChildOutcome o = MustRun(Req("flood", l));
   EXPECT_EQ(o.termination, Termination::kOutputLimit);
   EXPECT_EQ(o.stdout_data.size(), 1u << 20);
-  EXPECT_LT(o.wall_seconds, 3.0);  // killed at the limit, long before the 5 s wall limit
+  // Killed at the output limit, not at the 5 s wall limit (that would be kWallTimeout).
+  EXPECT_LE(o.wall_seconds, 5.0);
 }
 
 TEST_F(SandboxForkServerTest, ForkIsAViolationNamingTheCall) {
@@ -697,12 +705,17 @@ TEST(SandboxForkServer, ServerKilledDuringARunTakesTheChildWithIt) {
     kill(server_pid, SIGKILL);
   });
   auto started = std::chrono::steady_clock::now();
-  auto failed = server->Run(Req("sleep"));  // wall limit 5 s
+  Limits long_wall = FastLimits();
+  long_wall.wall_seconds = 120;
+  auto failed = server->Run(Req("sleep", long_wall));
   killer.join();
   EXPECT_EQ(failed.status().code(), StatusCode::kUnavailable);
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
-  // The sleeping child had the server as parent and PR_SET_PDEATHSIG(SIGKILL).
-  for (int i = 0; i < 100 && !ProcessesRelatedTo(server_pid).empty(); ++i) {
+  // Run() returns when the server dies, not at the child's 120 s wall limit (60 s: a
+  // margin no machine needs, so the check does not depend on its speed).
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+  // The sleeping child had the server as parent and PR_SET_PDEATHSIG(SIGKILL). Polled
+  // until gone (up to 30 s: an upper bound for a failure, not a speed requirement).
+  for (int i = 0; i < 3000 && !ProcessesRelatedTo(server_pid).empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   for (pid_t p : ProcessesRelatedTo(server_pid)) {

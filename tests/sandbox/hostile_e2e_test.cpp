@@ -6,7 +6,9 @@
 // Manifest (tests/sandbox/hostile/expected.json):
 //   {"limits": {...},
 //    "programs": {"<file>.py": {"verdict": "VIOLATION", "detail": "clone",
-//                               "requires": ["landlock"], "tests": [<test JSON>]}}}
+//                               "requires": ["landlock"], "tests": [<test JSON>],
+//                               "limits": {"wall_seconds": .., "cpu_seconds": ..}}}}
+// (an entry's "limits", optional, replace those two of the corpus's for that program)
 // `tests` uses the `egca-run --tests` format (ParseTestsJson); "tests_json" instead holds
 // that JSON as text (numbers beyond what nlohmann::json holds exactly); `detail` must occur in
 // Verdict::detail; `requires` names protections without which the verdict differs
@@ -179,7 +181,16 @@ TEST(SandboxHostileCorpus, EveryProgramGetsItsVerdictAndNothingEscapes) {
                                file);
     ASSERT_TRUE(tests.ok()) << tests.status().ToString();
     ASSERT_EQ(tests->size(), 1u);
-    auto result = executor.value()->Run(Slurp(kCorpusDir + "/" + file), tests->front(), run);
+    // An entry's own "limits" replace the corpus's (a program whose honest work must not
+    // race a limit on a slow machine, e.g. a whole-address-space scan).
+    tracer::RunOptions this_run = run;
+    if (entry.contains("limits")) {
+      const json& own = entry["limits"];
+      this_run.limits.wall_seconds = own.value("wall_seconds", run.limits.wall_seconds);
+      this_run.limits.cpu_seconds = own.value("cpu_seconds", run.limits.cpu_seconds);
+    }
+    auto result =
+        executor.value()->Run(Slurp(kCorpusDir + "/" + file), tests->front(), this_run);
     ASSERT_TRUE(result.ok()) << result.status().ToString();
     const Verdict& v = result->verdict;
     std::string expected = entry.at("verdict").get<std::string>();

@@ -53,7 +53,7 @@ struct Task {
 // One problem of the run, with what routing needs.
 struct WorkProblem {
   const ProblemRecord* record = nullptr;
-  bool cpp = false;  // record->language == "cpp": egca::cpp grades and routes it
+  bool cpp = false;           // record->language == "cpp": egca::cpp grades and routes it
   std::vector<size_t> tasks;  // indices into Work::tasks, in key order
   bool resolved = false;
   ProblemResolution resolution;
@@ -285,7 +285,8 @@ class Runner {
   Work work_;
   int workers_ = 0;
   // Per worker, each only when the run has problems of that language.
-  std::vector<std::unique_ptr<tracer::Executor>> executors_;
+  std::vector<std::unique_ptr<tracer::Executor>> owned_executors_;
+  std::vector<tracer::Executor*> executors_;  // owned_executors_ or the borrowed ones
   std::vector<std::unique_ptr<cpp::CppExecutor>> cpp_executors_;
   // Per worker: [no reference].
   std::vector<std::array<std::unique_ptr<cpp::CppRouter>, 2>> cpp_routers_;
@@ -671,6 +672,8 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
   int workers = options_.workers > 0
                     ? options_.workers
                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto& borrowed = options_.python_executors;
+  if (!borrowed.empty()) workers = std::min(workers, static_cast<int>(borrowed.size()));
   workers = static_cast<int>(std::min<size_t>(workers, std::max<size_t>(1, pending.size())));
   stats_.workers = workers;
   bool any_python = false, any_cpp = false;
@@ -685,8 +688,14 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
     // candidate sees this process's memory; in fork mode (ExecutorOptions::server_start)
     // the servers are forks of it and must be created before any thread exists.
     for (int w = 0; w < workers && any_python; ++w) {
+      if (!borrowed.empty()) {
+        if (borrowed[w] == nullptr) return InvalidArgument("RunnerOptions::python_executors: null");
+        executors_.push_back(borrowed[w]);
+        continue;
+      }
       EGCA_ASSIGN_OR_RETURN(auto executor, tracer::Executor::Create(options_.executor));
-      executors_.push_back(std::move(executor));
+      executors_.push_back(executor.get());
+      owned_executors_.push_back(std::move(executor));
     }
     for (int w = 0; w < workers && any_cpp; ++w) {
       EGCA_ASSIGN_OR_RETURN(auto executor, cpp::CppExecutor::Create({}));
@@ -708,7 +717,7 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
       cpp_executors_.push_back(std::move(executor));
     }
   }
-  for (auto& e : executors_) {
+  for (tracer::Executor* e : executors_) {
     routers_.emplace_back();
     for (int apps = 0; apps < 2; ++apps) {
       for (int bare = 0; bare < 2; ++bare) {
@@ -719,7 +728,7 @@ StatusOr<RunStats> Runner::Run(const std::vector<BadRecord>& load_bad) {
           o.check_comparability = false;
           o.localize = false;
         }
-        routers_.back()[apps][bare] = std::make_unique<gates::Router>(e.get(), o, cache_);
+        routers_.back()[apps][bare] = std::make_unique<gates::Router>(e, o, cache_);
       }
     }
   }

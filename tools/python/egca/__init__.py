@@ -15,9 +15,12 @@ See docs/python.md for the whole API, the TRL / verl adapters and the numbers.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import sys
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
@@ -88,8 +91,8 @@ __all__ = [
     "convert_samples", "cycle_penalty", "dataset_formats", "group_advantages",
     "improvement_weights", "load_problems", "load_samples", "merged_reward_advantages",
     "mt_grpo_advantages", "outcome_only_advantages", "parse_reflection_trajectory",
-    "reflection_reward", "route_batch", "sample_sources", "token_advantages", "token_offsets",
-    "trace", "MODES", "TARGETS",
+    "reflection_reward", "route_batch", "RoutePool", "close_pools", "sample_sources",
+    "token_advantages", "token_offsets", "trace", "MODES", "TARGETS",
 ]
 
 MODES = ("SYNTAX", "CONSTRAINT", "LOGIC", "CORRECT")
@@ -127,18 +130,9 @@ class _SampleList(list):
     bad_records: list[str] = []
 
 
-def route_batch(problems: ProblemSet, problem_ids: Optional[Sequence[str]] = None,
-                completions: Optional[Sequence[str | bytes]] = None, *,
-                samples: Optional[Sequence[Sample]] = None, workers: int = 0,
-                completion_is_body: Optional[bool] = None, progress: bool = False,
-                **settings: Any) -> list[Route]:
-    """Routes every completion with egca-batch's runner and `workers` threads (0: every
-    core); returns one Route per completion, in order. The GIL is released while programs
-    run. Give either problem_ids + completions, or samples (egca.Sample objects, e.g. from
-    load_samples / convert_samples). completion_is_body: True for HumanEval-style function
-    bodies (the program is prompt + completion), False for whole programs, None to decide
-    per completion. settings: timeout (5 s), runtime_error_is_logic, check_comparability,
-    passing_bypasses_gates, seed, constraints ("none" / "extract"), as egca-batch run."""
+def _samples_of(problems: ProblemSet, problem_ids: Optional[Sequence[str]],
+                completions: Optional[Sequence[str | bytes]], samples: Optional[Sequence[Sample]],
+                completion_is_body: Optional[bool]) -> list[Sample]:
     if not isinstance(problems, ProblemSet):
         raise TypeError(f"problems must be an egca.ProblemSet (egca.load_problems), not "
                         f"{type(problems).__name__}")
@@ -161,8 +155,126 @@ def route_batch(problems: ProblemSet, problem_ids: Optional[Sequence[str]] = Non
                 raise type(e)(f"completions[{i}]: {e}") from None
     elif problem_ids is not None or completions is not None:
         raise TypeError("give samples= or problem_ids + completions, not both")
-    return _egca.route_samples(problems, list(samples), workers=workers, progress=progress,
-                               **settings)
+    return list(samples)
+
+
+class RoutePool:
+    """`workers` executors (one sandbox fork server each, 0: every core) kept across
+    route_batch calls: a training loop routes every step on the same warm servers instead
+    of starting and warming one per worker per call. Servers start on first need.
+
+        with egca.RoutePool(workers=2) as pool:
+            for step in ...:
+                routes = pool.route_batch(problems, ids, completions)
+
+    close() stops the servers (also on leaving a `with` block, when the pool is collected
+    and at interpreter exit); after os.fork() the child leaves the parent's servers alone
+    and starts its own. One call at a time per pool (other threads wait). Ctrl-C during a
+    call stops it (the programs in hand finish) and the pool stays usable."""
+
+    def __init__(self, workers: int = 0):
+        if not isinstance(workers, int) or isinstance(workers, bool):
+            raise TypeError(f"workers must be int, not {type(workers).__name__}")
+        self._pool = _egca.RoutePool(workers)
+        _live_pools.add(self)
+
+    @property
+    def workers(self) -> int:
+        """Executors the pool runs at most (0 was resolved to the number of cores)."""
+        return self._pool.workers
+
+    @property
+    def running(self) -> int:
+        """Executors started and not closed."""
+        return self._pool.running
+
+    @property
+    def closed(self) -> bool:
+        return self._pool.closed
+
+    def route_batch(self, problems: ProblemSet, problem_ids: Optional[Sequence[str]] = None,
+                    completions: Optional[Sequence[str | bytes]] = None, *,
+                    samples: Optional[Sequence[Sample]] = None,
+                    completion_is_body: Optional[bool] = None, progress: bool = False,
+                    **settings: Any) -> list[Route]:
+        """egca.route_batch on this pool's executors (same arguments, no workers=)."""
+        samples = _samples_of(problems, problem_ids, completions, samples, completion_is_body)
+        return self._pool.route_samples(problems, samples, progress=progress, **settings)
+
+    def close(self) -> None:
+        """Stops the pool's servers (waits for a call in flight on another thread)."""
+        self._pool.close()
+
+    def __enter__(self) -> "RoutePool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self.running} running"
+        return f"<egca.RoutePool workers={self.workers} {state}>"
+
+
+_live_pools: "weakref.WeakSet[RoutePool]" = weakref.WeakSet()
+_default_pools: dict[int, RoutePool] = {}  # route_batch's own, by `workers`
+_default_pools_lock = threading.Lock()
+
+
+def _close_all_pools() -> None:
+    with _default_pools_lock:
+        _default_pools.clear()
+    for pool in list(_live_pools):
+        pool.close()
+
+
+def _abandon_pools_after_fork() -> None:
+    global _default_pools_lock
+    _default_pools_lock = threading.Lock()
+    for pool in list(_live_pools):
+        pool._pool.abandon_after_fork()
+
+
+atexit.register(_close_all_pools)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_abandon_pools_after_fork)
+
+
+def route_batch(problems: ProblemSet, problem_ids: Optional[Sequence[str]] = None,
+                completions: Optional[Sequence[str | bytes]] = None, *,
+                samples: Optional[Sequence[Sample]] = None, workers: int = 0,
+                completion_is_body: Optional[bool] = None, progress: bool = False,
+                pool: Optional[RoutePool] = None, **settings: Any) -> list[Route]:
+    """Routes every completion with egca-batch's runner and `workers` threads (0: every
+    core); returns one Route per completion, in order. The GIL is released while programs
+    run. Give either problem_ids + completions, or samples (egca.Sample objects, e.g. from
+    load_samples / convert_samples). completion_is_body: True for HumanEval-style function
+    bodies (the program is prompt + completion), False for whole programs, None to decide
+    per completion. settings: timeout (5 s), runtime_error_is_logic, check_comparability,
+    passing_bypasses_gates, seed, constraints ("none" / "extract"), as egca-batch run.
+
+    The executors persist across calls: pool= routes on that RoutePool (workers= is then
+    its own); without it, on a RoutePool this module keeps per `workers` value (closed at
+    exit, or with egca.close_pools())."""
+    samples = _samples_of(problems, problem_ids, completions, samples, completion_is_body)
+    if pool is None:
+        if not isinstance(workers, int) or isinstance(workers, bool):
+            raise TypeError(f"workers must be int, not {type(workers).__name__}")
+        if workers < 0:
+            raise ValueError("workers must be >= 0 (0: every core)")
+        with _default_pools_lock:
+            pool = _default_pools.get(workers)
+            if pool is None or pool.closed:
+                pool = _default_pools[workers] = RoutePool(workers)
+    elif not isinstance(pool, RoutePool):
+        raise TypeError(f"pool must be an egca.RoutePool, not {type(pool).__name__}")
+    return pool._pool.route_samples(problems, samples, progress=progress, **settings)
+
+
+def close_pools() -> None:
+    """Stops the servers of every RoutePool of this process (route_batch's own too); a
+    later route_batch starts new ones."""
+    _close_all_pools()
 
 
 def trace(candidate: str | bytes, reference: str | bytes,

@@ -7,10 +7,11 @@
 #include <cerrno>
 #include <cstring>
 
-#include <filesystem>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -32,7 +33,7 @@ struct RouteSettings {
   bool runtime_error_is_logic = false;
   bool check_comparability = true;
   bool passing_bypasses_gates = false;
-  uint64_t seed = 0;  // random-boundary target
+  uint64_t seed = 0;                 // random-boundary target
   std::string constraints = "none";  // "none" or "extract"
 
   void Check() const {
@@ -54,16 +55,17 @@ struct RouteSettings {
   }
 };
 
-#define EGCA_ROUTE_SETTINGS_ARGS                                                     \
-  py::kw_only(), py::arg("timeout") = 5.0, py::arg("runtime_error_is_logic") = false, \
-      py::arg("check_comparability") = true, py::arg("passing_bypasses_gates") = false, \
-      py::arg("seed") = 0, py::arg("constraints") = "none"
+#define EGCA_ROUTE_SETTINGS_ARGS                                                                   \
+  py::kw_only(), py::arg("timeout") = 5.0, py::arg("runtime_error_is_logic") = false,              \
+                 py::arg("check_comparability") = true, py::arg("passing_bypasses_gates") = false, \
+                 py::arg("seed") = 0, py::arg("constraints") = "none"
 
 RouteSettings MakeSettings(double timeout, bool runtime_error_is_logic, bool check_comparability,
                            bool passing_bypasses_gates, uint64_t seed,
                            const std::string& constraints) {
-  RouteSettings s{timeout, runtime_error_is_logic, check_comparability, passing_bypasses_gates,
-                  seed, constraints};
+  RouteSettings s{
+      timeout,    runtime_error_is_logic, check_comparability, passing_bypasses_gates, seed,
+      constraints};
   s.Check();
   return s;
 }
@@ -113,8 +115,8 @@ struct TempDir {
   TempDir() {
     char pattern[] = "/tmp/egca-python-XXXXXX";
     if (mkdtemp(pattern) == nullptr) {
-      Raise(PyExc_OSError, std::string("cannot create a temporary directory in /tmp: ") +
-                               std::strerror(errno));
+      Raise(PyExc_OSError,
+            std::string("cannot create a temporary directory in /tmp: ") + std::strerror(errno));
     }
     path = pattern;
   }
@@ -124,8 +126,12 @@ struct TempDir {
   }
 };
 
-std::vector<Route> RouteBatch(const ProblemSet& problems, const std::vector<datasets::Sample>& samples,
-                              int workers, bool progress, const RouteSettings& settings) {
+// `executors`: the persistent pool's (RoutePool), borrowed, one per worker; empty: the
+// runner starts `workers` executors of its own for this call (egca-batch's behaviour).
+std::vector<Route> RouteBatch(const ProblemSet& problems,
+                              const std::vector<datasets::Sample>& samples, int workers,
+                              bool progress, const RouteSettings& settings,
+                              const std::vector<tracer::Executor*>& executors = {}) {
   const ProblemSetData& set = *problems.data;
   if (workers < 0) Raise(PyExc_ValueError, "workers must be >= 0 (0: every core)");
   // Problems of the samples: unknown ids and problems without tests are the caller's
@@ -134,8 +140,8 @@ std::vector<Route> RouteBatch(const ProblemSet& problems, const std::vector<data
   for (size_t i = 0; i < samples.size(); ++i) {
     size_t p = set.Find(samples[i].problem_id);
     if (set.problems[p].tests.empty()) {
-      Raise(PyExc_ValueError, fmt::format("sample {}: problem {} has no tests", i,
-                                          samples[i].problem_id));
+      Raise(PyExc_ValueError,
+            fmt::format("sample {}: problem {} has no tests", i, samples[i].problem_id));
     }
     if (set.problems[p].language != "python") {
       Raise(PyExc_ValueError, fmt::format("sample {}: problem {} is {} (only Python problems are "
@@ -168,6 +174,7 @@ std::vector<Route> RouteBatch(const ProblemSet& problems, const std::vector<data
     } else {
       batch::RunnerOptions options;
       options.workers = workers;
+      options.python_executors = executors;
       options.router = settings.Router();
       options.constraint_source = settings.constraints == "extract"
                                       ? batch::ConstraintSource::kExtract
@@ -235,6 +242,93 @@ std::vector<Route> RouteBatch(const ProblemSet& problems, const std::vector<data
   }
   return out;
 }
+
+// ---------------------------------------------------------------- RoutePool
+
+// Python executors kept across route_batch calls, so that a training loop's per-step
+// routing does not start (and warm) a fork server per worker on every call. Executors are
+// started on first need (at most `workers`, and no more than a call has samples) and live
+// until close(). One call at a time; other callers wait (with the GIL released).
+class RoutePool {
+ public:
+  explicit RoutePool(int workers) {
+    if (workers < 0) Raise(PyExc_ValueError, "workers must be >= 0 (0: every core)");
+    workers_ =
+        workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  ~RoutePool() {
+    // The servers end when their socket closes (Executor's destructor); no Python here.
+    std::lock_guard<std::mutex> lock(*mu_);
+    executors_.clear();
+  }
+
+  std::vector<Route> Run(const ProblemSet& problems, const std::vector<datasets::Sample>& samples,
+                         bool progress, const RouteSettings& settings) {
+    std::unique_lock<std::mutex> lock(*mu_, std::defer_lock);
+    {
+      py::gil_scoped_release release;
+      lock.lock();
+    }
+    if (closed_) Raise(PyExc_RuntimeError, "route_batch: the RoutePool is closed");
+    const size_t want =
+        std::min<size_t>(static_cast<size_t>(workers_), std::max<size_t>(1, samples.size()));
+    if (executors_.size() < want) {
+      Status status;
+      {
+        py::gil_scoped_release release;
+        while (executors_.size() < want) {
+          auto executor = tracer::Executor::Create({});
+          if (!executor.ok()) {
+            status = executor.status();
+            break;
+          }
+          executors_.push_back(std::move(executor).value());
+          ++started_;
+        }
+      }
+      ThrowIfError(status, "route_batch: starting the pool's executors");
+    }
+    std::vector<tracer::Executor*> borrowed;
+    for (auto& e : executors_) borrowed.push_back(e.get());
+    return RouteBatch(problems, samples, static_cast<int>(borrowed.size()), progress, settings,
+                      borrowed);
+  }
+
+  // Stops every server (waits for a call in flight). Idempotent; the pool is unusable after.
+  void Close() {
+    std::vector<std::unique_ptr<tracer::Executor>> stopping;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(*mu_);
+      closed_ = true;
+      stopping.swap(executors_);
+      stopping.clear();  // each server is told to exit and reaped
+    }
+  }
+
+  // In the child of a fork() of the owning process: the servers belong to the parent. Forget
+  // them without a word to them (they are not this process's children, and stopping them
+  // would break the parent's pool); the next call here starts servers of the child's own.
+  // The lock may have been held by another thread of the parent: a fresh one replaces it.
+  void AbandonAfterFork() {
+    for (auto& e : executors_) static_cast<void>(e.release());
+    executors_.clear();
+    static_cast<void>(mu_.release());  // possibly locked by a thread that does not exist here
+    mu_ = std::make_unique<std::mutex>();
+  }
+
+  int workers() const { return workers_; }
+  size_t running() const { return executors_.size(); }  // executors started and alive
+  size_t started() const { return started_; }           // executors started in all
+  bool closed() const { return closed_; }
+
+ private:
+  int workers_ = 1;
+  std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
+  std::vector<std::unique_ptr<tracer::Executor>> executors_;
+  size_t started_ = 0;
+  bool closed_ = false;
+};
 
 // ---------------------------------------------------------------- Router
 
@@ -357,9 +451,9 @@ std::string Trace(const py::object& candidate, const py::object& reference,
   };
   if (blank(cand)) Raise(PyExc_ValueError, "candidate: the program is empty");
   if (blank(ref)) Raise(PyExc_ValueError, "reference: the program is empty");
-  std::vector<tracer::TestCase> tests =
-      tests_json.empty() ? Unwrap(tracer::BuildTests(args), "tests")
-                         : Unwrap(tracer::ParseTestsJson(tests_json, "tests"));
+  std::vector<tracer::TestCase> tests = tests_json.empty()
+                                            ? Unwrap(tracer::BuildTests(args), "tests")
+                                            : Unwrap(tracer::ParseTestsJson(tests_json, "tests"));
   if (tests.empty()) Raise(PyExc_ValueError, "tests: no test given");
   if (auto p = diff::PreparedProgram::Build(ref); !p.ok()) {
     Raise(PyExc_ValueError, "reference: " + p.status().message());
@@ -374,8 +468,8 @@ std::string Trace(const py::object& candidate, const py::object& reference,
       reference_run.limits.wall_seconds = settings.timeout;
       reference_run.limits.cpu_seconds = settings.timeout;
       std::vector<bool> from_reference;
-      EGCA_RETURN_IF_ERROR(tools::CheckReference(*executor, ref, "reference", reference_run,
-                                                 &tests, &from_reference));
+      EGCA_RETURN_IF_ERROR(tools::CheckReference(*executor, ref, "reference", reference_run, &tests,
+                                                 &from_reference));
       gates::Router router(executor.get(), settings.Router());
       gates::Problem problem;
       problem.reference = ref;
@@ -418,7 +512,8 @@ void BindRouting(py::module_& m) {
                                if (!r.result->comparability) return py::none();
                                return py::float_(r.result->comparability->score);
                              })
-      .def_property_readonly("passes", [](const Route& r) { return r.result->grading.all_passed(); })
+      .def_property_readonly("passes",
+                             [](const Route& r) { return r.result->grading.all_passed(); })
       .def_property_readonly("empty", [](const Route& r) { return r.record.empty; })
       .def_property_readonly("violations",
                              [](const Route& r) {
@@ -460,14 +555,16 @@ void BindRouting(py::module_& m) {
       .def_property_readonly("program", [](const Route& r) { return r.record.program; })
       .def_property_readonly("completion", [](const Route& r) { return r.completion; })
       .def_property_readonly("reference", [](const Route& r) { return r.reference; })
-      .def_property_readonly("reference_kind", [](const Route& r) {
-        return batch::ReferenceKindName(r.record.reference);
-      })
-      .def_property_readonly("grade_seconds", [](const Route& r) { return r.result->grade_seconds; })
+      .def_property_readonly(
+          "reference_kind",
+          [](const Route& r) { return batch::ReferenceKindName(r.record.reference); })
+      .def_property_readonly("grade_seconds",
+                             [](const Route& r) { return r.result->grade_seconds; })
       .def_property_readonly("localize_seconds",
                              [](const Route& r) { return r.result->localize_seconds; })
-      .def("record_json", [](const Route& r) { return batch::SampleRecordJson(r.record); },
-           "The line egca-batch's store holds for this sample (without the store's crc).")
+      .def(
+          "record_json", [](const Route& r) { return batch::SampleRecordJson(r.record); },
+          "The line egca-batch's store holds for this sample (without the store's crc).")
       .def("to_json", &RouteToJson, py::arg("indent") = -1,
            "{\"record\": the egca-batch record, \"route\": egca-trace --json's document}")
       .def("__repr__", [](const Route& r) {
@@ -497,9 +594,29 @@ void BindRouting(py::module_& m) {
         return RouteBatch(problems, samples, workers, progress,
                           MakeSettings(timeout, rel, cmp, bypass, seed, constraints));
       },
-      py::arg("problems"), py::arg("samples"), py::arg("workers") = 0,
-      py::arg("progress") = false, EGCA_ROUTE_SETTINGS_ARGS,
+      py::arg("problems"), py::arg("samples"), py::arg("workers") = 0, py::arg("progress") = false,
+      EGCA_ROUTE_SETTINGS_ARGS,
       "egca-batch's runner on `samples`: one Route per sample, in order.");
+
+  py::class_<RoutePool>(m, "RoutePool",
+                        "Python executors kept across route_batch calls (see egca.RoutePool).")
+      .def(py::init<int>(), py::arg("workers") = 0)
+      .def(
+          "route_samples",
+          [](RoutePool& pool, const ProblemSet& problems,
+             const std::vector<datasets::Sample>& samples, bool progress, double timeout, bool rel,
+             bool cmp, bool bypass, uint64_t seed, const std::string& constraints) {
+            return pool.Run(problems, samples, progress,
+                            MakeSettings(timeout, rel, cmp, bypass, seed, constraints));
+          },
+          py::arg("problems"), py::arg("samples"), py::arg("progress") = false,
+          EGCA_ROUTE_SETTINGS_ARGS)
+      .def("close", &RoutePool::Close)
+      .def("abandon_after_fork", &RoutePool::AbandonAfterFork)
+      .def_property_readonly("workers", &RoutePool::workers)
+      .def_property_readonly("running", &RoutePool::running)
+      .def_property_readonly("started", &RoutePool::started)
+      .def_property_readonly("closed", &RoutePool::closed);
 
   m.def(
       "trace_json",
@@ -524,7 +641,8 @@ void BindRouting(py::module_& m) {
       },
       py::arg("candidate"), py::arg("reference"), py::kw_only(), py::arg("tests_json") = "",
       py::arg("tests_file") = "", py::arg("fn") = "",
-      py::arg("inputs") = std::vector<std::string>{}, py::arg("expects") = std::vector<std::string>{},
+      py::arg("inputs") = std::vector<std::string>{},
+      py::arg("expects") = std::vector<std::string>{},
       py::arg("stdin_files") = std::vector<std::string>{},
       py::arg("expect_stdout_files") = std::vector<std::string>{}, py::arg("setup_file") = "",
       py::arg("entry_point") = "", py::arg("timeout") = 10.0,

@@ -22,7 +22,8 @@
 //      a resumed run reuses it.
 //   3. Programs are routed grouped by problem (the shared ReferenceCache traces each
 //      reference once per test); each worker owns one tracer::Executor (one fork server,
-//      all created before any thread starts) and its routers; with C++ problems also one
+//      all created before any thread starts, or borrowed: RunnerOptions::python_executors)
+//      and its routers; with C++ problems also one
 //      cpp::CppExecutor and its CppRouters. C++ problems take constraints from a file only
 //      (ConstraintSource::kFile, checked by cpp::MakeCppConstraintSet).
 //
@@ -69,6 +70,11 @@ struct RunnerOptions {
   int64_t limit = -1;                    // samples (after the shard filter); -1: all
   uint64_t max_program_bytes = 1 << 20;  // larger programs are bad records
   ProgressOptions progress;
+  // Library use (the Python package's persistent pool): the Python executors to run on,
+  // borrowed, one per worker; they must outlive RunBatch and serve no other call while it
+  // runs. When given, RunBatch starts no Python executor of its own and uses at most
+  // python_executors.size() workers. Empty: one new Executor per worker (egca-batch).
+  std::vector<tracer::Executor*> python_executors;
   // Set from a signal handler: workers finish the program in hand, the store is flushed and
   // RunBatch returns (RunStats::interrupted). Borrowed; may be null.
   const std::atomic<bool>* stop = nullptr;
