@@ -59,8 +59,9 @@ TEST(HarnessCall, ReturnValueComparedWithAppsConventions) {
   const std::string third = "def f(x):\n    return x / 3\n";
   EXPECT_EQ(RunCall(third, "f", "[1]", "0.333333").outcome(), proto::EXEC_OK);
   EXPECT_EQ(RunCall(third, "f", "[1]", "0.3334").outcome(), proto::EXEC_WRONG_ANSWER);
-  // True is not 1: bools only equal bools.
-  EXPECT_EQ(RunCall("def f():\n    return True\n", "f", "[]", "1").outcome(),
+  // Equality is Python's ==: True == 1 (as the official harness's assert sees it), not 2.
+  EXPECT_EQ(RunCall("def f():\n    return True\n", "f", "[]", "1").outcome(), proto::EXEC_OK);
+  EXPECT_EQ(RunCall("def f():\n    return True\n", "f", "[]", "2").outcome(),
             proto::EXEC_WRONG_ANSWER);
   // A JSON-encoded expected string matches its decoded value.
   EXPECT_EQ(RunCall("def f():\n    return [1, 2]\n", "f", "[]", "\"[1, 2]\"").outcome(),
