@@ -30,6 +30,7 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from egca.client import RemoteRouter  # noqa: E402  (PYTHONPATH=build/python)
 from codet_subset import BUILD, EGCA_BATCH, HUMANEVAL, comparable, read_store, write_subset  # noqa: E402
 
 SERVE = BUILD / "tools" / "egca-serve" / "egca-serve"
@@ -62,16 +63,7 @@ def post(port: int, body: dict) -> tuple[int, dict, float]:
 
 
 def metrics(port: int) -> dict[str, float]:
-    conn = http.client.HTTPConnection(HOST, port, timeout=60)
-    conn.request("GET", "/metrics")
-    text = conn.getresponse().read().decode()
-    conn.close()
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, _, value = line.rpartition(" ")
-            out[name] = float(value)
-    return out
+    return RemoteRouter(f"http://{HOST}:{port}", timeout=60).metrics()
 
 
 def serve_run(samples: list, workers: int, clients: int, batch: int) -> dict:
