@@ -119,7 +119,7 @@ class ForkServer::Impl {
     }
     if (pid < 0) return Internal(fmt::format("fork server: fork: {}", std::strerror(errno)));
     theirs.Reset();
-    pid_ = pid;
+    SetPid(pid);
     sock_ = std::move(mine);
     return AwaitReady();
   }
@@ -174,7 +174,7 @@ class ForkServer::Impl {
       return Internal(fmt::format("fork server: cannot start {}: {}", path, std::strerror(rc)));
     }
     theirs.Reset();
-    pid_ = pid;
+    SetPid(pid);
     sock_ = std::move(mine);
     if (!internal::WriteAll(sock_.get(), internal::EncodeOptions(options_))) {
       int status = Reap(/*force=*/true);
@@ -238,6 +238,13 @@ class ForkServer::Impl {
     std::lock_guard<std::mutex> lock(mu_);
     return capabilities_;
   }
+
+  // Without mu_ (a Run() may hold it): the pid stays ours until Reap() waits for it, and
+  // Reap() clears abort_pid_ under abort_mu_ first, so no other process can be signalled.
+  void Abort() {
+    std::lock_guard<std::mutex> lock(abort_mu_);
+    if (abort_pid_ > 0) kill(abort_pid_, SIGKILL);
+  }
   int server_pid() const {
     std::lock_guard<std::mutex> lock(mu_);
     return pid_;
@@ -254,6 +261,7 @@ class ForkServer::Impl {
   // once. Its children die with it (PR_SET_PDEATHSIG). Returns its wait status.
   int Reap(bool force) {
     if (pid_ == 0) return 0;
+    SetPid(pid_, /*abortable=*/false);
     if (force) kill(pid_, SIGKILL);
     sock_.Reset();
     int status = 0;
@@ -279,7 +287,15 @@ class ForkServer::Impl {
     Reap(/*force=*/false);
   }
 
+  void SetPid(pid_t pid, bool abortable = true) {
+    pid_ = pid;
+    std::lock_guard<std::mutex> lock(abort_mu_);
+    abort_pid_ = abortable ? pid : 0;
+  }
+
   ForkServerOptions options_;
+  std::mutex abort_mu_;  // guards abort_pid_
+  pid_t abort_pid_ = 0;  // the running server, for Abort(); 0 once Reap() started
   mutable std::mutex mu_;  // serializes Run(); guards the fields below
   pid_t pid_ = 0;
   UniqueFd sock_;
@@ -319,6 +335,7 @@ StatusOr<std::unique_ptr<ForkServer>> ForkServer::Start(ForkServerOptions option
 StatusOr<ChildOutcome> ForkServer::Run(const ChildRequest& request) { return impl_->Run(request); }
 Capabilities ForkServer::capabilities() const { return impl_->capabilities(); }
 int ForkServer::server_pid() const { return impl_->server_pid(); }
+void ForkServer::Abort() { impl_->Abort(); }
 
 Capabilities ProbeCapabilities() {
   // Probed by doing what a server does, in a throwaway process.

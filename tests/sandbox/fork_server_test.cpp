@@ -801,3 +801,29 @@ TEST(SandboxForkServer, ProbeReportsSeccomp) {
 
 }  // namespace
 }  // namespace egca::sandbox
+
+// Abort() from another thread ends a Run() that would otherwise wait for its child's long
+// wall limit: the server and its child are gone, Run() says UNAVAILABLE, and the next
+// Run() starts a new server (the executor's reused test process relies on this).
+TEST(SandboxForkServerAbort, AbortEndsARunningRunAndTheNextRunRestarts) {
+  std::unique_ptr<ForkServer> server = StartServer();
+  ASSERT_NE(server, nullptr);
+  const int first_pid = server->server_pid();
+  Limits l = FastLimits();
+  l.wall_seconds = 600;  // only Abort() can end this run in time
+  StatusOr<ChildOutcome> outcome = Internal("not run");
+  std::thread runner([&] { outcome = server->Run(Req("sleep", l)); });
+  // Abort is safe at any moment; repeat until the run has ended (before the child started,
+  // the server is killed all the same and Run() reports it).
+  for (int i = 0; i < 600 && outcome.status().message() == "not run"; ++i) {
+    server->Abort();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  runner.join();
+  EXPECT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), StatusCode::kUnavailable) << outcome.status().ToString();
+  EXPECT_FALSE(ProcessAlive(first_pid));
+  ChildOutcome again = server->Run(Req("exit:0", FastLimits())).value();
+  EXPECT_EQ(again.termination, Termination::kExited);
+  EXPECT_NE(server->server_pid(), first_pid);
+}

@@ -184,6 +184,12 @@ class ForkServer {
   // child could not be isolated (the message names the step) or the restart failed.
   StatusOr<ChildOutcome> Run(const ChildRequest& request);
 
+  // Kills the server process (and with it its children) now, from any thread, also while
+  // another thread is inside Run(): that Run() then returns UNAVAILABLE and the next one
+  // restarts the server. For a caller whose own deadline for a long-lived child passed
+  // (the executor's reused test process). No effect when no server is running.
+  void Abort();
+
   // Protections the current server process put in place (after a restart: the new one's).
   Capabilities capabilities() const;
   // The server's pid (0 when it is not running); for diagnostics and crash tests.
