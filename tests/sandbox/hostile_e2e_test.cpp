@@ -214,12 +214,21 @@ TEST(SandboxHostileCorpus, EveryProgramGetsItsVerdictAndNothingEscapes) {
   EXPECT_TRUE(ProbeFiles(home).empty()) << "a probe file appeared in " << home;
   EXPECT_TRUE(ProbeFiles("/tmp").empty()) << "a probe file appeared in /tmp";
   // The batch left nothing running: our children are the executor's fork servers (the
-  // candidates' and, since the first assert test, the test processes') and have none.
+  // candidates' and, since the first assert test, the test processes'); the candidates'
+  // has no child, the test processes' at most the reused test process waiting for the
+  // next test (tracer/src/test_session.h), and nothing is left once the executor is gone.
   std::vector<int> after_children = ChildrenOf(getpid());
   EXPECT_EQ(after_children.size(), 2u);
   EXPECT_NE(std::find(after_children.begin(), after_children.end(), server), after_children.end());
-  for (int pid : after_children) EXPECT_TRUE(ChildrenOf(pid).empty()) << pid;
+  for (int pid : after_children) {
+    if (pid == server) {
+      EXPECT_TRUE(ChildrenOf(pid).empty()) << pid;
+    } else {
+      EXPECT_LE(ChildrenOf(pid).size(), 1u) << pid;
+    }
+  }
   executor.value().reset();
+  EXPECT_TRUE(ChildrenOf(getpid()).empty());
   for (const auto& s : sentinels) std::remove(s.c_str());
   std::error_code ignored;
   std::filesystem::remove_all(scratch, ignored);

@@ -12,6 +12,7 @@
 #include "plain_value_encode.h"
 #include "python_runtime.h"
 #include "result_channel.h"
+#include "test_session.h"
 #include "trace_recorder.h"
 
 namespace egca::tracer {
@@ -367,6 +368,7 @@ int ExecutorChildMain(std::string_view payload, int result_fd) {
   PyOS_AfterFork_Child();
   proto::ExecRequest request;
   if (!request.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) return 71;
+  if (request.role() == proto::ASSERT_ROLE_TEST_SESSION) return TestSessionMain();
   // The completion key lives on this stack frame only: the payload (this process's copy
   // of the server's buffer) and the parsed field are erased before the candidate runs.
   const uint64_t key = request.completion_key();

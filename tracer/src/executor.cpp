@@ -4,12 +4,15 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 
 #include <atomic>
 #include <optional>
 #include <algorithm>
 #include <random>
+#include <future>
 #include <thread>
 #include <utility>
 
@@ -23,6 +26,7 @@
 #include "result_channel.h"
 #include "result_mapping.h"
 #include "server_binary.h"
+#include "test_session.h"
 
 namespace egca::tracer {
 namespace {
@@ -155,6 +159,8 @@ class Executor::Impl {
         server_options_(std::move(server_options)),
         server_(std::move(server)),
         rng_(std::random_device{}()) {}
+
+  ~Impl() { EndSession(/*abort=*/false); }
 
   StatusOr<TestResult> Run(std::string_view source, const TestCase& test,
                            const RunOptions& options) {
@@ -346,9 +352,16 @@ class Executor::Impl {
     tester.peer_fd = pair[1];
 
     StatusOr<sandbox::ChildOutcome> test_outcome = Internal("the test process did not run");
-    std::thread test_thread([&] { test_outcome = test_server_->Run(tester); });
-    StatusOr<sandbox::ChildOutcome> outcome = server_->Run(candidate);
-    test_thread.join();
+    StatusOr<sandbox::ChildOutcome> outcome = Internal("the candidate process did not run");
+    if (options.reuse_test_process) {
+      outcome = RunWithSession(candidate, tester, options.limits, &test_outcome);
+    } else {
+      // The test-process server serves one child at a time: a running session ends first.
+      if (session_ != nullptr) EndSession(/*abort=*/false);
+      std::thread test_thread([&] { test_outcome = test_server_->Run(tester); });
+      outcome = server_->Run(candidate);
+      test_thread.join();
+    }
     if (!outcome.ok()) return outcome.status();
     if (!test_outcome.ok()) return test_outcome.status().WithContext("the test process");
 
@@ -413,10 +426,157 @@ class Executor::Impl {
     return result;
   }
 
+  // ---- The reused test process (test_session.h) ----
+
+  struct TestSession {
+    int control = -1;  // our end of its control socket
+    std::thread thread;  // inside test_server_->Run() for the session's whole life
+    std::promise<void> ended;
+    std::future<void> ended_future = ended.get_future();
+    StatusOr<sandbox::ChildOutcome> outcome = Internal("the test process is running");
+    sandbox::Limits limits;  // the tests' limits it was started with
+    int served = 0;
+  };
+  // A session serves at most this many tests, then a fresh one starts (bounds whatever a
+  // long run of tests could accumulate in one interpreter).
+  static constexpr int kTestsPerSession = 500;
+
+  static bool SameProcessLimits(const sandbox::Limits& a, const sandbox::Limits& b) {
+    return a.memory_bytes == b.memory_bytes && a.file_bytes == b.file_bytes &&
+           a.max_threads == b.max_threads && a.max_open_files == b.max_open_files;
+  }
+
+  Status EnsureSession(const sandbox::Limits& limits) {
+    if (session_ != nullptr &&
+        (session_->served >= kTestsPerSession || !SameProcessLimits(session_->limits, limits))) {
+      EndSession(/*abort=*/false);
+    }
+    if (session_ != nullptr) return Status::Ok();
+    EGCA_RETURN_IF_ERROR(EnsureTestServer().WithContext("starting the test-process server"));
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      return Internal(fmt::format("socketpair: {}", std::strerror(errno)));
+    }
+    auto session = std::make_unique<TestSession>();
+    session->control = sv[0];
+    session->limits = limits;
+    sandbox::ChildRequest request;
+    request.limits = limits;
+    // Each test is bounded by this process's deadline on its reply; the server's own
+    // limits only bound the session as a whole.
+    request.limits.wall_seconds = 1e7;
+    request.limits.cpu_seconds = 1e7;
+    request.limits.output_bytes = 1 << 20;
+    request.limits.result_bytes = 1 << 20;
+    proto::ExecRequest exec;
+    exec.set_kind(proto::TEST_KIND_ASSERT);
+    exec.set_role(proto::ASSERT_ROLE_TEST_SESSION);
+    exec.SerializeToString(&request.payload);
+    request.peer_fd = sv[1];  // Run() closes it once sent
+    TestSession* s = session.get();
+    sandbox::ForkServer* server = test_server_.get();
+    s->thread = std::thread([s, server, request = std::move(request)]() mutable {
+      s->outcome = server->Run(request);
+      s->ended.set_value();
+    });
+    session_ = std::move(session);
+    return Status::Ok();
+  }
+
+  // Ends the session: closing the control socket lets the child exit between tests;
+  // `abort` (or a child that does not exit within 10 s) kills the test-process server.
+  // Returns how the child ended.
+  StatusOr<sandbox::ChildOutcome> EndSession(bool abort) {
+    if (session_ == nullptr) return Internal("no test process");
+    std::unique_ptr<TestSession> s = std::move(session_);
+    if (abort) test_server_->Abort();
+    close(s->control);
+    if (s->ended_future.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      test_server_->Abort();
+    }
+    s->thread.join();
+    return std::move(s->outcome);
+  }
+
+  // The pair with the reused test process: the test request (and the test process's end
+  // of the pair's socket) goes to the session, the candidate runs in a fresh child, and
+  // the session's reply must come within the test's wall limit (plus a second) of the
+  // request. A session that did not answer in time is killed (a TIMEOUT, as a fresh test
+  // process killed at its wall limit was); one that died answers with how it ended.
+  StatusOr<sandbox::ChildOutcome> RunWithSession(sandbox::ChildRequest& candidate,
+                                                 const sandbox::ChildRequest& tester,
+                                                 const sandbox::Limits& limits,
+                                                 StatusOr<sandbox::ChildOutcome>* test_outcome) {
+    int test_end = tester.peer_fd;
+    struct CloseFd {
+      int& fd;
+      ~CloseFd() {
+        if (fd >= 0) close(fd);
+      }
+    } close_test_end{test_end};
+    Status ready = EnsureSession(limits);
+    if (!ready.ok()) {
+      close(candidate.peer_fd);
+      candidate.peer_fd = -1;
+      return ready;
+    }
+    const double start = SteadySeconds();
+    if (!SendSessionRequest(session_->control, tester.payload, test_end)) {
+      // It ended between tests (killed, or refused to go on): one new session.
+      EndSession(/*abort=*/true);
+      ready = EnsureSession(limits);
+      if (!ready.ok() || !SendSessionRequest(session_->control, tester.payload, test_end)) {
+        close(candidate.peer_fd);
+        candidate.peer_fd = -1;
+        if (!ready.ok()) return ready;
+        StatusOr<sandbox::ChildOutcome> ended = EndSession(/*abort=*/true);
+        return Unavailable("the test process could not be started: " +
+                           (ended.ok() ? std::string(sandbox::TerminationName(ended->termination))
+                                       : ended.status().message()));
+      }
+    }
+    close(test_end);  // the session holds its own copy now
+    test_end = -1;
+    StatusOr<sandbox::ChildOutcome> outcome = server_->Run(candidate);
+    std::string reply;
+    const SessionRead read =
+        ReadSessionReply(session_->control, start + limits.wall_seconds + 1.0,
+                         kMaxValueBytes + kRecordSlack, &reply);
+    if (read == SessionRead::kOk) {
+      ++session_->served;
+      sandbox::ChildOutcome ok;
+      ok.result = std::move(reply);
+      ok.wall_seconds = SteadySeconds() - start;
+      *test_outcome = std::move(ok);
+    } else if (read == SessionRead::kTimeout) {
+      EndSession(/*abort=*/true);
+      sandbox::ChildOutcome late;
+      late.termination = sandbox::Termination::kWallTimeout;
+      late.wall_seconds = SteadySeconds() - start;
+      *test_outcome = std::move(late);
+    } else {
+      // It died during this test (a limit, a crash: the server says how), or sent a reply
+      // over its limit (killed).
+      const bool malformed = read == SessionRead::kMalformed;
+      StatusOr<sandbox::ChildOutcome> ended = EndSession(/*abort=*/malformed);
+      if (!ended.ok() || malformed) {
+        sandbox::ChildOutcome killed;
+        killed.termination = sandbox::Termination::kSignaled;
+        killed.signal = SIGKILL;
+        killed.wall_seconds = SteadySeconds() - start;
+        ended = std::move(killed);
+      }
+      ended->result.clear();  // a session's own channel carries no test's records
+      *test_outcome = std::move(ended);
+    }
+    return outcome;
+  }
+
   ExecutorOptions options_;
   sandbox::ForkServerOptions server_options_;  // for the test-process server
   std::unique_ptr<sandbox::ForkServer> server_;
   std::unique_ptr<sandbox::ForkServer> test_server_;  // null until the first assert test
+  std::unique_ptr<TestSession> session_;  // the reused test process, when one runs
   std::mt19937_64 rng_;
 };
 

@@ -137,6 +137,13 @@ bool HarnessRetrace() {
   return true;
 }
 
+Status CallHarness(const char* name) {
+  if (g_harness == nullptr) return Internal("embedded Python: the harness is not loaded");
+  PyRef result = PyRef::Steal(PyObject_CallMethod(g_harness, name, nullptr));
+  if (!result) return Internal(std::string("embedded Python: harness.") + name + ": " + FetchPythonError());
+  return Status::Ok();
+}
+
 bool HarnessRetracePending() {
   if (g_harness == nullptr) return false;
   PyRef pending = PyRef::Steal(PyObject_CallMethod(g_harness, "retrace_pending", nullptr));

@@ -82,6 +82,10 @@ PyObject* HarnessPrepareTest();
 bool HarnessRetracePending();
 bool HarnessRetrace();
 
+// Calls harness.<name>() without arguments (a reused test process's session_begin /
+// session_reset). Errors carry the Python exception.
+Status CallHarness(const char* name);
+
 // "TypeError: message" for the pending Python exception, which is cleared. Requires the GIL.
 std::string FetchPythonError();
 

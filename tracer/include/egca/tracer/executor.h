@@ -109,6 +109,11 @@ struct RunOptions {
   // issue 12 (weaker: the program can reach the test code). For comparisons only
   // (bench/sandbox_throughput).
   bool assert_tests_in_one_process = false;
+  // Assert tests in two processes: one test process per worker serves test after test
+  // (it never runs candidate code; its state is put back between tests, and it is
+  // replaced after a test that did not end normally). false: a fresh test process per
+  // test, as before issue 22 (for the benchmark's comparison).
+  bool reuse_test_process = true;
 };
 
 struct TestResult {
