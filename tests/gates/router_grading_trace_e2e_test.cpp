@@ -196,8 +196,10 @@ TEST_F(RouterGradingTrace, TracedTimeoutKeepsTheUntracedVerdict) {
   p.reference = src;
   p.tests = {tracer::TestCase::Call("f", "[1000000]", "499000500000")};
   RouterOptions o = Options(GradingTrace::kAlways);
-  o.run.limits.cpu_seconds = 1;  // untraced: ~0.3 s CPU; traced: 3M events, far beyond
-  o.run.limits.wall_seconds = 4;
+  // Untraced: ~0.1-0.3 s CPU, far below the limit even on a machine 5x slower under load;
+  // traced: 3M events, each rehashing a 1000-element list: minutes on any machine.
+  o.run.limits.cpu_seconds = 5;
+  o.run.limits.wall_seconds = 10;
   o.trace.max_events = 100000000;
   o.trace.max_bytes = 1ull << 40;
   o.grading_trace_min_seconds = 100;  // the traced run gets the test's full limit
@@ -218,8 +220,8 @@ TEST_F(RouterGradingTrace, RetracePassingHeavyTestIsNotTraced) {
   p.reference = src;
   p.tests = {tracer::TestCase::Call("f", "[1000000]", "499000500000")};
   RouterOptions o = Options(GradingTrace::kAlways);
-  o.run.limits.cpu_seconds = 1;
-  o.run.limits.wall_seconds = 4;
+  o.run.limits.cpu_seconds = 5;  // as above
+  o.run.limits.wall_seconds = 10;
   o.trace.max_events = 100000000;
   o.trace.max_bytes = 1ull << 40;
   o.grading_trace_min_seconds = 100;

@@ -160,8 +160,11 @@ TEST_F(TraceExecutorE2E, RetraceTimeBudgetStopsTheTracedRun) {
 // trace) keeps the untraced run's verdict: the retrace is a second child, whose ending
 // (here the CPU limit) only costs the trace.
 TEST_F(TraceExecutorE2E, RetraceCutByALimitKeepsTheVerdict) {
-  RunOptions options = UncappedRetrace(3);
-  options.limits.cpu_seconds = 1;  // untraced ~0.1 s; traced to the end far more
+  // Untraced ~0.1 s on a quiet machine (50x below the limit, so a machine 5x slower under
+  // load still passes it); traced to the end it takes minutes anywhere (3M lines, each
+  // rehashing a 1000-element list), so the traced run always meets the limit.
+  RunOptions options = UncappedRetrace(10);
+  options.limits.cpu_seconds = 5;
   StatusOr<TestResult> r =
       executor_->Run(kHeavyToTrace, TestCase::Call("f", "[1000000]", "0"), options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -185,7 +188,8 @@ TEST_F(TraceExecutorE2E, VisibleFailureIsRetracedInTheSameChild) {
   EXPECT_EQ(quick->verdict.error_type, "AssertionError");
   ASSERT_NE(quick->trace, nullptr);
   EXPECT_GT(quick->trace->events_size(), 0);
-  options.limits.cpu_seconds = 1;  // untraced ~0.1 s; traced to the end far more
+  options.limits.wall_seconds = 10;
+  options.limits.cpu_seconds = 5;  // untraced ~0.1 s; traced to the end minutes (above)
   StatusOr<TestResult> cut = executor_->Run(
       kHeavyToTrace, TestCase::Asserts("assert f(1000000) == 0\n"), options);
   ASSERT_TRUE(cut.ok()) << cut.status().ToString();
