@@ -13,8 +13,8 @@ namespace {
 //   net = 0.5, on the divergent statement 0.125 -> share 0.25; gross = |0.5| + |-0.5| = 1;
 //   divergent tokens 1 of 8 -> token share 0.125.
 TEST(Cancellation, SharedPrefixCancelsByHand) {
-  const CancellationSums s = GroupCancellation({{{1, 2, 3, 4}, 0.5, {}},
-                                                {{1, 2, 9, 4}, -0.5, {false, false, true, false}}});
+  const CancellationSums s = GroupCancellation(
+      {{{1, 2, 3, 4}, 0.5, {}}, {{1, 2, 9, 4}, -0.5, {false, false, true, false}}});
   EXPECT_NEAR(s.net, 0.5, 1e-12);
   EXPECT_NEAR(s.net_divergent, 0.125, 1e-12);
   EXPECT_NEAR(s.divergent_share(), 0.25, 1e-12);
@@ -31,11 +31,12 @@ TEST(Cancellation, SharedPrefixCancelsByHand) {
 //   (8 9) -3/36. net = (1 + 1 + 8 + 7 + 3)/36 = 20/36, divergent 7/36 -> share 0.35.
 //   gross 4/3; tokens 10, divergent 2. A route error (A = 0) and an empty sample take no part.
 TEST(Cancellation, UnequalLengthsLeaveAResidueOnTheSharedPrefix) {
-  const CancellationSums s = GroupCancellation({{{5, 6, 7}, 2.0 / 3, {}},
-                                                {{5, 6, 8}, -1.0 / 3, {false, false, true}},
-                                                {{5, 6, 8, 9}, -1.0 / 3, {false, false, true, false}},
-                                                {{5, 6, 8}, 0.0, {true, true, true}},
-                                                {{}, 1.0, {}}});
+  const CancellationSums s =
+      GroupCancellation({{{5, 6, 7}, 2.0 / 3, {}},
+                         {{5, 6, 8}, -1.0 / 3, {false, false, true}},
+                         {{5, 6, 8, 9}, -1.0 / 3, {false, false, true, false}},
+                         {{5, 6, 8}, 0.0, {true, true, true}},
+                         {{}, 1.0, {}}});
   EXPECT_NEAR(s.net, 20.0 / 36, 1e-12);
   EXPECT_NEAR(s.net_divergent, 7.0 / 36, 1e-12);
   EXPECT_NEAR(s.divergent_share(), 0.35, 1e-12);
@@ -44,7 +45,8 @@ TEST(Cancellation, UnequalLengthsLeaveAResidueOnTheSharedPrefix) {
   EXPECT_EQ(s.divergent_tokens, 2);
   // Pooling two groups adds numerators and denominators.
   CancellationSums both = s;
-  both.Add(GroupCancellation({{{1, 2, 3, 4}, 0.5, {}}, {{1, 2, 9, 4}, -0.5, {false, false, true, false}}}));
+  both.Add(GroupCancellation(
+      {{{1, 2, 3, 4}, 0.5, {}}, {{1, 2, 9, 4}, -0.5, {false, false, true, false}}}));
   EXPECT_NEAR(both.divergent_share(), (7.0 / 36 + 0.125) / (20.0 / 36 + 0.5), 1e-12);
 }
 

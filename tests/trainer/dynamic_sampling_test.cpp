@@ -108,11 +108,12 @@ TEST(DynamicSampling, FullBatchNeedsNoRefill) {
 // A sampler error stops it and is returned.
 TEST(DynamicSampling, SamplerErrorIsReturned) {
   DynamicSamplingStats st;
-  auto kept = FillBatch({0}, {1}, 4,
-                        [](const std::vector<size_t>&) -> StatusOr<std::vector<bool>> {
-                          return InvalidArgument("boom");
-                        },
-                        &st);
+  auto kept = FillBatch(
+      {0}, {1}, 4,
+      [](const std::vector<size_t>&) -> StatusOr<std::vector<bool>> {
+        return InvalidArgument("boom");
+      },
+      &st);
   EXPECT_FALSE(kept.ok());
 }
 

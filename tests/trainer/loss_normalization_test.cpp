@@ -24,7 +24,8 @@ at::Tensor Weights(const std::vector<int64_t>& lengths, LossNormalization n,
 }
 
 TEST(LossNormalization, ParsesItsThreeNames) {
-  for (auto n : {LossNormalization::kSequence, LossNormalization::kToken, LossNormalization::kConstant}) {
+  for (auto n :
+       {LossNormalization::kSequence, LossNormalization::kToken, LossNormalization::kConstant}) {
     EXPECT_EQ(ParseLossNormalization(LossNormalizationName(n)), n);
   }
   EXPECT_FALSE(ParseLossNormalization("dr_grpo").has_value());
@@ -35,14 +36,18 @@ TEST(LossNormalization, ParsesItsThreeNames) {
 //   sequence (1, 1); token B T_i / N = (4/3, 2/3); constant T_i / L_max = (0.5, 0.25).
 TEST(LossNormalization, WeightsByHand) {
   const LossNormalizationBatch b{2, 3, 4};
-  EXPECT_EQ(LossNormalizationWeights({2, 1}, LossNormalization::kSequence, b), (std::vector<double>{1, 1}));
+  EXPECT_EQ(LossNormalizationWeights({2, 1}, LossNormalization::kSequence, b),
+            (std::vector<double>{1, 1}));
   const auto tok = LossNormalizationWeights({2, 1}, LossNormalization::kToken, b);
   EXPECT_NEAR(tok[0], 4.0 / 3, 1e-15);
   EXPECT_NEAR(tok[1], 2.0 / 3, 1e-15);
-  EXPECT_EQ(LossNormalizationWeights({2, 1}, LossNormalization::kConstant, b), (std::vector<double>{0.5, 0.25}));
+  EXPECT_EQ(LossNormalizationWeights({2, 1}, LossNormalization::kConstant, b),
+            (std::vector<double>{0.5, 0.25}));
   // Nothing to divide by: weights 0, never inf.
-  EXPECT_EQ(LossNormalizationWeights({0}, LossNormalization::kToken, {1, 0, 4}), (std::vector<double>{0}));
-  EXPECT_EQ(LossNormalizationWeights({2}, LossNormalization::kConstant, {1, 2, 0}), (std::vector<double>{0}));
+  EXPECT_EQ(LossNormalizationWeights({0}, LossNormalization::kToken, {1, 0, 4}),
+            (std::vector<double>{0}));
+  EXPECT_EQ(LossNormalizationWeights({2}, LossNormalization::kConstant, {1, 2, 0}),
+            (std::vector<double>{0}));
 }
 
 // Two samples with uniform credit, rho = 1 (log pi = log pi_old), beta = 0, so l_{i,t} = -a_{i,t}:
@@ -74,7 +79,8 @@ TEST(LossNormalization, ThreeLossesByHand) {
     EXPECT_NEAR(loss.item<double>(), c.loss, 1e-6) << LossNormalizationName(c.n);
     loss.backward();
     for (int i = 0; i < 4; ++i)
-      EXPECT_NEAR(lp.grad().view({-1})[i].item<double>(), c.grad[i], 1e-6) << LossNormalizationName(c.n) << i;
+      EXPECT_NEAR(lp.grad().view({-1})[i].item<double>(), c.grad[i], 1e-6)
+          << LossNormalizationName(c.n) << i;
   }
 }
 
@@ -86,7 +92,8 @@ TEST(LossNormalization, MicroBatchesAddUpToTheBatch) {
   const at::Tensor mask = T2({1, 1, 1, 1, 0, 0, 1, 1, 0}, 3, 3);
   const std::vector<int64_t> lengths = {3, 1, 2};
   const LossNormalizationBatch batch{3, 6, 8};
-  for (auto n : {LossNormalization::kSequence, LossNormalization::kToken, LossNormalization::kConstant}) {
+  for (auto n :
+       {LossNormalization::kSequence, LossNormalization::kToken, LossNormalization::kConstant}) {
     GrpoLossOptions o;
     o.beta = 0;
     o.batch_samples = 3;
@@ -95,7 +102,8 @@ TEST(LossNormalization, MicroBatchesAddUpToTheBatch) {
     double parts = 0;
     for (auto [b, e] : {std::pair<int64_t, int64_t>{0, 1}, {1, 3}}) {
       o.sample_weights = Weights({lengths.begin() + b, lengths.begin() + e}, n, batch);
-      parts += GrpoLoss(lp.slice(0, b, e), old.slice(0, b, e), {}, adv.slice(0, b, e), mask.slice(0, b, e), o)
+      parts += GrpoLoss(lp.slice(0, b, e), old.slice(0, b, e), {}, adv.slice(0, b, e),
+                        mask.slice(0, b, e), o)
                    .item<double>();
     }
     EXPECT_NEAR(parts, whole, 1e-6) << LossNormalizationName(n);
@@ -117,7 +125,8 @@ TEST(LossNormalization, KlTermPerTokenOfTheBatch) {
   o.sample_weights = Weights({2, 1}, LossNormalization::kToken, {2, 3, 4});
   EXPECT_NEAR(GrpoLoss(lp, lp, ref, at::zeros({2, 2}), mask, o).item<double>(), 0.1 * kl / 3, 1e-7);
   o.sample_weights = Weights({2, 1}, LossNormalization::kSequence, {2, 3, 4});
-  EXPECT_NEAR(GrpoLoss(lp, lp, ref, at::zeros({2, 2}), mask, o).item<double>(), 0.5 * 0.1 * kl / 2, 1e-7);
+  EXPECT_NEAR(GrpoLoss(lp, lp, ref, at::zeros({2, 2}), mask, o).item<double>(), 0.5 * 0.1 * kl / 2,
+              1e-7);
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ CancellationSums GroupCancellation(const std::vector<CancellationSample>& group)
     s.tokens += static_cast<int64_t>(len);
     int64_t at = 0;
     for (size_t t = 0; t < len; ++t) {
-      auto [it, fresh] = child.try_emplace({at, x.token_ids[t]}, static_cast<int64_t>(nodes.size()));
+      auto [it, fresh] =
+          child.try_emplace({at, x.token_ids[t]}, static_cast<int64_t>(nodes.size()));
       if (fresh) nodes.emplace_back();
       at = it->second;
       nodes[static_cast<size_t>(at)].c += a;

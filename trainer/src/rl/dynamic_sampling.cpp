@@ -28,8 +28,9 @@ std::vector<size_t> RefillOrder(size_t n_problems, const std::vector<size_t>& st
 }
 
 StatusOr<std::vector<size_t>> FillBatch(const std::vector<size_t>& first,
-                                        const std::vector<size_t>& refill, int64_t max_extra_prompts,
-                                        const SampleGroupsFn& sample, DynamicSamplingStats* stats) {
+                                        const std::vector<size_t>& refill,
+                                        int64_t max_extra_prompts, const SampleGroupsFn& sample,
+                                        DynamicSamplingStats* stats) {
   const size_t want = first.size();
   std::vector<size_t> kept;
   size_t sampled = 0, next_refill = 0;

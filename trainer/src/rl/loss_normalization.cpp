@@ -29,9 +29,9 @@ std::vector<double> LossNormalizationWeights(const std::vector<int64_t>& lengths
   for (size_t i = 0; i < lengths.size(); ++i) {
     const double t = static_cast<double>(lengths[i]);
     if (n == LossNormalization::kToken) {
-      w[i] = batch.tokens > 0 ? static_cast<double>(batch.samples) * t /
-                                    static_cast<double>(batch.tokens)
-                              : 0.0;
+      w[i] = batch.tokens > 0
+                 ? static_cast<double>(batch.samples) * t / static_cast<double>(batch.tokens)
+                 : 0.0;
     } else {
       w[i] = batch.max_new_tokens > 0 ? t / static_cast<double>(batch.max_new_tokens) : 0.0;
     }

@@ -25,8 +25,8 @@ struct DynamicSamplingStats {
   int64_t skipped_groups = 0;  // dropped: rewards all equal
   int64_t extra_prompts = 0;   // refill prompts sampled
   int64_t refill_rounds = 0;
-  int64_t kept_groups = 0;     // the batch the update sees
-  bool cap_reached = false;    // the batch stayed short of prompts_per_step
+  int64_t kept_groups = 0;   // the batch the update sees
+  bool cap_reached = false;  // the batch stayed short of prompts_per_step
 };
 
 // The training problems (indices < n_problems) not in `step_problems`, shuffled with a
@@ -37,14 +37,16 @@ std::vector<size_t> RefillOrder(size_t n_problems, const std::vector<size_t>& st
 // Samples and routes groups for `problems` (in order) and says per problem whether its group
 // has a reward spread (not all equal). Appends what it sampled; its calls' problems taken
 // together are the order in which FillBatch's result indexes them.
-using SampleGroupsFn = std::function<StatusOr<std::vector<bool>>(const std::vector<size_t>& problems)>;
+using SampleGroupsFn =
+    std::function<StatusOr<std::vector<bool>>(const std::vector<size_t>& problems)>;
 
 // Samples `first` (the step's prompts), then refills from `refill` in order, each round
 // asking for exactly the groups still missing (never more than the cap left), until
 // `first.size()` groups have a spread or the cap or the refill order runs out. Returns the
 // positions, in sampling order over all calls, of the groups kept (at most first.size()).
 StatusOr<std::vector<size_t>> FillBatch(const std::vector<size_t>& first,
-                                        const std::vector<size_t>& refill, int64_t max_extra_prompts,
-                                        const SampleGroupsFn& sample, DynamicSamplingStats* stats);
+                                        const std::vector<size_t>& refill,
+                                        int64_t max_extra_prompts, const SampleGroupsFn& sample,
+                                        DynamicSamplingStats* stats);
 
 }  // namespace egca::trainer
