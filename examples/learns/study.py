@@ -110,7 +110,9 @@ class Study:
                 "--layers", "2", "--seed", str(seed), "--threads", "1"]
 
     def pretrained_dir(self, variant, validation, seed):
-        return os.path.join(self.work, "pretrained", "%s%s-s%d" % (variant, "-val" if validation else "", seed))
+        # The pre-training length is in the name: changing it never reuses an older model.
+        return os.path.join(self.work, "pretrained", "%s%s-s%d-p%d" % (
+            variant, "-val" if validation else "", seed, self.z["pretrain_steps"]))
 
     def tasks(self):
         """Every task in the pre-registered order: (kind, dict)."""
@@ -160,6 +162,8 @@ class Study:
         if kind == "pretrain":
             return "pretrain:" + os.path.basename(self.pretrained_dir(t["variant"], t["validation"], t["seed"]))
         if kind == "start":
+            if t.get("regime"):
+                return "start:%s-s%d-p%d" % (t["variant"], t["seed"], self.z["pretrain_steps"])
             return "start:%s-s%d" % (t["variant"], t["seed"])
         if kind == "run":
             if t["validation"]:
@@ -171,8 +175,10 @@ class Study:
         if kind == "pretrain":
             return os.path.join(self.pretrained_dir(t["variant"], t["validation"], t["seed"]), "pretrain.json")
         if kind == "start":
-            return os.path.join(self.results, "regime" if t.get("regime") else "runs",
-                                "%s-start-s%d.json" % (t["variant"], t["seed"]))
+            if t.get("regime"):
+                return os.path.join(self.results, "regime", "%s-start-s%d-p%d.json" % (
+                    t["variant"], t["seed"], self.z["pretrain_steps"]))
+            return os.path.join(self.results, "runs", "%s-start-s%d.json" % (t["variant"], t["seed"]))
         if kind == "run":
             if t["validation"]:
                 return os.path.join(self.results, "tuning", "%s-lr%s-s%d.json" % (t["arm"], fmt_lr(t["lr"]), t["seed"]))
