@@ -93,6 +93,46 @@ TEST(GrpoConfig, BadValuesNameTheKey) {
       << ValidateGrpoConfig(c).message();
 }
 
+// Issue 23's keys: loss.normalization, dynamic sampling, update KL, final evaluation size.
+TEST(GrpoConfig, LossNormalizationAndDynamicSamplingKeys) {
+  GrpoConfig c;
+  c.model = "/m";
+  c.run_dir = "/r";
+  c.train_data = "/d";
+  EXPECT_EQ(c.loss_normalization, "sequence");
+  EXPECT_FALSE(c.dynamic_sampling);
+  for (const char* n : {"sequence", "token", "constant"}) {
+    ASSERT_TRUE(ApplyGrpoConfigOverrides({std::string("loss.normalization=") + n}, &c).ok());
+    EXPECT_TRUE(ValidateGrpoConfig(c).ok()) << n;
+  }
+  ASSERT_TRUE(ApplyGrpoConfigOverrides({"loss.normalization=dapo"}, &c).ok());
+  EXPECT_EQ(ValidateGrpoConfig(c).message(),
+            "config key 'loss.normalization': 'dapo' is not sequence, token or constant");
+  c.loss_normalization = "token";
+  ASSERT_TRUE(ApplyGrpoConfigOverrides({"rollout.dynamic_sampling=true", "rollout.max_extra_prompts=8",
+                                        "run.update_kl=false", "eval.final_samples=24"},
+                                       &c)
+                  .ok());
+  EXPECT_TRUE(c.dynamic_sampling);
+  EXPECT_EQ(c.max_extra_prompts, 8);
+  EXPECT_FALSE(c.update_kl);
+  EXPECT_EQ(c.eval_final_samples, 24);
+  EXPECT_TRUE(ValidateGrpoConfig(c).ok());
+  c.max_extra_prompts = -1;
+  EXPECT_NE(ValidateGrpoConfig(c).message().find("'rollout.max_extra_prompts'"), std::string::npos);
+  c.max_extra_prompts = 0;  // drop without refilling
+  EXPECT_TRUE(ValidateGrpoConfig(c).ok());
+  c.turns = 2;
+  EXPECT_NE(ValidateGrpoConfig(c).message().find("'rollout.dynamic_sampling': single-turn only"),
+            std::string::npos);
+  c.turns = 1;
+  c.eval_final_samples = -2;
+  EXPECT_NE(ValidateGrpoConfig(c).message().find("'eval.final_samples'"), std::string::npos);
+  const Status b = ApplyGrpoConfigOverrides({"rollout.dynamic_sampling=sometimes"}, &c);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.message().find("'rollout.dynamic_sampling'"), std::string::npos) << b.message();
+}
+
 TEST(GrpoConfig, MalformedAndEmptyFiles) {
   testing::ScratchDir dir("grpo_config_bad");
   GrpoConfig c;

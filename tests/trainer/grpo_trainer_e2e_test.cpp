@@ -196,6 +196,66 @@ TEST(GrpoTrainerE2E, FixedCompletionsRouteCreditAndUpdate) {
   EXPECT_GT((*m2)["kl"], 0.0);
 }
 
+// Issue 23: dynamic sampling drops HumanEval/0's group (every sample correct: rewards all
+// equal) and refills the batch with the next problem of the refill order (HumanEval/2, the
+// only one left of 3); the step logs the refill, the update's KL, the gradient norm before
+// clipping, the entropy at divergent tokens and the cancellation diagnostic.
+TEST(GrpoTrainerE2E, DynamicSamplingRefillsAndNewMetricsAreLogged) {
+  testing::ScratchDir dir("grpo_dynamic");
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
+  auto tok = Tokenizer::FromFile(kTokenizerDir);
+  ASSERT_TRUE(tok.ok());
+  GrpoConfig c = BaseConfig(model, dir.file("run"));
+  c.train_limit = 3;
+  c.max_new_tokens = 400;
+  c.beta = 0;
+  c.dynamic_sampling = true;
+  c.max_extra_prompts = 4;
+  c.grad_clip = 1e-6;  // clipped: the logged norm is the one before clipping
+  c.loss_normalization = "token";
+  const std::string trunc = "def truncate_number(number: float) -> float:\n    return number % 1.0\n";
+  const std::string trunc_bug = "def truncate_number(number: float) -> float:\n    return number // 1.0\n";
+  std::map<std::string, std::vector<std::string>> texts = {
+      {"HumanEval/0", {Fence("A", kHasCloseCorrect), Fence("B", kHasCloseCorrect)}},
+      {"HumanEval/1", {Fence("Solution:", kParenCorrect), Fence("Solution:", kParenBug)}},
+      {"HumanEval/2", {Fence("Here:", trunc), Fence("Here:", trunc_bug)}},
+  };
+  GrpoTrainer::Options options;
+  options.progress = false;
+  options.rollouts = std::make_shared<FixedRolloutSource>(**tok, texts);
+  auto trainer = GrpoTrainer::Create(c, options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
+  auto m = (*trainer)->Step();
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const auto& rs = (*trainer)->last_rollouts();
+  ASSERT_EQ(rs.size(), 8u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(rs[i].problem_id, "HumanEval/1") << i;
+  for (size_t i = 4; i < 8; ++i) EXPECT_EQ(rs[i].problem_id, "HumanEval/2") << i;
+  EXPECT_EQ(rs[5].route.mode, credit::FailureMode::kLogic) << rs[5].route.reason;
+  EXPECT_EQ((*m)["dynamic_sampling/sampled_groups"], 3);
+  EXPECT_EQ((*m)["dynamic_sampling/skipped_groups"], 1);
+  EXPECT_EQ((*m)["dynamic_sampling/extra_prompts"], 1);
+  EXPECT_EQ((*m)["dynamic_sampling/refill_rounds"], 1);
+  EXPECT_EQ((*m)["dynamic_sampling/kept_groups"], 2);
+  EXPECT_EQ((*m)["dynamic_sampling/cap_reached"], 0);
+  EXPECT_EQ((*m)["frac_reward_zero_std"], 0);
+  EXPECT_GT((*m)["grad_norm"], 1e-5);
+  EXPECT_GT((*m)["update/kl"], 0.0);
+  EXPECT_GT((*m)["divergent_tokens"], 0.0);
+  EXPECT_GT((*m)["entropy/divergent_tokens"], 0.0);
+  EXPECT_GT((*m)["cancellation/divergent_share"], 0.0);
+  EXPECT_LE((*m)["cancellation/divergent_share"], 1.0);
+  EXPECT_GT((*m)["cancellation/divergent_token_share"], 0.0);
+  EXPECT_LT((*m)["cancellation/divergent_token_share"], 0.5);
+  // The metrics file has them too.
+  std::ifstream jsonl(dir.file("run/metrics.jsonl"));
+  std::string line;
+  ASSERT_TRUE(std::getline(jsonl, line));
+  const auto j = nlohmann::json::parse(line);
+  EXPECT_TRUE(j.contains("update/kl")) << line;
+  EXPECT_TRUE(j.contains("cancellation/divergent_share")) << line;
+}
+
 TEST(GrpoTrainerE2E, UniformTargetSpreadsEveryAdvantage) {
   testing::ScratchDir dir("grpo_uniform");
   const std::string model = testing::MakeTinyQwen3(dir.file("model"));
@@ -483,6 +543,9 @@ TEST(EgcaTrainCli, BadInputIsOneLineExit2AndWritesNothing) {
       {"resume nothing", "--resume " + dir.file("norun"), "norun"},
       {"bad --lang", "--config " + good + " --lang rust", "--lang rust"},
       {"bad data.lang", "--config " + good + " --set data.lang=java", "data.lang"},
+      {"bad loss.normalization", "--config " + good + " --set loss.normalization=mean", "loss.normalization"},
+      {"bad max_extra_prompts", "--config " + good + " --set rollout.max_extra_prompts=-3",
+       "rollout.max_extra_prompts"},
   };
   for (const Case& c : cases) {
     auto r = egca::testing::RunCommand(kTrain + " " + c.args + " 2>&1");

@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "egca/core/files.h"
+#include "egca/trainer/rl/loss_normalization.h"
 
 namespace egca::trainer {
 namespace {
@@ -60,6 +61,10 @@ const std::vector<Field>& Fields() {
       {"rollout.stop", &C::stop_strings, "stop strings"},
       {"rollout.generation_chunk", &C::generation_chunk,
        "prompts generated together; routing overlaps the next chunk (0 = all at once)"},
+      {"rollout.dynamic_sampling", &C::dynamic_sampling,
+       "drop groups whose rewards are all equal and refill the batch from further prompts"},
+      {"rollout.max_extra_prompts", &C::max_extra_prompts,
+       "dynamic sampling: refill prompts per step at most (0: drop without refilling)"},
       {"route.workers", &C::route_workers, "sandboxed executors routing in parallel"},
       {"route.timeout", &C::timeout_seconds, "seconds per test"},
       {"route.memory_mb", &C::memory_mb, "memory limit per run (MiB)"},
@@ -95,6 +100,9 @@ const std::vector<Field>& Fields() {
       {"loss.eps_low", &C::eps_low, "clip below: 1 - eps_low"},
       {"loss.eps_high", &C::eps_high, "clip above: 1 + eps_high"},
       {"loss.beta", &C::beta, "KL coefficient (0: no reference model)"},
+      {"loss.normalization", &C::loss_normalization,
+       "sequence (GRPO/EGCA: 1/T_i per sample), token (DAPO: 1/tokens of the batch) or "
+       "constant (Dr. GRPO: 1/rollout.max_new_tokens)"},
       {"optim.steps", &C::steps, "rollout steps"},
       {"optim.mu", &C::mu, "optimizer passes per rollout batch"},
       {"optim.micro_batch", &C::micro_batch, "samples per forward/backward"},
@@ -114,7 +122,11 @@ const std::vector<Field>& Fields() {
       {"run.eval_every", &C::eval_every, "steps between evaluations (0: never)"},
       {"run.dump_rollouts", &C::dump_rollouts, "write rollouts/step-N.jsonl"},
       {"run.threads", &C::threads, "torch intra-op threads (0: default)"},
+      {"run.update_kl", &C::update_kl,
+       "log update/kl, KL(policy before || after the step) on its tokens (one more forward)"},
       {"eval.samples", &C::eval_samples, "n samples per problem for pass@k"},
+      {"eval.final_samples", &C::eval_final_samples,
+       "n samples per problem at the last step's evaluation (0: eval.samples)"},
       {"eval.k", &C::eval_k, "k values of pass@k"},
       {"eval.temperature", &C::eval_temperature, "sampling temperature for pass@k"},
       {"eval.top_p", &C::eval_top_p, "nucleus mass for pass@k"},
@@ -389,6 +401,14 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (!(c.eps_low >= 0 && c.eps_low < 1)) return bad("loss.eps_low", "must be in [0, 1)");
   if (!(c.eps_high >= 0)) return bad("loss.eps_high", "must be >= 0");
   if (!(c.beta >= 0)) return bad("loss.beta", "must be >= 0");
+  if (!ParseLossNormalization(c.loss_normalization)) {
+    return bad("loss.normalization",
+               fmt::format("'{}' is not sequence, token or constant", c.loss_normalization));
+  }
+  if (c.max_extra_prompts < 0) return bad("rollout.max_extra_prompts", "must be >= 0");
+  if (c.dynamic_sampling && c.turns > 1) {
+    return bad("rollout.dynamic_sampling", "single-turn only (multi_turn.turns = 1)");
+  }
   if (c.steps < 1) return bad("optim.steps", "must be >= 1");
   if (c.mu < 1) return bad("optim.mu", "must be >= 1");
   if (c.micro_batch < 1) return bad("optim.micro_batch", "must be >= 1");
@@ -410,6 +430,7 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (c.eval_every < 0) return bad("run.eval_every", "must be >= 0");
   if (c.threads < 0) return bad("run.threads", "must be >= 0");
   if (c.eval_samples < 1) return bad("eval.samples", "must be >= 1");
+  if (c.eval_final_samples < 0) return bad("eval.final_samples", "must be >= 0");
   for (int64_t k : c.eval_k) {
     if (k < 1) return bad("eval.k", fmt::format("k = {} must be >= 1", k));
   }

@@ -65,15 +65,18 @@ StatusOr<Scalars> GrpoTrainer::Evaluate() {
                        static_cast<double>(im.eval.size());
   // Sampled pass@k.
   std::vector<int64_t> sampled_passed;
-  if (c.eval_samples > 1 || c.eval_temperature > 0) {
-    const SamplingOptions so = im.Sampling(seed + 1, c.eval_samples, c.eval_temperature,
+  // eval.final_samples: the last step's evaluation may draw more samples than the others.
+  const int64_t n_samples =
+      step_ == c.steps && c.eval_final_samples > 0 ? c.eval_final_samples : c.eval_samples;
+  if (n_samples > 1 || c.eval_temperature > 0) {
+    const SamplingOptions so = im.Sampling(seed + 1, n_samples, c.eval_temperature,
                                            c.eval_top_p, c.eval_max_new_tokens);
     auto sampled =
         im.source ? im.source->Sample(*policy_, ids, prompts, so) : Generate(*policy_, prompts, so);
     if (!sampled.ok()) return sampled.status();
-    grade(*sampled, c.eval_samples, &sampled_passed);
+    grade(*sampled, n_samples, &sampled_passed);
     std::vector<std::pair<int64_t, int64_t>> n_c;
-    for (int64_t x : sampled_passed) n_c.emplace_back(c.eval_samples, x);
+    for (int64_t x : sampled_passed) n_c.emplace_back(n_samples, x);
     for (int64_t k : c.eval_k) {
       if (auto v = credit::MeanPassAtK(n_c, k)) m[fmt::format("pass@{}", k)] = *v;
     }
@@ -90,7 +93,7 @@ StatusOr<Scalars> GrpoTrainer::Evaluate() {
     row["problem_id"] = im.eval[i].record.id;
     row["greedy_passed"] = greedy_passed[i] > 0;
     if (!sampled_passed.empty()) {
-      row["n"] = c.eval_samples;
+      row["n"] = n_samples;
       row["c"] = sampled_passed[i];
     }
     rows.push_back(row);

@@ -12,21 +12,27 @@ StatusOr<Scalars> GrpoTrainer::Step() {
   const bool multi_turn = c.turns > 1;
 
   // 1. Prompts: this rank's share of the step's problems (all of them in one process).
-  const std::vector<size_t> batch = im.LocalProblemsOfStep(step_);
-  const int64_t n_prompts = static_cast<int64_t>(batch.size());
+  std::vector<size_t> batch = im.LocalProblemsOfStep(step_);
   rollouts_.clear();
   trees_.clear();
   im.PrepareReferences(batch);
 
   // 2 + 3. Rollout and routing: the turn-1 group of every prompt, then (multi-turn) the
-  //        revisions of every failed node, turn by turn.
-  EGCA_RETURN_IF_ERROR(im.RolloutGroups(*policy_, batch, step_, &rollouts_, &timing));
+  //        revisions of every failed node, turn by turn. Dynamic sampling (single-turn)
+  //        replaces groups without a reward spread by groups of further prompts.
+  StepCredit credit;
+  if (c.dynamic_sampling && !multi_turn) {
+    EGCA_RETURN_IF_ERROR(
+        im.RolloutWithDynamicSampling(*policy_, &batch, step_, &rollouts_, &timing, &credit.sampling));
+  } else {
+    EGCA_RETURN_IF_ERROR(im.RolloutGroups(*policy_, batch, step_, &rollouts_, &timing));
+  }
   if (multi_turn) EGCA_RETURN_IF_ERROR(im.GrowTrees(*policy_, batch, step_, &rollouts_, &timing));
+  const int64_t n_prompts = static_cast<int64_t>(batch.size());
 
   // 4. Credit: group advantages (single-turn) or tree credit (multi-turn), which also say
   //    which records the loss sees; then token credit inside every trained record.
   const auto t_credit = Clock::now();
-  StepCredit credit;
   if (!multi_turn) {
     im.GroupAdvantages(n_prompts, &rollouts_, &credit);
   } else {

@@ -32,6 +32,7 @@
 #include "egca/trainer/policy/sampler.h"
 #include "egca/trainer/policy/tokenizer.h"
 #include "egca/trainer/rl/grpo_config.h"
+#include "egca/trainer/rl/dynamic_sampling.h"
 #include "egca/trainer/rl/grpo_trainer.h"
 #include "egca/trainer/rl/metrics_log.h"
 #include "egca/trainer/rl/program_router.h"
@@ -77,6 +78,7 @@ struct StepCredit {
   credit::TokenCreditStats stats;
   double span_fraction_sum = 0;  // localized samples: span tokens / completion tokens
   int64_t span_fraction_n = 0;
+  DynamicSamplingStats sampling;  // rollout.dynamic_sampling's counts (zeros when off)
 };
 
 struct GrpoTrainer::Impl {
@@ -166,6 +168,13 @@ struct GrpoTrainer::Impl {
   Status RolloutGroups(DecoderModel& policy, const std::vector<size_t>& batch, int64_t step,
                        std::vector<RolloutRecord>* records, StepTimings* timing);
 
+  // Dynamic sampling (dynamic_sampling.cpp, rl/dynamic_sampling.h): samples *batch, drops
+  // groups whose rewards are all equal, refills from RefillOrder(step) within the cap; on
+  // return *batch and *records hold the kept groups only (groups renumbered 0..).
+  Status RolloutWithDynamicSampling(DecoderModel& policy, std::vector<size_t>* batch, int64_t step,
+                                    std::vector<RolloutRecord>* records, StepTimings* timing,
+                                    DynamicSamplingStats* stats);
+
   // ---- credit (advantages.cpp, multi_turn_tree.cpp) ------------------------------------
 
   // Single-turn: group advantages A_i (EGCA eq. 2 or mean/std) of every prompt's G samples;
@@ -205,11 +214,15 @@ struct GrpoTrainer::Impl {
   struct UpdateStats {
     double loss = 0, kl = 0, clip_low = 0, clip_high = 0, entropy = 0, grad_norm = 0, ratio_max = 0,
            lr = 0;
+    // Issue 23: KL(pi before || pi after the step) per token (k3, on the step's tokens), and
+    // the entropy at divergent tokens (rl/cancellation.h's DivergentTokenMask).
+    double update_kl = 0, entropy_divergent = 0;
+    int64_t divergent_tokens = 0;
   };
 
   // mu passes of AdamW over records[train], in micro-batches whose gradients add up to the
   // batch's: loss = (1 / batch_samples) sum_i w_i sum_t l_{i,t} (w_i = loss_weight when
-  // `weighted`, else 1).
+  // `weighted`, else 1; times loss.normalization's weight, rl/loss_normalization.h).
   Status UpdatePolicy(DecoderModel& policy, const std::vector<RolloutRecord>& records,
                       const std::vector<size_t>& train_set, int64_t batch_samples, bool weighted,
                       UpdateStats* us);

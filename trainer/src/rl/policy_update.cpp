@@ -10,7 +10,9 @@
 #include <torch/nn/utils/clip_grad.h>
 
 #include "egca/credit/token_credit.h"
+#include "egca/trainer/rl/cancellation.h"
 #include "egca/trainer/rl/grpo_loss.h"
+#include "egca/trainer/rl/loss_normalization.h"
 
 namespace egca::trainer {
 
@@ -42,16 +44,38 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
                                  .clone();                                         // [N, L]
   at::Tensor all_old = at::zeros({n, static_cast<int64_t>(max_len)}, at::kFloat);  // [N, L]
   at::Tensor all_w = at::ones({n}, at::kFloat);                                    // [N]
+  at::Tensor all_div = at::zeros({n, static_cast<int64_t>(max_len)}, at::kFloat);  // [N, L]
+  // loss.normalization: a weight per sample from the whole batch's samples and tokens.
+  std::vector<int64_t> lengths;
+  for (size_t i : train_set) lengths.push_back(static_cast<int64_t>(records[i].token_ids.size()));
+  LossNormalizationBatch norm_batch;
+  norm_batch.samples = batch_samples;
+  norm_batch.max_new_tokens = config.max_new_tokens;
+  const LossNormalization normalization =
+      ParseLossNormalization(config.loss_normalization).value_or(LossNormalization::kSequence);
+  if (normalization == LossNormalization::kToken) {
+    int64_t local_tokens = 0;
+    for (int64_t len : lengths) local_tokens += len;
+    EGCA_ASSIGN_OR_RETURN(norm_batch.tokens, SumOverRanks(local_tokens));
+  }
+  const std::vector<double> norm_w = LossNormalizationWeights(lengths, normalization, norm_batch);
   {
     auto a = all_old.accessor<float, 2>();
     auto w = all_w.accessor<float, 1>();
+    auto d = all_div.accessor<float, 2>();
     for (int64_t k = 0; k < n; ++k) {
       const RolloutRecord& r = records[train_set[static_cast<size_t>(k)]];
       for (size_t t = 0; t < r.old_log_probs.size() && t < max_len; ++t)
         a[k][static_cast<int64_t>(t)] = r.old_log_probs[t];
-      if (weighted) w[k] = static_cast<float>(r.loss_weight);
+      w[k] = static_cast<float>((weighted ? r.loss_weight : 1.0) * norm_w[static_cast<size_t>(k)]);
+      const std::vector<bool> div =
+          DivergentTokenMask(r.token_bytes, r.route.earliest_divergence,
+                             r.route_error.empty() && r.route.mode == credit::FailureMode::kLogic);
+      for (size_t t = 0; t < div.size() && t < max_len; ++t)
+        if (div[t]) d[k][static_cast<int64_t>(t)] = 1.0f;
     }
   }
+  const bool use_weights = weighted || normalization != LossNormalization::kSequence;
   struct MicroBatch {
     int64_t begin, end;
     std::vector<std::vector<int32_t>> prompts, completions;
@@ -76,20 +100,23 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
   lo.eps_high = config.eps_high;
   lo.beta = config.beta;
   lo.batch_samples = batch_samples;
-  double kl_sum = 0, clip_low_sum = 0, clip_high_sum = 0, entropy_sum = 0;
-  int64_t stat_tokens = 0, entropy_tokens = 0;
+  double kl_sum = 0, clip_low_sum = 0, clip_high_sum = 0, entropy_sum = 0, entropy_div_sum = 0;
+  int64_t stat_tokens = 0, entropy_tokens = 0, div_tokens = 0;
+  std::vector<at::Tensor> before_log_probs(micro.size());  // pass 0's log pi, for update/kl
   policy.train();
   const int64_t total_optimizer_steps = config.steps * config.mu;
   for (int64_t pass = 0; pass < config.mu; ++pass) {
     optimizer->zero_grad();
     double pass_loss = 0;
-    for (const MicroBatch& m : micro) {
+    for (size_t mi = 0; mi < micro.size(); ++mi) {
+      const MicroBatch& m = micro[mi];
       CompletionLogProbs out =
           policy.ScoreCompletions(m.prompts, m.completions, /*want_entropy=*/pass == 0);
       const int64_t len = out.log_probs.size(1);
       const at::Tensor adv = all_adv.slice(0, m.begin, m.end).slice(1, 0, len).to(device);
       const at::Tensor old = all_old.slice(0, m.begin, m.end).slice(1, 0, len).to(device);
-      lo.sample_weights = weighted ? all_w.slice(0, m.begin, m.end).to(device) : at::Tensor();
+      lo.sample_weights = use_weights ? all_w.slice(0, m.begin, m.end).to(device) : at::Tensor();
+      if (pass == 0 && config.update_kl) before_log_probs[mi] = out.log_probs.detach().clone();
       GrpoLossStats ls;
       at::Tensor loss = GrpoLoss(out.log_probs, old, m.ref, adv, out.mask, lo, &ls);
       loss.backward();
@@ -102,6 +129,10 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
         if (out.entropy.defined()) {
           entropy_sum += out.entropy.sum().item<double>();
           entropy_tokens += static_cast<int64_t>(out.mask.sum().item<double>());
+          const at::Tensor div =
+              all_div.slice(0, m.begin, m.end).slice(1, 0, len).to(device) * out.mask.to(at::kFloat);
+          entropy_div_sum += (out.entropy.to(at::kFloat) * div).sum().item<double>();
+          div_tokens += static_cast<int64_t>(div.sum().item<double>());
         }
       } else {
         us->ratio_max = std::max(us->ratio_max, ls.ratio_max);
@@ -117,6 +148,7 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
     }
     // The batch's gradient: every rank's summed (one process: unchanged).
     EGCA_RETURN_IF_ERROR(distribution->AllReduceGradients(grads));
+    // The global norm before clipping (clip_grad_norm_ returns it; with mu > 1, the last pass's).
     us->grad_norm =
         config.grad_clip > 0
             ? torch::nn::utils::clip_grad_norm_(params, config.grad_clip)
@@ -129,6 +161,19 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
     optimizer->step();
     ++optimizer_steps;
   }
+  // update/kl: KL(pi before || pi after) per token on the step's tokens, which pi before
+  // sampled (mu = 1: pi_old), by the k3 estimator r - 1 - log r with r = pi_after / pi_before.
+  double update_kl_sum = 0;
+  if (config.update_kl) {
+    at::NoGradGuard no_grad;
+    for (size_t mi = 0; mi < micro.size(); ++mi) {
+      const MicroBatch& m = micro[mi];
+      CompletionLogProbs after = policy.ScoreCompletions(m.prompts, m.completions);
+      const at::Tensor mask = after.mask.to(at::kFloat);
+      const at::Tensor log_r = (after.log_probs.to(at::kFloat) - before_log_probs[mi].to(at::kFloat)) * mask;
+      update_kl_sum += ((at::exp(log_r) - 1 - log_r) * mask).sum().item<double>();
+    }
+  }
   if (device.is_cuda()) torch::cuda::synchronize();
   // Statistics of the first pass over every rank's tokens.
   {
@@ -138,8 +183,14 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
                                 clip_high_sum,
                                 entropy_sum,
                                 static_cast<double>(stat_tokens),
-                                static_cast<double>(entropy_tokens)};
+                                static_cast<double>(entropy_tokens),
+                                update_kl_sum,
+                                entropy_div_sum,
+                                static_cast<double>(div_tokens)};
     EGCA_RETURN_IF_ERROR(distribution->SumScalars(&sums));
+    update_kl_sum = sums[7];
+    entropy_div_sum = sums[8];
+    div_tokens = static_cast<int64_t>(sums[9]);
     us->loss = sums[0];
     kl_sum = sums[1];
     clip_low_sum = sums[2];
@@ -153,6 +204,9 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
   us->clip_low = stat_tokens > 0 ? clip_low_sum / tok : 0.0;
   us->clip_high = stat_tokens > 0 ? clip_high_sum / tok : 0.0;
   us->entropy = entropy_tokens > 0 ? entropy_sum / static_cast<double>(entropy_tokens) : 0.0;
+  us->update_kl = stat_tokens > 0 ? update_kl_sum / tok : 0.0;
+  us->divergent_tokens = div_tokens;
+  us->entropy_divergent = div_tokens > 0 ? entropy_div_sum / static_cast<double>(div_tokens) : 0.0;
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 
 #include "egca/core/files.h"
 #include "egca/credit/grpo.h"
+#include "egca/trainer/rl/cancellation.h"
 
 namespace egca::trainer {
 
@@ -21,6 +23,24 @@ std::string SpanJson(const std::optional<SourceSpan>& span) {
   if (!span) return "null";
   return fmt::format(R"({{"begin":{},"end":{},"line":{},"end_line":{}}})", span->begin_byte,
                      span->end_byte, span->begin.line, span->end.line);
+}
+
+// The cancellation diagnostic (rl/cancellation.h) over the step's single-turn groups: uniform
+// GRPO's net update on the samples the step drew, whatever the credit target trains on.
+CancellationSums StepCancellation(const std::vector<RolloutRecord>& records,
+                                  const std::vector<size_t>& train) {
+  std::map<int64_t, std::vector<CancellationSample>> groups;
+  for (size_t i : train) {
+    const RolloutRecord& r = records[i];
+    if (!r.route_error.empty()) continue;
+    groups[r.group].push_back(
+        {r.token_ids, r.advantage,
+         DivergentTokenMask(r.token_bytes, r.route.earliest_divergence,
+                            r.route.mode == credit::FailureMode::kLogic)});
+  }
+  CancellationSums sums;
+  for (const auto& [group, samples] : groups) sums.Add(GroupCancellation(samples));
+  return sums;
 }
 
 }  // namespace
@@ -61,6 +81,9 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
   double span_fraction_sum = sc.span_fraction_sum;
   int64_t generated_tokens = 0;
   for (const auto& r : t.rollouts_) generated_tokens += static_cast<int64_t>(r.token_ids.size());
+  CancellationSums cancel = multi_turn ? CancellationSums{} : StepCancellation(t.rollouts_, sc.train);
+  DynamicSamplingStats sampling = sc.sampling;
+  int64_t divergent_tokens = us.divergent_tokens;
   {
     std::vector<int64_t*> counts = {&modes[0],
                                     &modes[1],
@@ -80,13 +103,23 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
                                     &stats.localized,
                                     &stats.fallback_missing_span,
                                     &stats.fallback_empty_span,
-                                    &stats.fallback_no_overlap};
+                                    &stats.fallback_no_overlap,
+                                    &cancel.tokens,
+                                    &cancel.divergent_tokens,
+                                    &sampling.sampled_groups,
+                                    &sampling.skipped_groups,
+                                    &sampling.extra_prompts,
+                                    &sampling.refill_rounds,
+                                    &sampling.kept_groups};
+    std::vector<double*> reals = {&span_fraction_sum, &cancel.gross, &cancel.net, &cancel.net_divergent};
     std::vector<double> sums;
     for (const int64_t* v : counts) sums.push_back(static_cast<double>(*v));
-    sums.push_back(span_fraction_sum);
+    for (const double* v : reals) sums.push_back(*v);
+    sums.push_back(sampling.cap_reached ? 1.0 : 0.0);
     EGCA_RETURN_IF_ERROR(distribution->SumScalars(&sums));
     for (size_t k = 0; k < counts.size(); ++k) *counts[k] = static_cast<int64_t>(sums[k]);
-    span_fraction_sum = sums.back();
+    for (size_t k = 0; k < reals.size(); ++k) *reals[k] = sums[counts.size() + k];
+    sampling.cap_reached = sums.back() > 0;
     EGCA_RETURN_IF_ERROR(distribution->GatherToWriter(&rewards));
     EGCA_RETURN_IF_ERROR(distribution->GatherToWriter(&group_reward_std));
   }
@@ -124,7 +157,24 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
   m["clip_ratio/region_mean"] = us.clip_low + us.clip_high;
   if (c.mu > 1) m["ratio_max"] = us.ratio_max;
   m["entropy"] = us.entropy;
-  m["grad_norm"] = us.grad_norm;
+  // Issue 23: the update's size and where uniform GRPO's update lands after cancellation.
+  m["entropy/divergent_tokens"] = us.entropy_divergent;
+  m["divergent_tokens"] = static_cast<double>(divergent_tokens);
+  if (c.update_kl) m["update/kl"] = us.update_kl;
+  if (!multi_turn) {
+    m["cancellation/divergent_share"] = cancel.divergent_share();
+    m["cancellation/divergent_token_share"] = cancel.divergent_token_share();
+    m["cancellation/net_over_gross"] = cancel.net_over_gross();
+  }
+  if (c.dynamic_sampling) {
+    m["dynamic_sampling/sampled_groups"] = static_cast<double>(sampling.sampled_groups);
+    m["dynamic_sampling/skipped_groups"] = static_cast<double>(sampling.skipped_groups);
+    m["dynamic_sampling/extra_prompts"] = static_cast<double>(sampling.extra_prompts);
+    m["dynamic_sampling/refill_rounds"] = static_cast<double>(sampling.refill_rounds);
+    m["dynamic_sampling/kept_groups"] = static_cast<double>(sampling.kept_groups);
+    m["dynamic_sampling/cap_reached"] = sampling.cap_reached ? 1.0 : 0.0;
+  }
+  m["grad_norm"] = us.grad_norm;  // before clipping
   m["learning_rate"] = us.lr;
   m["completions/mean_length"] = static_cast<double>(tokens) / nn;
   m["completions/max_length"] = static_cast<double>(max_tokens);

@@ -62,6 +62,11 @@ struct GrpoConfig {
   // Prompts generated together; routing of one chunk runs while the next generates.
   // 0 = all prompts of the step in one batch (no overlap).
   int64_t generation_chunk = 1;
+  // Dynamic sampling (DAPO; issue 23, rl/dynamic_sampling.h): groups whose rewards are all
+  // equal are dropped and the batch is refilled from further prompts, at most
+  // max_extra_prompts of them per step. Single-turn only.
+  bool dynamic_sampling = false;
+  int64_t max_extra_prompts = 16;
 
   // ---- routing (gates::Router) ----
   int64_t route_workers = 2;         // sandboxed executors routing in parallel
@@ -111,6 +116,8 @@ struct GrpoConfig {
   double eps_low = 0.2;
   double eps_high = 0.2;
   double beta = 0.05;  // KL coefficient; 0 = no reference model
+  // sequence (GRPO/EGCA) | token (DAPO) | constant (Dr. GRPO); rl/loss_normalization.h
+  std::string loss_normalization = "sequence";
 
   // ---- optimizer ----
   int64_t steps = 100;         // rollout steps
@@ -134,9 +141,11 @@ struct GrpoConfig {
   int64_t eval_every = 0;       // steps between evaluations (0 = never; also at the end if > 0)
   bool dump_rollouts = true;    // rollouts/step-<n>.jsonl
   int64_t threads = 0;          // torch intra-op threads (0 = torch's default)
+  bool update_kl = true;        // log update/kl: KL(pi before || pi after) of the step (one forward)
 
   // ---- evaluation ----
   int64_t eval_samples = 1;       // n samples per problem for pass@k (besides greedy pass@1)
+  int64_t eval_final_samples = 0; // n at the last step's evaluation (0 = eval_samples)
   std::vector<int64_t> eval_k = {1};
   double eval_temperature = 0.2;  // EGCA's evaluation decoding
   double eval_top_p = 0.95;
