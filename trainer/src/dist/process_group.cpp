@@ -18,6 +18,7 @@
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
+#include <glog/logging.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -642,6 +643,9 @@ class ProcessGroupDistribution final : public Distribution {
 StatusOr<std::shared_ptr<Distribution>> ConnectProcessGroup(const LaunchEnvironment& env,
                                                             const ConnectOptions& options) {
   if (env.world_size <= 1) return std::shared_ptr<Distribution>(std::make_shared<SingleProcess>());
+  // c10d reports connection trouble through glog (several lines with timestamps); egca says
+  // it in one line per rank. GLOG_minloglevel=0 in the environment shows c10d's own.
+  if (!std::getenv("GLOG_minloglevel")) FLAGS_minloglevel = google::GLOG_FATAL;
   auto d = std::make_shared<ProcessGroupDistribution>(env, options);
   EGCA_RETURN_IF_ERROR(d->Connect());
   return std::shared_ptr<Distribution>(d);
