@@ -93,7 +93,7 @@ def main():
         return path
 
     torchrun = [sys.executable if sys.executable.startswith("/usr/bin/") else "/usr/bin/python3",
-                "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "--no_python"]
+                "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1", "--standalone", "--nproc_per_node", "2", "--no_python"]
     arms = [("1 rank, 1 thread", [], "one_t1", 1), ("1 rank, 2 threads", [], "one_t2", 2),
             ("2 ranks x 1 thread", torchrun, "two_t1", 1)]
     rows = []

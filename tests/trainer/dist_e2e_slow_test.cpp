@@ -38,7 +38,9 @@ namespace fs = std::filesystem;
 
 const std::string kHumanEval = EGCA_DATA_DIR "/humaneval/HumanEval.jsonl.gz";
 const std::string kTrain = EGCA_BINARY_DIR "/tools/egca-train/egca-train";
-const std::string kTorchrun = "/usr/bin/python3 -m torch.distributed.run";
+// Debian's torchrun (torch 1.13 under Python 3.11) fails on its default --redirects/--tee
+// "0" (Python 3.11's Flag enums do not iterate the zero member); "1" works on every version.
+const std::string kTorchrun = "/usr/bin/python3 -m torch.distributed.run --redirects 1 --tee 1";
 
 // Float32 weights after 3 steps (6 AdamW steps at lr 1e-3): the 2-rank gradient is the
 // 1-rank gradient summed in another order, so the weights may differ in the last bits,
