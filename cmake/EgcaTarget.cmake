@@ -46,7 +46,8 @@ endfunction()
 
 # egca_test_dir(PREFIX p DEPS ... [PRIVATE_INCLUDES dirs] [TIMEOUT s]): every `<unit>_test.cpp` in the current folder becomes
 # test binary `<p>_<unit>_test`. The label comes from the name: `*_golden_test.cpp` ->
-# golden, `*_e2e_test.cpp` -> e2e, `*_slow_test.cpp` -> slow, otherwise unit. Lets several
+# golden, `*_e2e_test.cpp` -> e2e, `*_slow_test.cpp` -> slow, `*_e2e_slow_test.cpp` -> e2e
+# and slow (30 min limit), otherwise unit. Lets several
 # people add tests to one module folder without editing a shared list.
 function(egca_test_dir)
   cmake_parse_arguments(D "" "PREFIX;TIMEOUT" "DEPS;EXTRA_SOURCES;PRIVATE_INCLUDES" ${ARGN})
@@ -55,7 +56,13 @@ function(egca_test_dir)
   foreach(t ${tests})
     get_filename_component(stem ${t} NAME_WE)
     set(label unit)
-    if(stem MATCHES "_golden_test$")
+    set(timeout ${D_TIMEOUT})
+    if(stem MATCHES "_e2e_slow_test$")
+      # Multi-process end-to-end runs that take minutes: both labels (CI=true skips slow),
+      # and 30 minutes per test for a loaded 2-core machine.
+      set(label "e2e;slow")
+      set(timeout 1800)
+    elseif(stem MATCHES "_golden_test$")
       set(label golden)
     elseif(stem MATCHES "_e2e_test$")
       set(label e2e)
@@ -63,7 +70,7 @@ function(egca_test_dir)
       set(label slow)
     endif()
     egca_test(${D_PREFIX}_${stem} SOURCES ${t} ${D_EXTRA_SOURCES} DEPS ${D_DEPS} LABELS ${label}
-              TIMEOUT ${D_TIMEOUT})
+              TIMEOUT ${timeout})
     if(D_PRIVATE_INCLUDES)
       target_include_directories(${D_PREFIX}_${stem} PRIVATE ${D_PRIVATE_INCLUDES})
     endif()

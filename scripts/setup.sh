@@ -12,6 +12,7 @@ APT_PACKAGES=(
   libboost-graph-dev                      # CFG graphs (cfg/, diff/)
   libprotobuf-dev protobuf-compiler       # trace / result format
   libtorch-dev                            # policy model and trainer (trainer/)
+  libgloo-dev                             # Gloo headers: c10d ProcessGroupGloo (trainer/src/dist, multi-process training)
   libopenblas0-pthread                    # optimized BLAS for LibTorch (Debian default is reference BLAS)
   python3-torch                           # independent reference for trainer tests/bench; `import egca` example
   pybind11-dev                            # `import egca` (tools/python), built for Debian's python3

@@ -139,6 +139,10 @@ StatusOr<std::vector<Completion>> Generate(DecoderModel& model,
                                            const std::vector<std::vector<int32_t>>& prompts,
                                            const SamplingOptions& o) {
   EGCA_RETURN_IF_ERROR(ValidateOptions(model, prompts, o));
+  if (!o.prompt_keys.empty() && o.prompt_keys.size() != prompts.size()) {
+    return InvalidArgument(fmt::format("sampling: {} prompt keys for {} prompts",
+                                       o.prompt_keys.size(), prompts.size()));
+  }
   at::NoGradGuard no_grad;
   const int64_t num_prompts = static_cast<int64_t>(prompts.size());
   const int64_t g = o.num_samples_per_prompt;
@@ -149,7 +153,9 @@ StatusOr<std::vector<Completion>> Generate(DecoderModel& model,
   for (int64_t i = 0; i < n; ++i) {
     out[i].prompt_index = i / g;
     out[i].sample_index = i % g;
-    rngs.emplace_back(SplitMix64(SplitMix64(o.seed) ^ SplitMix64(static_cast<uint64_t>(i / g)) ^
+    const uint64_t key = o.prompt_keys.empty() ? static_cast<uint64_t>(i / g)
+                                               : o.prompt_keys[static_cast<size_t>(i / g)];
+    rngs.emplace_back(SplitMix64(SplitMix64(o.seed) ^ SplitMix64(key) ^
                                  (static_cast<uint64_t>(i % g) * 0xD1B54A32D192ED03ull)));
   }
   if (n == 0 || o.max_new_tokens == 0) return out;

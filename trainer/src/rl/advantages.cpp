@@ -3,6 +3,8 @@
 // (inside every node for multi-turn; the tree's advantages come from multi_turn_tree.cpp).
 #include "grpo_trainer_impl.h"
 
+#include <map>
+
 #include "egca/core/mix.h"
 #include "egca/credit/grpo.h"
 
@@ -53,6 +55,11 @@ Status GrpoTrainer::Impl::AssignTokenCredit(int64_t step, std::vector<RolloutRec
   co.soft_weight = config.soft_weight;
   co.renormalize = config.renormalize;
   co.seed = SplitMix64(config.seed ^ static_cast<uint64_t>(step));
+  // The random target's draws are keyed by the sample's place in the global step (dist/),
+  // so a rank draws what one process would: single-turn, the global sample index; multi-
+  // turn, (global prompt, position among that prompt's records).
+  const int64_t first_global = distribution->ShardOf(config.prompts_per_step).begin;
+  std::map<int64_t, uint64_t> seen_in_group;
   for (size_t i : sc->train) {
     RolloutRecord& r = (*records)[i];
     credit::CreditSample s;
@@ -64,7 +71,9 @@ Status GrpoTrainer::Impl::AssignTokenCredit(int64_t step, std::vector<RolloutRec
     s.earliest_divergence = r.route.earliest_divergence;
     s.last_divergence = r.route.last_divergence;
     s.random_boundary = r.route.random_boundary;
-    s.sample_index = i;
+    s.sample_index = config.turns > 1 ? (static_cast<uint64_t>(first_global + r.group) << 20) +
+                                            seen_in_group[r.group]++
+                                      : static_cast<uint64_t>(first_global * config.group_size) + i;
     EGCA_RETURN_IF_ERROR(credit::AssignTokenCreditInto(s, co, &r.credit, &sc->stats));
     if (r.credit.placement == credit::CreditPlacement::kLocalized && !r.token_ids.empty()) {
       sc->span_fraction_sum +=

@@ -48,7 +48,8 @@ const std::vector<Field>& Fields() {
       {"prompt.system", &C::system_prompt, "system message (empty: none)"},
       {"prompt.instruction", &C::instruction, "text before the problem statement"},
       {"prompt.instruction_cpp", &C::instruction_cpp, "text before a C++ problem's statement"},
-      {"prompt.constraints", &C::constraints_in_prompt, "append the problem's constraints (EGCA eq. 4)"},
+      {"prompt.constraints", &C::constraints_in_prompt,
+       "append the problem's constraints (EGCA eq. 4)"},
       {"prompt.extract_constraints", &C::extract_constraints,
        "derive constraints from the reference solution"},
       {"prompt.max_tokens", &C::max_prompt_tokens, "longest prompt allowed (tokens)"},
@@ -79,13 +80,16 @@ const std::vector<Field>& Fields() {
        "false: the span keeps A_i / T_i per token, the rest 0 (mask without renormalizing)"},
       {"credit.normalization", &C::normalization, "mean_centered (EGCA eq. 2) or mean_std"},
       {"multi_turn.turns", &C::turns, "T turns of the rollout tree (1: single-turn GRPO)"},
-      {"multi_turn.group_size", &C::turn_group_size, "children per failed node (0: rollout.group_size)"},
+      {"multi_turn.group_size", &C::turn_group_size,
+       "children per failed node (0: rollout.group_size)"},
       {"multi_turn.feedback", &C::feedback, "plain, level_feedback, egca, expert_edits or custom"},
       {"multi_turn.sandbox_slice", &C::sandbox_slice, "tests shown: n first, -n last, 0 all"},
       {"multi_turn.feedback_chars", &C::feedback_chars, "feedback text cut beyond this"},
-      {"multi_turn.feedback_command", &C::feedback_command, "custom: command reading JSON on stdin"},
+      {"multi_turn.feedback_command", &C::feedback_command,
+       "custom: command reading JSON on stdin"},
       {"multi_turn.expert_model", &C::expert_model, "expert_edits: checkpoint proposing edits"},
-      {"multi_turn.expert_max_new_tokens", &C::expert_max_new_tokens, "expert_edits: tokens per proposal"},
+      {"multi_turn.expert_max_new_tokens", &C::expert_max_new_tokens,
+       "expert_edits: tokens per proposal"},
       {"multi_turn.revision_instruction", &C::revision_instruction, "text after the feedback"},
       {"multi_turn.revision_instruction_cpp", &C::revision_instruction_cpp,
        "text after the feedback (C++ problems)"},
@@ -93,8 +97,10 @@ const std::vector<Field>& Fields() {
       {"multi_turn.backup", &C::backup, "murphy: mars, mers or none"},
       {"multi_turn.gamma", &C::backup_gamma, "MeRS discount"},
       {"multi_turn.prune", &C::prune, "none, intra (IntraP) or inter (InterP)"},
-      {"multi_turn.prune_budget", &C::prune_budget, "children per group (intra) or groups per turn (inter)"},
-      {"multi_turn.prune_last_turn", &C::prune_last_turn, "intra: prune groups up to this turn (0: all)"},
+      {"multi_turn.prune_budget", &C::prune_budget,
+       "children per group (intra) or groups per turn (inter)"},
+      {"multi_turn.prune_last_turn", &C::prune_last_turn,
+       "intra: prune groups up to this turn (0: all)"},
       {"multi_turn.alpha", &C::mt_alpha, "MT-GRPO: weight of later turns' advantages"},
       {"multi_turn.dump_trees", &C::dump_trees, "write trees/step-N.txt and .json"},
       {"loss.eps_low", &C::eps_low, "clip below: 1 - eps_low"},
@@ -131,6 +137,13 @@ const std::vector<Field>& Fields() {
       {"eval.temperature", &C::eval_temperature, "sampling temperature for pass@k"},
       {"eval.top_p", &C::eval_top_p, "nucleus mass for pass@k"},
       {"eval.max_new_tokens", &C::eval_max_new_tokens, "tokens per evaluation completion"},
+      // Data parallelism (torchrun / srun launches; see docs/training.md).
+      {"train.backend", &C::backend, "auto (nccl on CUDA, gloo on CPU), gloo or nccl"},
+      {"train.timeout", &C::dist_timeout, "seconds a collective waits for the other ranks"},
+      {"train.heartbeat_timeout", &C::heartbeat_timeout,
+       "seconds of silence that mark a rank dead"},
+      {"train.check_every", &C::check_every, "steps between replica checksums (0: never)"},
+      {"train.bucket_mb", &C::bucket_mb, "gradient all-reduce bucket (MiB)"},
   };
   return fields;
 }
@@ -437,6 +450,13 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (c.eval_temperature < 0) return bad("eval.temperature", "must be >= 0");
   if (!(c.eval_top_p > 0 && c.eval_top_p <= 1)) return bad("eval.top_p", "must be in (0, 1]");
   if (c.eval_max_new_tokens < 1) return bad("eval.max_new_tokens", "must be >= 1");
+  if (c.backend != "auto" && c.backend != "gloo" && c.backend != "nccl") {
+    return bad("train.backend", fmt::format("'{}' is not auto, gloo or nccl", c.backend));
+  }
+  if (!(c.dist_timeout > 0)) return bad("train.timeout", "must be > 0 seconds");
+  if (!(c.heartbeat_timeout > 0)) return bad("train.heartbeat_timeout", "must be > 0 seconds");
+  if (c.check_every < 0) return bad("train.check_every", "must be >= 0");
+  if (!(c.bucket_mb > 0)) return bad("train.bucket_mb", "must be > 0");
   return Status::Ok();
 }
 

@@ -176,6 +176,8 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
   im.source = options.rollouts;
 
   int64_t resumed_step = -1;
+  // Every rank has checked the run directory before the writer creates or replaces it.
+  EGCA_RETURN_IF_ERROR(im.distribution->Barrier());
   // 4. The run directory (written by the writer only; every rank reads the checkpoint).
   if (writer) {
     if (options.overwrite && exists && !options.resume) fs::remove_all(c.run_dir);
@@ -200,8 +202,19 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
         im.optimizer->load(archive);
       }
       resumed_step = t->step_;
-      std::fprintf(stderr, "egca-train: resumed %s at step %lld\n", dir.string().c_str(),
-                   static_cast<long long>(t->step_));
+      // A checkpoint holds the one replica every rank shares and the global data position,
+      // so any world size resumes it (docs/training.md); only the order of the gradient
+      // sums changes.
+      const int64_t saved_world = state.value("world_size", int64_t{1});
+      if (writer) {
+        std::fprintf(stderr, "egca-train: resumed %s at step %lld%s\n", dir.string().c_str(),
+                     static_cast<long long>(t->step_),
+                     saved_world != im.distribution->world_size()
+                         ? fmt::format(" (saved by {} ranks, resumed by {})", saved_world,
+                                       im.distribution->world_size())
+                               .c_str()
+                         : "");
+      }
     } else {
       resumed_step = 0;
     }
@@ -249,6 +262,7 @@ Status GrpoTrainer::SaveCheckpoint() {
   nlohmann::ordered_json state;
   state["step"] = step_;
   state["optimizer_steps"] = im.optimizer_steps;
+  state["world_size"] = im.distribution->world_size();
   state["seed"] = c.seed;
   state["data_position"] = step_ * c.prompts_per_step;
   state["epoch"] = (step_ * c.prompts_per_step) / static_cast<int64_t>(im.train.size());
@@ -275,6 +289,10 @@ Status GrpoTrainer::Train() {
   while (step_ < c.steps) {
     EGCA_ASSIGN_OR_RETURN(Scalars m, Step());
     (void)m;
+    // Data parallelism: every replica must still hold the same weights.
+    if (c.check_every > 0 && step_ % c.check_every == 0) {
+      EGCA_RETURN_IF_ERROR(impl_->distribution->CheckReplicas(policy_->parameters(), step_));
+    }
     // The last step is always evaluated (when evaluation is on) so a run ends with its
     // final score even when steps is not a multiple of eval_every.
     if (c.eval_every > 0 && !impl_->eval.empty() &&

@@ -105,6 +105,7 @@ struct GrpoTrainer::Impl {
   std::vector<TrainProblem*> step_problems;          // the current step's problems (Borrowed)
   std::vector<int64_t> skipped_expansions;           // per prompt of the step
   std::shared_ptr<dist::Distribution> distribution;  // never null (dist::SingleProcess by default)
+  dist::Distribution::CommStats comm_reported;       // what the last step's metrics counted
 
   // ---- problems and prompts (problem_set.cpp) --------------------------------------------
 

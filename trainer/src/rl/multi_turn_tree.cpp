@@ -292,7 +292,7 @@ Status GrpoTrainer::Impl::CreditTrees(int64_t n_prompts, std::vector<RolloutReco
   return Status::Ok();
 }
 
-void GrpoTrainer::AddTreeMetrics(Scalars* m) const {
+Status GrpoTrainer::AddTreeMetrics(Scalars* m) const {
   const GrpoConfig& c = config_;
   std::vector<double> generated(static_cast<size_t>(c.turns), 0),
       retained(static_cast<size_t>(c.turns), 0), solved(static_cast<size_t>(c.turns) + 1, 0);
@@ -312,7 +312,25 @@ void GrpoTrainer::AddTreeMetrics(Scalars* m) const {
     after += r.credited_reward;
     n += 1;
   }
-  const double prompts = std::max<double>(1.0, static_cast<double>(trees_.size()));
+  // Over every rank's trees (world size 1: unchanged).
+  double n_trees = static_cast<double>(trees_.size()), skipped_d = static_cast<double>(skipped);
+  {
+    std::vector<double> sums = {n_trees, skipped_d, before, after, n};
+    sums.insert(sums.end(), generated.begin(), generated.end());
+    sums.insert(sums.end(), retained.begin(), retained.end());
+    sums.insert(sums.end(), solved.begin(), solved.end());
+    EGCA_RETURN_IF_ERROR(impl_->distribution->SumScalars(&sums));
+    n_trees = sums[0];
+    skipped = static_cast<int64_t>(sums[1]);
+    before = sums[2];
+    after = sums[3];
+    n = sums[4];
+    size_t k = 5;
+    for (auto* v : {&generated, &retained, &solved}) {
+      for (double& x : *v) x = sums[k++];
+    }
+  }
+  const double prompts = std::max<double>(1.0, n_trees);
   for (int64_t k = 0; k < c.turns; ++k) {
     (*m)[fmt::format("tree/generated_turn{}", k + 1)] = generated[static_cast<size_t>(k)] / prompts;
     (*m)[fmt::format("tree/retained_turn{}", k + 1)] = retained[static_cast<size_t>(k)] / prompts;
@@ -328,17 +346,18 @@ void GrpoTrainer::AddTreeMetrics(Scalars* m) const {
   (*m)["tree/reward_before_backup"] = n > 0 ? before / n : 0.0;
   (*m)["tree/reward_after_backup"] = n > 0 ? after / n : 0.0;
   (*m)["time/feedback"] = timings_.feedback;
+  return Status::Ok();
 }
 
 Status GrpoTrainer::DumpTrees() const {
   const GrpoConfig& c = config_;
-  fs::create_directories(fs::path(c.run_dir) / "trees");
-  std::string text;
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  std::string text, json_lines;  // every rank's trees, one JSON object a line
+  const int64_t first_global = impl_->distribution->ShardOf(c.prompts_per_step).begin;
   for (const auto& t : trees_) {
     text += fmt::format("== {} ==\n{}\n", t.problem_id, t.dump);
     nlohmann::ordered_json jt;
     jt["problem_id"] = t.problem_id;
+    jt["group"] = first_global + static_cast<int64_t>(&t - trees_.data());
     jt["solved_at_turn"] = t.solved_at_turn;
     jt["generated_per_turn"] = t.generated_per_turn;
     jt["retained_per_turn"] = t.retained_per_turn;
@@ -361,7 +380,18 @@ Status GrpoTrainer::DumpTrees() const {
       nodes.push_back(jn);
     }
     jt["nodes"] = nodes;
-    all.push_back(jt);
+    json_lines += jt.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  }
+  // Gathered to the writer in rank order (= global prompt order), which writes them.
+  EGCA_RETURN_IF_ERROR(impl_->distribution->GatherTextToWriter(&text));
+  EGCA_RETURN_IF_ERROR(impl_->distribution->GatherTextToWriter(&json_lines));
+  if (!impl_->distribution->is_writer()) return Status::Ok();
+  fs::create_directories(fs::path(c.run_dir) / "trees");
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (size_t b = 0; b < json_lines.size();) {
+    const size_t e = json_lines.find('\n', b);
+    all.push_back(nlohmann::ordered_json::parse(json_lines.substr(b, e - b)));
+    b = e + 1;
   }
   EGCA_RETURN_IF_ERROR(
       WriteFileAtomic(fmt::format("{}/trees/step-{}.txt", c.run_dir, step_), text));

@@ -32,7 +32,8 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
                                        const std::vector<size_t>& train_set, int64_t batch_samples,
                                        bool weighted, UpdateStats* us) {
   const int64_t n = static_cast<int64_t>(train_set.size());
-  if (n == 0) return Status::Ok();
+  // Several ranks: one without trained records still joins every collective below.
+  if (n == 0 && distribution->world_size() == 1) return Status::Ok();
   size_t max_len = 1;
   for (size_t i : train_set) max_len = std::max(max_len, records[i].token_ids.size());
   std::vector<credit::TokenCredit> credits;
@@ -110,6 +111,10 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
     double pass_loss = 0;
     for (size_t mi = 0; mi < micro.size(); ++mi) {
       const MicroBatch& m = micro[mi];
+      // The last backward of the pass may start reducing gradient buckets (dist/).
+      if (mi + 1 == micro.size()) {
+        EGCA_RETURN_IF_ERROR(distribution->BeforeLastBackward(policy.parameters()));
+      }
       CompletionLogProbs out =
           policy.ScoreCompletions(m.prompts, m.completions, /*want_entropy=*/pass == 0);
       const int64_t len = out.log_probs.size(1);
@@ -139,15 +144,12 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
       }
     }
     if (pass == 0) us->loss = pass_loss;
-    std::vector<at::Tensor> params, grads;
-    for (auto& p : policy.parameters()) {
-      if (p.grad().defined()) {
-        params.push_back(p);
-        grads.push_back(p.grad());
-      }
-    }
     // The batch's gradient: every rank's summed (one process: unchanged).
-    EGCA_RETURN_IF_ERROR(distribution->AllReduceGradients(grads));
+    EGCA_RETURN_IF_ERROR(distribution->AllReduceGradients(policy.parameters()));
+    std::vector<at::Tensor> params;
+    for (auto& p : policy.parameters()) {
+      if (p.grad().defined()) params.push_back(p);
+    }
     // The global norm before clipping (clip_grad_norm_ returns it; with mu > 1, the last pass's).
     us->grad_norm =
         config.grad_clip > 0
@@ -198,6 +200,11 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
     entropy_sum = sums[4];
     stat_tokens = static_cast<int64_t>(sums[5]);
     entropy_tokens = static_cast<int64_t>(sums[6]);
+  }
+  if (config.mu > 1) {  // a maximum over ranks, not a sum
+    std::vector<double> v = {us->ratio_max};
+    EGCA_RETURN_IF_ERROR(distribution->MaxScalars(&v));
+    us->ratio_max = v[0];
   }
   const double tok = static_cast<double>(std::max<int64_t>(stat_tokens, 1));
   us->kl = stat_tokens > 0 ? kl_sum / tok : 0.0;

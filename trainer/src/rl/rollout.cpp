@@ -3,6 +3,7 @@
 #include "grpo_trainer_impl.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -123,6 +124,18 @@ Status GrpoTrainer::Impl::GenerateAndRoute(DecoderModel& policy, const std::vect
       config.generation_chunk > 0 ? config.generation_chunk : std::max<int64_t>(n, 1);
   std::mutex route_mu;
   double route_busy = 0;
+  // Sampling streams keyed by the prompt's place in the global step, not in this call, so
+  // that R ranks draw what one process would (dist/): turn 1 by the global prompt position,
+  // later turns by (global prompt, k-th revision of that prompt in this turn).
+  const int64_t first_global = distribution->ShardOf(config.prompts_per_step).begin;
+  std::vector<uint64_t> keys(jobs.size());
+  {
+    std::map<int64_t, uint64_t> revisions;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const auto global = static_cast<uint64_t>(first_global + jobs[j].group);
+      keys[j] = turn == 1 ? global : (global << 16) + revisions[jobs[j].group]++;
+    }
+  }
   for (int64_t first = 0, chunk_index = 0; first < n; first += chunk, ++chunk_index) {
     const int64_t last = std::min(n, first + chunk);
     std::vector<std::vector<int32_t>> prompts;
@@ -131,12 +144,14 @@ Status GrpoTrainer::Impl::GenerateAndRoute(DecoderModel& policy, const std::vect
       prompts.push_back(jobs[static_cast<size_t>(j)].prompt_ids);
       ids.push_back(jobs[static_cast<size_t>(j)].source_id);
     }
-    // Turn 1 keeps the single-turn seeds; later turns are salted by the turn.
+    // One seed per (step, turn); the streams differ by prompt key (above), whatever the
+    // chunk or the rank.
+    (void)chunk_index;
     const uint64_t seed =
         SplitMix64(config.seed ^ SplitMix64((static_cast<uint64_t>(step) << 20) +
-                                            (static_cast<uint64_t>(turn - 1) << 12) +
-                                            static_cast<uint64_t>(chunk_index)));
+                                            (static_cast<uint64_t>(turn - 1) << 12)));
     SamplingOptions so = Sampling(seed, g, config.temperature, config.top_p, config.max_new_tokens);
+    so.prompt_keys.assign(keys.begin() + first, keys.begin() + last);
     const auto t_gen = Clock::now();
     StatusOr<std::vector<Completion>> completions =
         source ? source->Sample(policy, ids, prompts, so) : Generate(policy, prompts, so);

@@ -122,6 +122,9 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
     sampling.cap_reached = sums.back() > 0;
     EGCA_RETURN_IF_ERROR(distribution->GatherToWriter(&rewards));
     EGCA_RETURN_IF_ERROR(distribution->GatherToWriter(&group_reward_std));
+    std::vector<double> maxima = {static_cast<double>(max_tokens)};
+    EGCA_RETURN_IF_ERROR(distribution->MaxScalars(&maxima));
+    max_tokens = static_cast<int64_t>(maxima[0]);
   }
   const auto rs = credit::ComputeGroupStats(rewards);
   const double nn = std::max<double>(1.0, static_cast<double>(n_train));
@@ -187,13 +190,22 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
   m["time/step"] = timing.total;
   m["tokens_per_second"] =
       timing.total > 0 ? static_cast<double>(generated_tokens) / timing.total : 0.0;
-  if (multi_turn) t.AddTreeMetrics(&m);
-  // Only the writer writes the run directory and the progress line.
-  if (!distribution->is_writer()) return m;
-  EGCA_RETURN_IF_ERROR(metrics->Log(t.step_, "train", m));
+  if (multi_turn) EGCA_RETURN_IF_ERROR(t.AddTreeMetrics(&m));
+  if (distribution->world_size() > 1) {
+    // Communication of this process so far, per step (bench/dist_step reads these).
+    const dist::Distribution::CommStats cs = distribution->comm_stats();
+    m["dist/world_size"] = static_cast<double>(distribution->world_size());
+    m["dist/gradient_bytes"] =
+        static_cast<double>(cs.gradient_bytes - comm_reported.gradient_bytes);
+    m["dist/gradient_wait"] = cs.gradient_wait_seconds - comm_reported.gradient_wait_seconds;
+    m["dist/collectives"] = static_cast<double>(cs.collectives - comm_reported.collectives);
+    comm_reported = cs;
+  }
 
+  // Dumps: built on every rank and gathered to the writer in rank order (global prompt
+  // order); only the writer writes the run directory and the progress line.
+  const int64_t first_global = distribution->ShardOf(c.prompts_per_step).begin;
   if (c.dump_rollouts) {
-    fs::create_directories(fs::path(c.run_dir) / "rollouts");
     std::string out;
     for (const auto& r : t.rollouts_) {
       nlohmann::ordered_json j;
@@ -202,7 +214,7 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
       j["problem_id"] = r.problem_id;
       j["origin"] = p.record.origin;
       j["language"] = LanguageName(p.language);
-      j["group"] = r.group;
+      j["group"] = first_global + r.group;  // the prompt's place in the global step
       j["sample"] = r.sample;
       if (multi_turn) {
         j["turn"] = r.turn;
@@ -240,10 +252,16 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
       j["tokens"] = std::move(toks);  // [id, completion byte begin, end, a_{i,t}]
       out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
-    EGCA_RETURN_IF_ERROR(
-        WriteFileAtomic(fmt::format("{}/rollouts/step-{}.jsonl", c.run_dir, t.step_), out));
+    EGCA_RETURN_IF_ERROR(distribution->GatherTextToWriter(&out));
+    if (distribution->is_writer()) {
+      fs::create_directories(fs::path(c.run_dir) / "rollouts");
+      EGCA_RETURN_IF_ERROR(
+          WriteFileAtomic(fmt::format("{}/rollouts/step-{}.jsonl", c.run_dir, t.step_), out));
+    }
   }
   if (multi_turn && c.dump_trees) EGCA_RETURN_IF_ERROR(t.DumpTrees());
+  if (!distribution->is_writer()) return m;
+  EGCA_RETURN_IF_ERROR(metrics->Log(t.step_, "train", m));
 
   if (t.options_.progress) {
     const double elapsed = Seconds(started);

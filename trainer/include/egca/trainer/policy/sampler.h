@@ -10,9 +10,10 @@
 //                      (logits / temperature, then top-k, then top-p, renormalized; 0 for
 //                      greedy decoding, which is deterministic).
 //
-// Reproducibility: every completion owns a random stream derived from (seed, prompt index,
-// sample index), so the same seed gives the same tokens whatever the batch size, and the
-// random numbers are drawn on the CPU, so they do not depend on the device's generator.
+// Reproducibility: every completion owns a random stream derived from (seed, prompt index
+// or SamplingOptions::prompt_keys, sample index), so the same seed gives the same tokens whatever
+// the batch size, and the random numbers are drawn on the CPU, so they do not depend on the
+// device's generator.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,10 @@ struct SamplingOptions {
   std::vector<int32_t> stop_token_ids;    // e.g. <|im_end|>, <|endoftext|>
   std::vector<std::string> stop_strings;  // need `decode`
   uint64_t seed = 0;
+  // Per prompt (empty, or one per prompt): the key of its streams in place of its index in
+  // this call, so a prompt samples the same tokens whatever else is in the batch (a
+  // data-parallel rank keys its prompts by their position in the global step).
+  std::vector<uint64_t> prompt_keys;
   bool use_kv_cache = true;  // false recomputes the whole prefix every step (benchmarks)
   int32_t pad_token_id = 0;  // fills finished rows; never attended to
   // Token ids -> text, used for Completion::text and stop strings. Borrowed state only:

@@ -150,6 +150,13 @@ struct GrpoConfig {
   double eval_temperature = 0.2;  // EGCA's evaluation decoding
   double eval_top_p = 0.95;
   int64_t eval_max_new_tokens = 512;
+
+  // ---- data parallelism (dist/; read only when launched by torchrun or srun) ----
+  std::string backend = "auto";   // auto (nccl on CUDA, gloo on CPU) | gloo | nccl
+  double dist_timeout = 1800;     // seconds a collective may wait for the other ranks
+  double heartbeat_timeout = 60;  // seconds of silence after which a rank is dead
+  int64_t check_every = 10;       // steps between replica checksums (0 = never)
+  double bucket_mb = 25;          // gradient bucket size (MiB)
 };
 
 // One configuration key: its dotted name and what it means (for --help and errors).

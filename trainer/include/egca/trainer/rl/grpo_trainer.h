@@ -174,8 +174,8 @@ class GrpoTrainer {
  private:
   struct Impl;
   GrpoTrainer(GrpoConfig config, Options options);
-  void AddTreeMetrics(Scalars* m) const;
-  Status DumpTrees() const;
+  Status AddTreeMetrics(Scalars* m) const;  // summed over ranks
+  Status DumpTrees() const;                 // every rank calls it; the writer writes
 
   GrpoConfig config_;
   Options options_;
