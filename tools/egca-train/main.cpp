@@ -19,6 +19,7 @@
 #include "egca/tools/cli.h"
 #include "egca/trainer/rl/grpo_config.h"
 #include "egca/trainer/rl/grpo_trainer.h"
+#include "egca/trainer/rl/multi_agent.h"
 
 using namespace egca::trainer;
 
@@ -89,6 +90,20 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // Cooperating agents (multi_agent.agents, issue 24): their own trainer.
+  if (egca::trainer::IsMultiAgent(config)) {
+    egca::trainer::MultiAgentTrainer::Options mo;
+    mo.resume = !resume_dir.empty();
+    mo.overwrite = overwrite;
+    mo.progress = !quiet;
+    auto ma = egca::trainer::MultiAgentTrainer::Create(config, mo);
+    if (!ma.ok()) return fail(ma.status(), 2);
+    if (auto s = (*ma)->Train(); !s.ok()) return fail(s, 1);
+    std::fprintf(stderr, "egca-train: done, %lld steps, %lld agents; run in %s\n",
+                 static_cast<long long>((*ma)->step()), static_cast<long long>((*ma)->num_agents()),
+                 config.run_dir.c_str());
+    return 0;
+  }
   GrpoTrainer::Options options;
   options.resume = !resume_dir.empty();
   options.overwrite = overwrite;
