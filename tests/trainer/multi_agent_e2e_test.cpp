@@ -84,12 +84,12 @@ GrpoConfig Config(const std::string& model, const std::string& run_dir, const st
   return c;
 }
 
-struct Run {
+struct StepRun {
   std::unique_ptr<MultiAgentTrainer> trainer;
   Scalars metrics;
 };
 
-Run Step(const GrpoConfig& c) {
+StepRun Step(const GrpoConfig& c) {
   auto tok = Tokenizer::FromFile(kTokenizerDir);
   EXPECT_TRUE(tok.ok());
   MultiAgentTrainer::Options o;
@@ -139,7 +139,7 @@ TEST(MultiAgentTree, AlignScriptedTree) {
     auto m = LoadCheckpoint(model, LoadOptions(at::kCPU));
     return Params(**m);
   }();
-  Run run = Step(c);
+  StepRun run = Step(c);
   ASSERT_TRUE(run.trainer);
   MultiAgentTrainer& t = *run.trainer;
   // Joint responses: turn 1 n0 = (good, main) r 1, n1 = (bug, main) r 0 (LOGIC); turn 2:
@@ -210,10 +210,10 @@ TEST(MultiAgentTree, AlignScriptedTree) {
   // other_credit = none: main's failing completion gets nothing.
   c.ma_other_credit = "none";
   c.run_dir = dir.file("run_none");
-  Run none = Step(c);
-  ASSERT_TRUE(none.trainer);
-  for (double a : none.trainer->last_records(1)[1].credit.advantages) EXPECT_EQ(a, 0.0);
-  EXPECT_EQ(none.trainer->last_records(0)[1].credit.placement, credit::CreditPlacement::kLocalized);
+  StepRun none_run = Step(c);
+  ASSERT_TRUE(none_run.trainer);
+  for (double a : none_run.trainer->last_records(1)[1].credit.advantages) EXPECT_EQ(a, 0.0);
+  EXPECT_EQ(none_run.trainer->last_records(0)[1].credit.placement, credit::CreditPlacement::kLocalized);
 }
 
 TEST(MultiAgentTree, CrossScriptedTree) {
@@ -224,7 +224,7 @@ TEST(MultiAgentTree, CrossScriptedTree) {
     auto m = LoadCheckpoint(model, LoadOptions(at::kCPU));
     return Params(**m);
   }();
-  Run run = Step(c);
+  StepRun run = Step(c);
   ASSERT_TRUE(run.trainer);
   MultiAgentTrainer& t = *run.trainer;
   // Turn 1: (0,0) 1, (0,1) 1, (1,0) 0, (1,1) 0; each expanded into 4: G^(N*T) = 16 leaves.
@@ -264,7 +264,7 @@ TEST(MultiAgentTree, EarlyTerminationStopsExactlyTheNodesItShould) {
   c.prompts_per_step = 2;
   // HumanEval/0's turn-1 joint responses average 0.5 (stop at 0.5); HumanEval/1's 0 (go on).
   c.ma_early_termination = 0.5;
-  Run run = Step(c);
+  StepRun run = Step(c);
   ASSERT_TRUE(run.trainer);
   int he0_turn2 = 0, he1_turn2 = 0;
   for (const JointRecord& jr : run.trainer->last_joint()) {
@@ -282,7 +282,7 @@ TEST(MultiAgentTree, EarlyTerminationStopsExactlyTheNodesItShould) {
   // Just above the mean: both expand.
   c.ma_early_termination = 0.51;
   c.run_dir = dir.file("run2");
-  Run more = Step(c);
+  StepRun more = Step(c);
   ASSERT_TRUE(more.trainer);
   EXPECT_DOUBLE_EQ(more.metrics["joint/leaves"], 4.0);
 }
@@ -305,7 +305,7 @@ TEST(MultiAgentTree, CustomTransitionFailuresLeaveTheNodeUnexpanded) {
   c.feedback = "custom";
   c.feedback_command = dir.file("good.sh");
   {
-    Run run = Step(c);
+    StepRun run = Step(c);
     ASSERT_TRUE(run.trainer);
     EXPECT_DOUBLE_EQ(run.metrics["joint/leaves"], 4);
     const auto in = nlohmann::json::parse(ReadFile(seen).value());  // the last node's input
@@ -334,7 +334,7 @@ TEST(MultiAgentTree, CustomTransitionFailuresLeaveTheNodeUnexpanded) {
     c.feedback_command = dir.file(k.hook);
     c.ma_transition_timeout = k.timeout;
     c.run_dir = dir.file("run_" + k.hook);
-    Run run = Step(c);
+    StepRun run = Step(c);
     ASSERT_TRUE(run.trainer) << k.hook;
     EXPECT_DOUBLE_EQ(run.metrics["joint/leaves"], 2) << k.hook;
     EXPECT_DOUBLE_EQ(run.metrics["joint/expansions_skipped"], 2) << k.hook;

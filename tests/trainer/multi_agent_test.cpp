@@ -5,8 +5,12 @@
 // checks; the custom transition hook's failures.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+
 #include <nlohmann/json.hpp>
 
+#include "egca/trainer/rl/feedback.h"
 #include "egca/trainer/rl/multi_agent.h"
 
 namespace egca::trainer {
