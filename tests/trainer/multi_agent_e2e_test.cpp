@@ -19,6 +19,7 @@
 
 #include "common/run_command.h"
 #include "egca/core/files.h"
+#include "egca/datasets/datasets.h"
 #include "egca/trainer/policy/checkpoint.h"
 #include "egca/trainer/rl/multi_agent.h"
 #include "model_test_util.h"
@@ -39,8 +40,10 @@ std::string Fence(const std::string& prose, const std::string& code) {
 // HumanEval/0 (has_close_elements, one test: r is 0 or 1) split between a helper and main.
 const std::string kAuxGood =
     Fence("Helper:", "def aux(a, b, threshold):\n    d = abs(a - b)\n    return d < threshold\n");
-const std::string kAuxBug =  // the comparison is reversed: the divergence is aux's
+const std::string kAuxBug =  // reversed comparison: a LOGIC failure, observed in main
     Fence("Helper:", "def aux(a, b, threshold):\n    d = abs(a - b)\n    return d > threshold\n");
+const std::string kAuxSyntax =  // the colon is missing: the error span is aux's
+    Fence("Helper:", "def aux(a, b, threshold)\n    d = abs(a - b)\n    return d < threshold\n");
 const std::string kMain = Fence("Main:",
                                 "def has_close_elements(numbers, threshold):\n"
                                 "    for i in range(len(numbers)):\n"
@@ -52,9 +55,9 @@ const std::string kMain = Fence("Main:",
 const std::string kAux1 = Fence("", "def aux(s):\n    return s\n");
 const std::string kMain1 = Fence("", "def separate_paren_groups(paren_string):\n    return []\n");
 
-std::shared_ptr<RolloutSource> Source(const Tokenizer& tok) {
+std::shared_ptr<RolloutSource> Source(const Tokenizer& tok, const std::string& aux_bad = kAuxSyntax) {
   return std::make_shared<FixedRolloutSource>(
-      tok, std::map<std::string, std::vector<std::string>>{{"HumanEval/0@aux", {kAuxGood, kAuxBug}},
+      tok, std::map<std::string, std::vector<std::string>>{{"HumanEval/0@aux", {kAuxGood, aux_bad}},
                                                            {"HumanEval/0@main", {kMain}},
                                                            {"HumanEval/0@aux#turn2", {kAuxGood}},
                                                            {"HumanEval/0@main#turn2", {kMain}},
@@ -89,13 +92,13 @@ struct StepRun {
   Scalars metrics;
 };
 
-StepRun Step(const GrpoConfig& c) {
+StepRun Step(const GrpoConfig& c, const std::string& aux_bad = kAuxSyntax) {
   auto tok = Tokenizer::FromFile(kTokenizerDir);
   EXPECT_TRUE(tok.ok());
   MultiAgentTrainer::Options o;
   o.progress = false;
   o.overwrite = true;
-  o.rollouts = Source(**tok);
+  o.rollouts = Source(**tok, aux_bad);
   auto t = MultiAgentTrainer::Create(c, o);
   EXPECT_TRUE(t.ok()) << t.status().ToString();
   if (!t.ok()) return {};
@@ -142,7 +145,7 @@ TEST(MultiAgentTree, AlignScriptedTree) {
   StepRun run = Step(c);
   ASSERT_TRUE(run.trainer);
   MultiAgentTrainer& t = *run.trainer;
-  // Joint responses: turn 1 n0 = (good, main) r 1, n1 = (bug, main) r 0 (LOGIC); turn 2:
+  // Joint responses: turn 1 n0 = (good, main) r 1, n1 = (syntax, main) r 0 (SYNTAX); turn 2:
   // n2, n3 from n0 and n4, n5 from n1, all (good, main) r 1. G^T = 4 leaves.
   const auto& joint = t.last_joint();
   ASSERT_EQ(joint.size(), 6u);
@@ -159,8 +162,8 @@ TEST(MultiAgentTree, AlignScriptedTree) {
   EXPECT_NE(joint[0].code.find("from typing import List\n\ndef aux(a, b, threshold):"),
             std::string::npos)
       << joint[0].code;
-  EXPECT_EQ(joint[1].route.mode, credit::FailureMode::kLogic);
-  EXPECT_EQ(joint[1].blamed_agent, 0) << "the reversed comparison is aux's";
+  EXPECT_EQ(joint[1].route.mode, credit::FailureMode::kSyntax);
+  EXPECT_EQ(joint[1].blamed_agent, 0) << "the missing colon is aux's";
   EXPECT_DOUBLE_EQ(run.metrics["joint/leaves"], 4);
   EXPECT_DOUBLE_EQ(run.metrics["joint/responses"], 6);
   EXPECT_DOUBLE_EQ(run.metrics["joint/pass_rate_turn1"], 0.5);
@@ -180,15 +183,15 @@ TEST(MultiAgentTree, AlignScriptedTree) {
     }
   }
   // Per-agent EGCA credit: aux's failing completion carries the localized advantage on its
-  // span (inside its code), main's failing completion is uniform.
+  // span (the syntax error, inside its code), main's failing completion is uniform.
   const RolloutRecord& aux_bad = t.last_records(0)[1];
   EXPECT_EQ(t.last_sample_info(0)[1].blame, "self");
   EXPECT_EQ(aux_bad.credit.placement, credit::CreditPlacement::kLocalized);
-  ASSERT_TRUE(aux_bad.route.earliest_divergence);
+  ASSERT_TRUE(aux_bad.route.error_span);
   const std::string in_aux = aux_bad.completion.substr(
-      aux_bad.route.earliest_divergence->begin_byte,
-      aux_bad.route.earliest_divergence->end_byte - aux_bad.route.earliest_divergence->begin_byte);
-  EXPECT_NE(kAuxBug.find(in_aux), std::string::npos);
+      aux_bad.route.error_span->begin_byte,
+      aux_bad.route.error_span->end_byte - aux_bad.route.error_span->begin_byte);
+  EXPECT_NE(kAuxSyntax.find(in_aux), std::string::npos) << in_aux;
   double sum = 0, off_span = 0;
   for (size_t k = 0; k < aux_bad.credit.advantages.size(); ++k) {
     sum += aux_bad.credit.advantages[k];
@@ -214,6 +217,47 @@ TEST(MultiAgentTree, AlignScriptedTree) {
   ASSERT_TRUE(none_run.trainer);
   for (double a : none_run.trainer->last_records(1)[1].credit.advantages) EXPECT_EQ(a, 0.0);
   EXPECT_EQ(none_run.trainer->last_records(0)[1].credit.placement, credit::CreditPlacement::kLocalized);
+}
+
+// A helper's wrong value (LOGIC): egca's divergence engine aligns the candidate's frames with
+// the reference's, and HumanEval's reference has no helper, so aux's frame is a gap and the
+// wrong value becomes observable where main uses it. Whatever agent's bytes hold the span,
+// that agent's tokens get the localized advantage and the other's the fallback.
+TEST(MultiAgentTree, LogicDivergenceIsCreditedToTheAgentWhoseBytesHoldIt) {
+  testing::ScratchDir dir("ma_logic");
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
+  GrpoConfig c = Config(model, dir.file("run"), "align");
+  c.turns = 1;
+  StepRun run = Step(c, kAuxBug);
+  ASSERT_TRUE(run.trainer);
+  MultiAgentTrainer& t = *run.trainer;
+  const JointRecord& jr = t.last_joint()[1];
+  ASSERT_EQ(jr.route.mode, credit::FailureMode::kLogic) << jr.route.reason;
+  ASSERT_TRUE(jr.route.earliest_divergence);
+  datasets::DatasetOptions dopt;
+  dopt.limit = 1;
+  datasets::LoadReport report;
+  auto problems = datasets::LoadProblems(kHumanEval, dopt, &report);
+  ASSERT_TRUE(problems.ok());
+  const JointProgram jp = BuildJointProgram((*problems)[0], {{"aux"}, {"has_close_elements"}},
+                                            {t.last_records(0)[1].completion, t.last_records(1)[1].completion});
+  EXPECT_EQ(jp.code, jr.code);
+  const int owner = AgentOfByte(jp, jr.route.earliest_divergence->begin_byte);
+  EXPECT_EQ(jr.blamed_agent, owner);
+  ASSERT_GE(owner, 0);
+  const RolloutRecord& blamed = t.last_records(owner)[1];
+  const RolloutRecord& other = t.last_records(1 - owner)[1];
+  EXPECT_EQ(t.last_sample_info(owner)[1].blame, "self");
+  EXPECT_EQ(blamed.credit.placement, credit::CreditPlacement::kLocalized);
+  ASSERT_TRUE(blamed.route.earliest_divergence);
+  const std::string text = blamed.completion.substr(
+      blamed.route.earliest_divergence->begin_byte,
+      blamed.route.earliest_divergence->end_byte - blamed.route.earliest_divergence->begin_byte);
+  EXPECT_NE(jr.code.find(text), std::string::npos) << text;
+  EXPECT_EQ(t.last_sample_info(1 - owner)[1].blame, "other");
+  EXPECT_EQ(other.credit.placement, credit::CreditPlacement::kUniform);
+  std::fprintf(stderr, "LOGIC divergence of a reversed comparison in aux: blamed agent %d, span '%s'\n", owner,
+               text.c_str());
 }
 
 TEST(MultiAgentTree, CrossScriptedTree) {
@@ -311,9 +355,9 @@ TEST(MultiAgentTree, CustomTransitionFailuresLeaveTheNodeUnexpanded) {
     const auto in = nlohmann::json::parse(ReadFile(seen).value());  // the last node's input
     EXPECT_EQ(in["num_agents"], 2);
     EXPECT_EQ(in["agent_names"], (nlohmann::json{"aux", "main"}));
-    EXPECT_EQ(in["agent_completions"][0], kAuxBug);
+    EXPECT_EQ(in["agent_completions"][0], kAuxSyntax);
     EXPECT_EQ(in["response_history_per_agent"][1][0], kMain);
-    EXPECT_EQ(in["mode"], "LOGIC");
+    EXPECT_EQ(in["mode"], "SYNTAX");
     EXPECT_NE(in["prompt"].get<std::string>().find("has_close_elements"), std::string::npos);
     for (int64_t a = 0; a < 2; ++a) {
       const RolloutRecord& r2 = run.trainer->last_records(a)[2];
