@@ -316,7 +316,9 @@ TEST(MultiAgentTree, EarlyTerminationStopsExactlyTheNodesItShould) {
       EXPECT_FALSE(jr.expanded);
       EXPECT_NE(jr.not_expanded.find("early termination"), std::string::npos) << jr.not_expanded;
     }
-    if (jr.turn == 1 && jr.problem_id == "HumanEval/1") EXPECT_TRUE(jr.expanded);
+    if (jr.turn == 1 && jr.problem_id == "HumanEval/1") {
+      EXPECT_TRUE(jr.expanded);
+    }
     if (jr.turn == 2) ++(jr.problem_id == "HumanEval/0" ? he0_turn2 : he1_turn2);
   }
   EXPECT_EQ(he0_turn2, 0);
