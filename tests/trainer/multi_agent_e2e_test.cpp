@@ -55,7 +55,8 @@ const std::string kMain = Fence("Main:",
 const std::string kAux1 = Fence("", "def aux(s):\n    return s\n");
 const std::string kMain1 = Fence("", "def separate_paren_groups(paren_string):\n    return []\n");
 
-std::shared_ptr<RolloutSource> Source(const Tokenizer& tok, const std::string& aux_bad = kAuxSyntax) {
+std::shared_ptr<RolloutSource> Source(const Tokenizer& tok,
+                                      const std::string& aux_bad = kAuxSyntax) {
   return std::make_shared<FixedRolloutSource>(
       tok, std::map<std::string, std::vector<std::string>>{{"HumanEval/0@aux", {kAuxGood, aux_bad}},
                                                            {"HumanEval/0@main", {kMain}},
@@ -210,13 +211,20 @@ TEST(MultiAgentTree, AlignScriptedTree) {
   // Both agents' weights moved (nonzero advantages), from the same starting checkpoint.
   EXPECT_FALSE(SameParams(Params(t.policy(0)), before_main));
   EXPECT_FALSE(SameParams(Params(t.policy(1)), before_main));
+}
+
+TEST(MultiAgentTree, OtherCreditNoneGivesTheOtherAgentNothing) {
+  testing::ScratchDir dir("ma_none");
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
+  GrpoConfig c = Config(model, dir.file("run"), "align");
+  c.turns = 1;
   // other_credit = none: main's failing completion gets nothing.
   c.ma_other_credit = "none";
-  c.run_dir = dir.file("run_none");
   StepRun none_run = Step(c);
   ASSERT_TRUE(none_run.trainer);
   for (double a : none_run.trainer->last_records(1)[1].credit.advantages) EXPECT_EQ(a, 0.0);
-  EXPECT_EQ(none_run.trainer->last_records(0)[1].credit.placement, credit::CreditPlacement::kLocalized);
+  EXPECT_EQ(none_run.trainer->last_records(0)[1].credit.placement,
+            credit::CreditPlacement::kLocalized);
 }
 
 // A helper's wrong value (LOGIC): egca's divergence engine aligns the candidate's frames with
@@ -239,8 +247,9 @@ TEST(MultiAgentTree, LogicDivergenceIsCreditedToTheAgentWhoseBytesHoldIt) {
   datasets::LoadReport report;
   auto problems = datasets::LoadProblems(kHumanEval, dopt, &report);
   ASSERT_TRUE(problems.ok());
-  const JointProgram jp = BuildJointProgram((*problems)[0], {{"aux"}, {"has_close_elements"}},
-                                            {t.last_records(0)[1].completion, t.last_records(1)[1].completion});
+  const JointProgram jp =
+      BuildJointProgram((*problems)[0], {{"aux"}, {"has_close_elements"}},
+                        {t.last_records(0)[1].completion, t.last_records(1)[1].completion});
   EXPECT_EQ(jp.code, jr.code);
   const int owner = AgentOfByte(jp, jr.route.earliest_divergence->begin_byte);
   EXPECT_EQ(jr.blamed_agent, owner);
@@ -256,8 +265,9 @@ TEST(MultiAgentTree, LogicDivergenceIsCreditedToTheAgentWhoseBytesHoldIt) {
   EXPECT_NE(jr.code.find(text), std::string::npos) << text;
   EXPECT_EQ(t.last_sample_info(1 - owner)[1].blame, "other");
   EXPECT_EQ(other.credit.placement, credit::CreditPlacement::kUniform);
-  std::fprintf(stderr, "LOGIC divergence of a reversed comparison in aux: blamed agent %d, span '%s'\n", owner,
-               text.c_str());
+  std::fprintf(stderr,
+               "LOGIC divergence of a reversed comparison in aux: blamed agent %d, span '%s'\n",
+               owner, text.c_str());
 }
 
 TEST(MultiAgentTree, CrossScriptedTree) {
@@ -333,66 +343,74 @@ TEST(MultiAgentTree, EarlyTerminationStopsExactlyTheNodesItShould) {
   EXPECT_DOUBLE_EQ(more.metrics["joint/leaves"], 4.0);
 }
 
-TEST(MultiAgentTree, CustomTransitionFailuresLeaveTheNodeUnexpanded) {
+// The custom transition: the paper's interface on stdin, one prompt per agent out.
+TEST(MultiAgentTree, CustomTransitionGetsThePaperInterface) {
   testing::ScratchDir dir("ma_hook");
   const std::string model = testing::MakeTinyQwen3(dir.file("model"));
   const std::string seen = dir.file("seen.json");
   std::ofstream(dir.file("good.sh"))
       << "#!/bin/sh\ncat > " << seen << "\necho '[\"HOOK for aux\", \"HOOK for main\"]'\n";
-  std::ofstream(dir.file("exit.sh")) << "#!/bin/sh\ncat >/dev/null\nexit 3\n";
-  std::ofstream(dir.file("slow.sh")) << "#!/bin/sh\nsleep 30\n";
-  std::ofstream(dir.file("one.sh")) << "#!/bin/sh\ncat >/dev/null\necho '[\"only one\"]'\n";
-  std::ofstream(dir.file("flood.sh"))
-      << "#!/bin/sh\ncat >/dev/null\nhead -c 3000000 /dev/zero | tr '\\000' x\n";
-  for (const char* f : {"good.sh", "exit.sh", "slow.sh", "one.sh", "flood.sh"}) {
-    fs::permissions(dir.file(f), fs::perms::owner_all);
-  }
+  fs::permissions(dir.file("good.sh"), fs::perms::owner_all);
   GrpoConfig c = Config(model, dir.file("run"), "align");
   c.feedback = "custom";
   c.feedback_command = dir.file("good.sh");
-  {
-    StepRun run = Step(c);
-    ASSERT_TRUE(run.trainer);
-    EXPECT_DOUBLE_EQ(run.metrics["joint/leaves"], 4);
-    const auto in = nlohmann::json::parse(ReadFile(seen).value());  // the last node's input
-    EXPECT_EQ(in["num_agents"], 2);
-    EXPECT_EQ(in["agent_names"], (nlohmann::json{"aux", "main"}));
-    EXPECT_EQ(in["agent_completions"][0], kAuxSyntax);
-    EXPECT_EQ(in["response_history_per_agent"][1][0], kMain);
-    EXPECT_EQ(in["mode"], "SYNTAX");
-    EXPECT_NE(in["prompt"].get<std::string>().find("has_close_elements"), std::string::npos);
-    for (int64_t a = 0; a < 2; ++a) {
-      const RolloutRecord& r2 = run.trainer->last_records(a)[2];
-      EXPECT_EQ(r2.turn, 2);
-      EXPECT_NE(r2.prompt_text.find(a == 0 ? "HOOK for aux" : "HOOK for main"), std::string::npos);
-      EXPECT_NE(r2.prompt_text.find(a == 0 ? kAuxGood : kMain),
-                std::string::npos);  // its own history
-    }
-  }
-  struct Case {
-    std::string hook, expect;
-    double timeout;
-  };
-  for (const Case& k : std::vector<Case>{{"exit.sh", "status 3", 60},
-                                         {"slow.sh", "no answer within", 0.5},
-                                         {"one.sh", "1 prompts for 2 agents", 60},
-                                         {"flood.sh", "more than 1 MiB", 60}}) {
-    c.feedback_command = dir.file(k.hook);
-    c.ma_transition_timeout = k.timeout;
-    c.run_dir = dir.file("run_" + k.hook);
-    StepRun run = Step(c);
-    ASSERT_TRUE(run.trainer) << k.hook;
-    EXPECT_DOUBLE_EQ(run.metrics["joint/leaves"], 2) << k.hook;
-    EXPECT_DOUBLE_EQ(run.metrics["joint/expansions_skipped"], 2) << k.hook;
-    for (const JointRecord& jr : run.trainer->last_joint()) {
-      EXPECT_FALSE(jr.expanded);
-      EXPECT_NE(jr.not_expanded.find(k.expect), std::string::npos)
-          << k.hook << ": " << jr.not_expanded;
-    }
-    const auto trees = nlohmann::json::parse(ReadFile(c.run_dir + "/trees/step-1.json").value());
-    EXPECT_NE(trees[0]["not_expanded"].get<std::string>().find(k.expect), std::string::npos);
+  StepRun run = Step(c);
+  ASSERT_TRUE(run.trainer);
+  EXPECT_DOUBLE_EQ(run.metrics["joint/leaves"], 4);
+  const auto in = nlohmann::json::parse(ReadFile(seen).value());  // the last node's input
+  EXPECT_EQ(in["num_agents"], 2);
+  EXPECT_EQ(in["agent_names"], (nlohmann::json{"aux", "main"}));
+  EXPECT_EQ(in["agent_completions"][0], kAuxSyntax);
+  EXPECT_EQ(in["response_history_per_agent"][1][0], kMain);
+  EXPECT_EQ(in["mode"], "SYNTAX");
+  EXPECT_NE(in["prompt"].get<std::string>().find("has_close_elements"), std::string::npos);
+  for (int64_t a = 0; a < 2; ++a) {
+    const RolloutRecord& r2 = run.trainer->last_records(a)[2];
+    EXPECT_EQ(r2.turn, 2);
+    EXPECT_NE(r2.prompt_text.find(a == 0 ? "HOOK for aux" : "HOOK for main"), std::string::npos);
+    EXPECT_NE(r2.prompt_text.find(a == 0 ? kAuxGood : kMain),
+              std::string::npos);  // its own history
   }
 }
+
+// A failing custom transition leaves the node unexpanded, with the reason logged and dumped.
+struct HookCase {
+  std::string name, script, expect;
+  double timeout;
+};
+class CustomTransitionFailure : public ::testing::TestWithParam<HookCase> {};
+
+TEST_P(CustomTransitionFailure, LeavesTheNodeUnexpanded) {
+  const HookCase& k = GetParam();
+  testing::ScratchDir dir("ma_hook_" + k.name);
+  const std::string model = testing::MakeTinyQwen3(dir.file("model"));
+  std::ofstream(dir.file("hook.sh")) << "#!/bin/sh\n" << k.script << "\n";
+  fs::permissions(dir.file("hook.sh"), fs::perms::owner_all);
+  GrpoConfig c = Config(model, dir.file("run"), "align");
+  c.feedback = "custom";
+  c.feedback_command = dir.file("hook.sh");
+  c.ma_transition_timeout = k.timeout;
+  StepRun run = Step(c);
+  ASSERT_TRUE(run.trainer);
+  EXPECT_DOUBLE_EQ(run.metrics["joint/leaves"], 2);
+  EXPECT_DOUBLE_EQ(run.metrics["joint/expansions_skipped"], 2);
+  for (const JointRecord& jr : run.trainer->last_joint()) {
+    EXPECT_FALSE(jr.expanded);
+    EXPECT_NE(jr.not_expanded.find(k.expect), std::string::npos) << jr.not_expanded;
+  }
+  const auto trees = nlohmann::json::parse(ReadFile(c.run_dir + "/trees/step-1.json").value());
+  EXPECT_NE(trees[0]["not_expanded"].get<std::string>().find(k.expect), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Hooks, CustomTransitionFailure,
+    ::testing::Values(HookCase{"exit", "cat >/dev/null\nexit 3", "status 3", 60},
+                      HookCase{"timeout", "sleep 30", "no answer within", 0.5},
+                      HookCase{"count", "cat >/dev/null\necho '[\"only one\"]'",
+                               "1 prompts for 2 agents", 60},
+                      HookCase{"flood", "cat >/dev/null\nhead -c 3000000 /dev/zero | tr '\\000' x",
+                               "more than 1 MiB", 60}),
+    [](const auto& info) { return info.param.name; });
 
 TEST(MultiAgentTree, ResumeGivesTheUninterruptedWeights) {
   testing::ScratchDir dir("ma_resume");
