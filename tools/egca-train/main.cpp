@@ -42,6 +42,7 @@
 #include "egca/trainer/policy/tokenizer.h"
 #include "egca/trainer/rl/grpo_config.h"
 #include "egca/trainer/rl/grpo_trainer.h"
+#include "egca/trainer/rl/multi_agent.h"
 
 using namespace egca::trainer;
 
@@ -147,6 +148,20 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // Cooperating agents (multi_agent.agents, issue 24): their own trainer.
+  if (egca::trainer::IsMultiAgent(config)) {
+    egca::trainer::MultiAgentTrainer::Options mo;
+    mo.resume = !resume_dir.empty();
+    mo.overwrite = overwrite;
+    mo.progress = !quiet;
+    auto ma = egca::trainer::MultiAgentTrainer::Create(config, mo);
+    if (!ma.ok()) return fail(ma.status(), 2);
+    if (auto s = (*ma)->Train(); !s.ok()) return fail(s, 1);
+    std::fprintf(stderr, "egca-train: done, %lld steps, %lld agents; run in %s\n",
+                 static_cast<long long>((*ma)->step()), static_cast<long long>((*ma)->num_agents()),
+                 config.run_dir.c_str());
+    return 0;
+  }
   GrpoTrainer::Options options;
   if (launch->world_size > 1) {
     // One process per device: rank r of a node trains on cuda:LOCAL_RANK.

@@ -231,11 +231,20 @@ std::string FeedbackHookInput::ToJson() const {
 
 StatusOr<std::string> RunFeedbackHook(const std::string& command, const FeedbackHookInput& input,
                                       double timeout_seconds) {
+  EGCA_ASSIGN_OR_RETURN(std::string output,
+                        RunHookCommand(command, input.ToJson() + "\n", timeout_seconds, "feedback hook"));
+  while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
+  if (output.empty()) return InvalidArgument(fmt::format("feedback hook '{}': printed nothing", command));
+  return output;
+}
+
+StatusOr<std::string> RunHookCommand(const std::string& command, const std::string& payload,
+                                     double timeout_seconds, const char* what) {
   int in_pipe[2], out_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0) return Internal(fmt::format("feedback hook: pipe: {}", std::strerror(errno)));
+  if (pipe2(in_pipe, O_CLOEXEC) != 0) return Internal(fmt::format("{}: pipe: {}", what, std::strerror(errno)));
   if (pipe2(out_pipe, O_CLOEXEC) != 0) {
     close(in_pipe[0]), close(in_pipe[1]);
-    return Internal(fmt::format("feedback hook: pipe: {}", std::strerror(errno)));
+    return Internal(fmt::format("{}: pipe: {}", what, std::strerror(errno)));
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -251,7 +260,7 @@ StatusOr<std::string> RunFeedbackHook(const std::string& command, const Feedback
   close(out_pipe[1]);
   if (rc != 0) {
     close(in_pipe[1]), close(out_pipe[0]);
-    return Internal(fmt::format("feedback hook '{}': cannot start: {}", command, std::strerror(rc)));
+    return Internal(fmt::format("{} '{}': cannot start: {}", what, command, std::strerror(rc)));
   }
   // A hook that exits without reading its input must not kill us with SIGPIPE: block it in
   // this thread while writing, and consume one that became pending before unblocking.
@@ -259,7 +268,6 @@ StatusOr<std::string> RunFeedbackHook(const std::string& command, const Feedback
   sigemptyset(&pipe_set);
   sigaddset(&pipe_set, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-  const std::string payload = input.ToJson() + "\n";
   size_t written = 0;
   std::string output;
   constexpr size_t kMaxOutput = 1 << 20;
@@ -309,15 +317,13 @@ StatusOr<std::string> RunFeedbackHook(const std::string& command, const Feedback
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (timed_out) return Unavailable(fmt::format("feedback hook '{}': no answer within {:.0f} s", command, timeout_seconds));
-  if (too_much) return InvalidArgument(fmt::format("feedback hook '{}': more than 1 MiB of output", command));
+  if (timed_out) return Unavailable(fmt::format("{} '{}': no answer within {:.0f} s", what, command, timeout_seconds));
+  if (too_much) return InvalidArgument(fmt::format("{} '{}': more than 1 MiB of output", what, command));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return InvalidArgument(fmt::format("feedback hook '{}': exited with {}", command,
+    return InvalidArgument(fmt::format("{} '{}': exited with {}", what, command,
                                        WIFEXITED(status) ? fmt::format("status {}", WEXITSTATUS(status))
                                                          : fmt::format("signal {}", WTERMSIG(status))));
   }
-  while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
-  if (output.empty()) return InvalidArgument(fmt::format("feedback hook '{}': printed nothing", command));
   return output;
 }
 

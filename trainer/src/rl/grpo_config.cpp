@@ -10,6 +10,7 @@
 
 #include "egca/core/files.h"
 #include "egca/trainer/rl/loss_normalization.h"
+#include "egca/trainer/rl/multi_agent.h"
 
 namespace egca::trainer {
 namespace {
@@ -144,6 +145,21 @@ const std::vector<Field>& Fields() {
        "seconds of silence that mark a rank dead"},
       {"train.check_every", &C::check_every, "steps between replica checksums (0: never)"},
       {"train.bucket_mb", &C::bucket_mb, "gradient all-reduce bucket (MiB)"},
+      // Cooperating agents (issue 24, multi_agent.h).
+      {"multi_agent.agents", &C::ma_agents, "list of {name, model, instruction, functions} (empty: one policy)"},
+      {"multi_agent.joint_mode", &C::ma_joint_mode, "align (G joint responses per node) or cross (G^N)"},
+      {"multi_agent.environment", &C::ma_environment, "code (aux + main) or functions (agents own names)"},
+      {"multi_agent.max_nodes", &C::ma_max_nodes, "joint responses per tree, at most (checked before running)"},
+      {"multi_agent.backup", &C::ma_backup, "mean (r + gamma * mean of children), mars or mers"},
+      {"multi_agent.gamma", &C::ma_gamma, "discount of the children's returns"},
+      {"multi_agent.advantage", &C::ma_advantage, "baseline: mean, max or rloo"},
+      {"multi_agent.zscore", &C::ma_zscore, "divide advantages by the group's std"},
+      {"multi_agent.early_termination", &C::ma_early_termination,
+       "> 0: a node whose joint responses' mean reward >= this is not expanded"},
+      {"multi_agent.other_credit", &C::ma_other_credit, "tokens of agents not blamed by a span: uniform or none"},
+      {"multi_agent.transition_timeout", &C::ma_transition_timeout, "seconds for the custom transition"},
+      {"multi_agent.level_scale", &C::ma_level_scale, "magrpo_levels: scale"},
+      {"multi_agent.level_shift", &C::ma_level_shift, "magrpo_levels: shift"},
   };
   return fields;
 }
@@ -347,7 +363,9 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   auto bad = [](const char* key, const std::string& why) {
     return InvalidArgument(fmt::format("config key '{}': {}", key, why));
   };
-  if (c.model.empty()) return bad("model", "required (a Hugging Face checkpoint directory)");
+  if (c.model.empty() && c.ma_agents.empty()) {
+    return bad("model", "required (a Hugging Face checkpoint directory)");
+  }
   if (c.run_dir.empty()) return bad("run_dir", "required");
   if (c.train_data.empty()) return bad("data.train", "required");
   if (c.lang != "auto" && c.lang != "python" && c.lang != "cpp") {
@@ -374,8 +392,11 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (c.normalization != "mean_centered" && c.normalization != "mean_std") {
     return bad("credit.normalization", fmt::format("'{}' is not mean_centered or mean_std", c.normalization));
   }
-  if (c.reward != "egca" && c.reward != "reflexicoder") {
-    return bad("reward.kind", fmt::format("'{}' is not egca or reflexicoder", c.reward));
+  if (c.reward != "egca" && c.reward != "reflexicoder" && c.reward != "magrpo_levels") {
+    return bad("reward.kind", fmt::format("'{}' is not egca, reflexicoder or magrpo_levels", c.reward));
+  }
+  if (c.reward == "magrpo_levels" && c.ma_agents.empty()) {
+    return bad("reward.kind", "magrpo_levels grades joint programs: it needs multi_agent.agents");
   }
   if (c.turns < 1) return bad("multi_turn.turns", "must be >= 1");
   if (c.turn_group_size < 0) return bad("multi_turn.group_size", "must be >= 0");
@@ -457,6 +478,7 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (!(c.heartbeat_timeout > 0)) return bad("train.heartbeat_timeout", "must be > 0 seconds");
   if (c.check_every < 0) return bad("train.check_every", "must be >= 0");
   if (!(c.bucket_mb > 0)) return bad("train.bucket_mb", "must be > 0");
+  if (IsMultiAgent(c)) return ValidateMultiAgentConfig(c);  // issue 24
   return Status::Ok();
 }
 

@@ -76,6 +76,12 @@ struct FeedbackHookInput {
 StatusOr<std::string> RunFeedbackHook(const std::string& command, const FeedbackHookInput& input,
                                       double timeout_seconds = 30);
 
+// The runner under RunFeedbackHook (and the multi-agent transition hook): `command` through
+// /bin/sh with `payload` on stdin; its whole stdout. A non-zero exit, a timeout or more than
+// 1 MiB of output is an error naming `what` and the command.
+StatusOr<std::string> RunHookCommand(const std::string& command, const std::string& payload,
+                                     double timeout_seconds, const char* what);
+
 // The user message of the revision turn: the feedback, then the instruction.
 std::string RevisionMessage(std::string_view feedback, std::string_view instruction);
 

@@ -157,6 +157,23 @@ struct GrpoConfig {
   double heartbeat_timeout = 60;  // seconds of silence after which a rank is dead
   int64_t check_every = 10;       // steps between replica checksums (0 = never)
   double bucket_mb = 25;          // gradient bucket size (MiB)
+  // ---- cooperating agents (MAGRPO-MT, multi_agent.h; issue 24) ----
+  // multi_agent.agents: a YAML list of {name, model, instruction, functions}; "" = the one
+  // policy of `model`. The tree uses rollout.group_size (G), multi_turn.turns (T),
+  // multi_turn.feedback (the transition) and multi_turn.feedback_command (custom).
+  std::string ma_agents;
+  std::string ma_joint_mode = "align";    // align | cross
+  std::string ma_environment = "code";    // code (aux + main) | functions (owned names)
+  int64_t ma_max_nodes = 4096;            // joint responses per prompt's tree, at most
+  std::string ma_backup = "mean";         // mean (r + gamma * mean of children) | mars | mers
+  double ma_gamma = 1.0;                  // discount of the children's returns
+  std::string ma_advantage = "mean";      // baseline: mean | max | rloo
+  bool ma_zscore = false;                 // divide advantages by the group's std
+  double ma_early_termination = 0;        // > 0: a group whose mean reward >= this stops
+  std::string ma_other_credit = "uniform";  // the non-blamed agents' tokens: uniform | none
+  double ma_transition_timeout = 30;      // seconds for the custom transition
+  double ma_level_scale = 1.0;            // reward.kind = magrpo_levels: scale * levels + shift
+  double ma_level_shift = 0.0;
 };
 
 // One configuration key: its dotted name and what it means (for --help and errors).

@@ -173,6 +173,7 @@ class GrpoTrainer {
 
  private:
   struct Impl;
+  friend class MultiAgentTrainer;  // reuses Impl's problems, executors and update (issue 24)
   GrpoTrainer(GrpoConfig config, Options options);
   Status AddTreeMetrics(Scalars* m) const;  // summed over ranks
   Status DumpTrees() const;                 // every rank calls it; the writer writes
