@@ -8,7 +8,8 @@
 //    "programs": {"<file>.py": {"verdict": "VIOLATION", "detail": "clone",
 //                               "requires": ["landlock"], "tests": [<test JSON>],
 //                               "limits": {"wall_seconds": .., "cpu_seconds": ..}}}}
-// (an entry's "limits", optional, replace those two of the corpus's for that program)
+// (an entry's "limits", optional, replace those of the corpus's for that program:
+// wall_seconds, cpu_seconds, memory_bytes)
 // `tests` uses the `egca-run --tests` format (ParseTestsJson); "tests_json" instead holds
 // that JSON as text (numbers beyond what nlohmann::json holds exactly); `detail` must occur in
 // Verdict::detail; `requires` names protections without which the verdict differs
@@ -188,6 +189,7 @@ TEST(SandboxHostileCorpus, EveryProgramGetsItsVerdictAndNothingEscapes) {
       const json& own = entry["limits"];
       this_run.limits.wall_seconds = own.value("wall_seconds", run.limits.wall_seconds);
       this_run.limits.cpu_seconds = own.value("cpu_seconds", run.limits.cpu_seconds);
+      this_run.limits.memory_bytes = own.value("memory_bytes", run.limits.memory_bytes);
     }
     auto result =
         executor.value()->Run(Slurp(kCorpusDir + "/" + file), tests->front(), this_run);
