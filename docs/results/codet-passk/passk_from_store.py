@@ -38,6 +38,8 @@ def main(argv):
             except ValueError:
                 print(f"{argv[1]}:{line_no}: not JSON, skipped", file=sys.stderr)
                 continue
+            if r.get("type") != "sample":  # header, per-problem and session lines
+                continue
             p = r["problem"]
             n[p] += 1
             if r.get("tests", 0) > 0 and r.get("passed") == r.get("tests"):
