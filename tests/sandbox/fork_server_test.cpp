@@ -799,9 +799,6 @@ TEST(SandboxForkServer, ProbeReportsSeccomp) {
   }
 }
 
-}  // namespace
-}  // namespace egca::sandbox
-
 // Abort() from another thread ends a Run() that would otherwise wait for its child's long
 // wall limit: the server and its child are gone, Run() says UNAVAILABLE, and the next
 // Run() starts a new server (the executor's reused test process relies on this).
@@ -827,3 +824,6 @@ TEST(SandboxForkServerAbort, AbortEndsARunningRunAndTheNextRunRestarts) {
   EXPECT_EQ(again.termination, Termination::kExited);
   EXPECT_NE(server->server_pid(), first_pid);
 }
+
+}  // namespace
+}  // namespace egca::sandbox
