@@ -500,8 +500,8 @@ class Executor::Impl {
 
   // The pair with the reused test process: the test request (and the test process's end
   // of the pair's socket) goes to the session, the candidate runs in a fresh child, and
-  // the session's reply must come within the test's wall limit (plus a second) of the
-  // request. A session that did not answer in time is killed (a TIMEOUT, as a fresh test
+  // the session's reply must come within the test's wall limit of the request, and at
+  // least 5 s after the candidate ended. A session that did not answer in time is killed (a TIMEOUT, as a fresh test
   // process killed at its wall limit was); one that died answers with how it ended.
   StatusOr<sandbox::ChildOutcome> RunWithSession(sandbox::ChildRequest& candidate,
                                                  const sandbox::ChildRequest& tester,
@@ -540,7 +540,11 @@ class Executor::Impl {
     StatusOr<sandbox::ChildOutcome> outcome = server_->Run(candidate);
     std::string reply;
     const SessionRead read =
-        ReadSessionReply(session_->control, start + limits.wall_seconds + 1.0,
+        // The test's wall limit from the request, and never less than a grace period after
+        // the candidate ended (a slow machine's kill, reap and the test's last decoding
+        // must not cost a healthy test process).
+        ReadSessionReply(session_->control,
+                         std::max(start + limits.wall_seconds, SteadySeconds()) + 5.0,
                          kMaxValueBytes + kRecordSlack, &reply);
     if (read == SessionRead::kOk) {
       ++session_->served;
