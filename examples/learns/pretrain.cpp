@@ -33,6 +33,7 @@
 #include "egca/trainer/rl/grpo_config.h"
 #include "egca/trainer/rl/problem_prompt.h"
 #include "egca/trainer/policy/tokenizer.h"
+#include "egca/trainer/policy/cpu_runtime.h"
 
 using namespace egca::trainer;
 
@@ -51,6 +52,7 @@ int Fail(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  egca::trainer::RetainFreedHostMemory();  // before LibTorch allocates (cpu_runtime.h)
   CLI::App app{"Pre-train a tiny Qwen3-layout decoder on the learns corpus"};
   std::string config_path, corpus_path, tokenizer_path, out_dir;
   int64_t steps = 600, batch = 32, hidden = 128, layers = 4, threads = 0;
@@ -73,7 +75,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return e.get_exit_code() == 0 ? app.exit(e) : (app.exit(e), 2);
   }
-  if (threads > 0) at::set_num_threads(static_cast<int>(threads));
+  if (threads > 0) egca::trainer::SetComputeThreads(static_cast<int>(threads));
   const auto started = std::chrono::steady_clock::now();
 
   GrpoConfig config;

@@ -22,6 +22,7 @@
 #include "egca/trainer/rl/evaluation.h"
 #include "egca/trainer/policy/model_config.h"
 #include "egca/trainer/policy/sampler.h"
+#include "egca/trainer/policy/cpu_runtime.h"
 
 using namespace egca;
 using namespace egca::trainer;
@@ -45,6 +46,7 @@ bool Exists(const std::string& path, const char* option, int* code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  egca::trainer::RetainFreedHostMemory();  // before LibTorch allocates (cpu_runtime.h)
   CLI::App app{"pass@k and Iter-k of a checkpoint or a samples file"};
   std::string problems_path, format = "auto", samples_path, source, model_dir, tokenizer_path, json_path, md_path,
                              feedback = "level_feedback", feedback_command, chat_template = "qwen3", instruction,

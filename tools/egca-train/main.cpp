@@ -39,6 +39,7 @@
 #include "egca/core/files.h"
 #include "egca/tools/cli.h"
 #include "egca/trainer/dist/process_group.h"
+#include "egca/trainer/policy/cpu_runtime.h"
 #include "egca/trainer/policy/tokenizer.h"
 #include "egca/trainer/rl/grpo_config.h"
 #include "egca/trainer/rl/grpo_trainer.h"
@@ -59,6 +60,7 @@ void OnTerminate(int) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  egca::trainer::RetainFreedHostMemory();  // before LibTorch allocates (cpu_runtime.h)
   CLI::App app{"GRPO training with execution-grounded credit assignment (EGCA)"};
   std::string config_path, resume_dir, lang;
   std::vector<std::string> overrides;

@@ -16,6 +16,7 @@
 
 #include "egca/core/files.h"
 #include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/policy/cpu_runtime.h"
 
 namespace egca::trainer {
 
@@ -140,7 +141,7 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
              : c.dtype == "float32" ? at::kFloat
              : im.device.is_cuda()  ? at::kBFloat16
                                     : at::kFloat;
-  if (c.threads > 0) at::set_num_threads(static_cast<int>(c.threads));
+  if (c.threads > 0) SetComputeThreads(static_cast<int>(c.threads));  // ATen + OpenBLAS
 
   // 2. Models.
   EGCA_ASSIGN_OR_RETURN(t->policy_,

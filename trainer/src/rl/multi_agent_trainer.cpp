@@ -31,6 +31,7 @@
 #include "egca/core/mix.h"
 #include "egca/credit/grpo.h"
 #include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/policy/cpu_runtime.h"
 #include "egca/trainer/rl/feedback.h"
 #include "egca/trainer/rl/multi_agent.h"
 #include "egca/trainer/rl/problem_prompt.h"
@@ -229,7 +230,7 @@ StatusOr<std::unique_ptr<MultiAgentTrainer>> MultiAgentTrainer::Create(const Grp
              : c.dtype == "float32" ? at::kFloat
              : im.device.is_cuda()  ? at::kBFloat16
                                     : at::kFloat;
-  if (c.threads > 0) at::set_num_threads(static_cast<int>(c.threads));
+  if (c.threads > 0) SetComputeThreads(static_cast<int>(c.threads));  // ATen + OpenBLAS
 
   // 2. Models: each agent its own policy, reference and optimizer (two agents naming one
   //    checkpoint get two copies).
