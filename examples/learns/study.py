@@ -2,7 +2,8 @@
 """The credit study (issue 23), docs/results/credit-study/PREREGISTRATION.md, as one resumable command.
 
     examples/learns/study.py [--quick] [--jobs 2] [--work DIR] [--results DIR] [--dry-run]
-                             [--blocks tuning,primary,secondary,v2] (also: regime)
+                             [--blocks tuning,primary,secondary,v2] (also: regime, starts)
+                             [--variants v0,v1,v2] [--pretrain-steps N]
 
 Runs, in the pre-registered order: the learning-rate sweep on tuning seeds (v0 with a
 validation split), the primary comparison (earliest and uniform, v0 and v1, seeds 1..10,
@@ -73,7 +74,7 @@ def sizes(quick):
                     tuning_seeds=[101], lrs=[3e-4, 1e-3], v2_seeds=[1], save_every=1,
                     max_new={"v0": 96, "v1": 96, "v2": 160}, regime_samples=2)
     return dict(steps=100, prompts=8, group=8, eval_every=50, mid_samples=8, final_samples=24,
-                eval_limit=-1, pretrain_steps=300, primary_seeds=list(range(1, 11)),
+                eval_limit=-1, pretrain_steps=1000, primary_seeds=list(range(1, 11)),
                 secondary_seeds=list(range(1, 6)), tuning_seeds=[101, 102],
                 lrs=[1e-4, 3e-4, 6e-4, 1e-3], v2_seeds=list(range(1, 6)), save_every=10,
                 max_new={"v0": 96, "v1": 96, "v2": 160}, regime_samples=4)
@@ -87,6 +88,8 @@ class Study:
     def __init__(self, args):
         self.args = args
         self.z = sizes(args.quick)
+        if args.pretrain_steps:
+            self.z["pretrain_steps"] = args.pretrain_steps
         self.work = os.path.abspath(args.work or ("runs/credit-study-quick" if args.quick else "runs/credit-study"))
         default_results = os.path.join(self.work, "results") if args.quick else os.path.join(
             ROOT, "docs/results/credit-study")
@@ -96,6 +99,7 @@ class Study:
         self.pretrain_bin = os.path.join(build, "examples/learns/learns_pretrain")
         self.config = os.path.join(HERE, "learns.yaml")
         self.blocks = args.blocks.split(",")
+        self.variants = args.variants.split(",") if args.variants else None
         self.failed = []
         self.finished_times = []
         self.started = time.time()
@@ -119,9 +123,18 @@ class Study:
         z = self.z
         out = []
         if "regime" in self.blocks:  # the near-correct regime check, on the first tuning seed
-            for variant in ("v0", "v1", "v2"):
-                out.append(("pretrain", dict(variant=variant, validation=False, seed=z["tuning_seeds"][0])))
-                out.append(("start", dict(variant=variant, seed=z["tuning_seeds"][0], regime=True)))
+            for seed in z["tuning_seeds"]:
+                for variant in ("v0", "v1", "v2"):
+                    out.append(("pretrain", dict(variant=variant, validation=False, seed=seed)))
+                    out.append(("start", dict(variant=variant, seed=seed, regime=True)))
+        if "starts" in self.blocks:  # every shared start (pre-training + step-0 evaluation) first
+            for seed in z["primary_seeds"]:
+                for variant in ("v0", "v1"):
+                    out.append(("pretrain", dict(variant=variant, validation=False, seed=seed)))
+                    out.append(("start", dict(variant=variant, seed=seed)))
+            for seed in z["v2_seeds"]:
+                out.append(("pretrain", dict(variant="v2", validation=False, seed=seed)))
+                out.append(("start", dict(variant="v2", seed=seed)))
         if "tuning" in self.blocks:
             for seed in z["tuning_seeds"]:
                 out.append(("pretrain", dict(variant="v0", validation=True, seed=seed)))
@@ -150,6 +163,8 @@ class Study:
                 out.append(("start", dict(variant="v2", seed=seed)))
                 for arm in PRIMARY_ARMS + SECONDARY_ARMS:
                     out.append(("run", dict(variant="v2", validation=False, seed=seed, arm=arm)))
+        if self.variants is not None:  # --variants: the others wait (e.g. a variant being fixed)
+            out = [(k, t) for k, t in out if k == "choose_lr" or t.get("variant") in self.variants]
         seen, unique = set(), []
         for kind, t in out:
             key = self.key(kind, t)
@@ -478,17 +493,24 @@ def main():
     ap.add_argument("--results", help="result JSON files (default docs/results/credit-study; --quick: WORK/results)")
     ap.add_argument("--blocks", default="tuning,primary,secondary,v2",
                     help="which blocks, comma-separated: regime (pre-training + start evaluation of v0, v1, "
-                         "v2 on the first tuning seed: the near-correct regime check), tuning, primary, "
-                         "secondary, v2")
+                         "v2 on the tuning seeds: the near-correct regime check), starts (every (variant, seed)'s "
+                         "shared start: pre-training + step-0 evaluation), tuning, primary, secondary, v2")
+    ap.add_argument("--variants", help="only these variants' tasks, comma-separated (default: all)")
+    ap.add_argument("--pretrain-steps", type=int, default=0,
+                    help="pre-training steps (default: the pre-registered number); for the regime check")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and what is done, run nothing")
     args = ap.parse_args()
     if args.jobs < 1:
         print("study.py: --jobs must be >= 1", file=sys.stderr)
         return 2
-    bad = [b for b in args.blocks.split(",") if b not in ("regime", "tuning", "primary", "secondary", "v2")]
+    blocks = ("regime", "starts", "tuning", "primary", "secondary", "v2")
+    bad = [b for b in args.blocks.split(",") if b not in blocks]
     if bad:
-        print("study.py: --blocks: unknown block '%s' (regime, tuning, primary, secondary, v2)" % bad[0],
-              file=sys.stderr)
+        print("study.py: --blocks: unknown block '%s' (%s)" % (bad[0], ", ".join(blocks)), file=sys.stderr)
+        return 2
+    bad = [v for v in (args.variants or "v0").split(",") if v not in ("v0", "v1", "v2")]
+    if bad:
+        print("study.py: --variants: unknown variant '%s' (v0, v1, v2)" % bad[0], file=sys.stderr)
         return 2
     st = Study(args)
     for b in (st.train_bin, st.pretrain_bin):
