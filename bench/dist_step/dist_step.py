@@ -11,7 +11,10 @@ Qwen3-shaped checkpoint with Qwen3's vocabulary (its 151936 x 32 embedding makes
 gradient ~20 MB, so the all-reduce moves real volume). Reports per arm the median step time
 after the first step, samples/s, and for 2 ranks the seconds the training thread waited for
 the gradient all-reduce (dist/gradient_wait) and its bytes (dist/gradient_bytes), as
-metrics.jsonl logs them. Ratios are within this run; nothing here is a unit test.
+metrics.jsonl logs them. A fourth arm repeats the first with EGCA_KEEP_FREED_MEMORY=0 (the
+allocator's default: large freed tensors unmapped and faulted in again each micro-batch), the
+baseline of trainer/include/egca/trainer/policy/cpu_runtime.h. Ratios are within this run;
+nothing here is a unit test.
 """
 import argparse
 import json
@@ -58,6 +61,8 @@ def main():
     ap.add_argument("--prompts", type=int, default=4, help="prompts per global step")
     ap.add_argument("--group", type=int, default=4)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--skip-unmapped", action="store_true",
+                    help="leave out the arm with the allocator's default (slow where page faults are)")
     a = ap.parse_args()
     train = os.path.join(a.build, "tools/egca-train/egca-train")
     tiny = os.path.join(a.build, "examples/tiny_model/tiny_model_example")
@@ -94,13 +99,19 @@ def main():
 
     torchrun = [sys.executable if sys.executable.startswith("/usr/bin/") else "/usr/bin/python3",
                 "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1", "--standalone", "--nproc_per_node", "2", "--no_python"]
-    arms = [("1 rank, 1 thread", [], "one_t1", 1), ("1 rank, 2 threads", [], "one_t2", 2),
-            ("2 ranks x 1 thread", torchrun, "two_t1", 1)]
+    # The last arm is the first one with the allocator's default (freed tensors unmapped and
+    # faulted in again every micro-batch: trainer/include/egca/trainer/policy/cpu_runtime.h).
+    arms = [("1 rank, 1 thread", [], "one_t1", 1, {}), ("1 rank, 2 threads", [], "one_t2", 2, {}),
+            ("2 ranks x 1 thread", torchrun, "two_t1", 1, {}),
+            ("1 rank, heap released", [], "one_t1_unmap", 1, {"EGCA_KEEP_FREED_MEMORY": "0"})]
+    if a.skip_unmapped:
+        arms = arms[:3]
     rows = []
-    for label, launcher, name, threads in arms:
+    for label, launcher, name, threads, env in arms:
         t0 = time.time()
         r = subprocess.run(launcher + [train, "--quiet", "--config", config(name, threads), "--rollouts", rollouts],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=dict(os.environ, **env))
         if r.returncode != 0:
             print(r.stdout)
             sys.exit(f"{label}: exit {r.returncode}")

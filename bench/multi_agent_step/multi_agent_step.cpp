@@ -20,10 +20,11 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "../common/codet_policy.h"
+#include "egca/trainer/policy/cpu_runtime.h"
 #include "egca/trainer/rl/grpo_trainer.h"
 #include "egca/trainer/rl/multi_agent.h"
 
@@ -46,9 +47,10 @@ struct Phases {
 }  // namespace
 
 int main(int argc, char** argv) {
+  RetainFreedHostMemory();  // as egca-train (cpu_runtime.h)
   CLI::App app{"Cost per generated completion of a two-agent MAGRPO-MT step vs single-agent GRPO"};
-  int problems = 12, group = 4, turns = 1, prompts = 2, steps = 2, rounds = 2, workers = 2, hidden = 64, layers = 2,
-      threads = 0;
+  int problems = 12, group = 4, turns = 1, prompts = 2, steps = 2, rounds = 2, workers = 2,
+      hidden = 64, layers = 2, threads = 0;
   app.add_option("--problems", problems, "HumanEval problems used (rotated through)");
   app.add_option("--group", group, "G completions per agent per node");
   app.add_option("--turns", turns, "T turns of the joint tree (level_feedback transition)");
@@ -85,12 +87,14 @@ int main(int argc, char** argv) {
     for (const auto& s : *codet) {
       auto& v = texts[s.problem_id + "@main"];
       if (static_cast<int>(v.size()) >= group) continue;
-      v.push_back("Here is the function:\n```python\n" + by_id[s.problem_id]->prompt + s.completion + "\n```\n");
+      v.push_back("Here is the function:\n```python\n" + by_id[s.problem_id]->prompt +
+                  s.completion + "\n```\n");
     }
     for (const auto& r : *records) {
       auto& v = texts[r.id + "@aux"];
       for (int k = 0; k < group; ++k) {
-        v.push_back(fmt::format("A helper:\n```python\ndef aux(x):\n    return x if x is not None else {}\n```\n", k));
+        v.push_back(fmt::format(
+            "A helper:\n```python\ndef aux(x):\n    return x if x is not None else {}\n```\n", k));
       }
       texts[r.id] = texts[r.id + "@main"];  // the single-agent step
     }
@@ -122,7 +126,8 @@ int main(int argc, char** argv) {
   };
   auto run_multi = [&](const std::string& mode, int round, Phases* ph) -> Status {
     GrpoConfig c = base(fmt::format("ma_{}_{}", mode, round), group);
-    c.ma_agents = "[{name: aux, model: " + setup->model + "}, {name: main, model: " + setup->model + "}]";
+    c.ma_agents =
+        "[{name: aux, model: " + setup->model + "}, {name: main, model: " + setup->model + "}]";
     c.ma_joint_mode = mode;
     c.ma_max_nodes = 1 << 20;
     MultiAgentTrainer::Options o;
@@ -139,7 +144,8 @@ int main(int argc, char** argv) {
       ph->credit.push_back(m["time/credit"]);
       ph->update.push_back(m["time/update"]);
       ph->generations.push_back(
-          static_cast<double>(trainer->last_records(0).size() + trainer->last_records(1).size()) / prompts);
+          static_cast<double>(trainer->last_records(0).size() + trainer->last_records(1).size()) /
+          prompts);
       ph->programs.push_back(static_cast<double>(trainer->last_joint().size()) / prompts);
     }
     return Status::Ok();
@@ -186,21 +192,32 @@ int main(int argc, char** argv) {
   std::error_code ec;
   fs::remove_all(scratch, ec);
 
-  std::printf("Two-agent MAGRPO-MT step (aux + main, G=%d per agent, T=%d) against single-agent GRPO with the same "
-              "generations (%d prompts; CodeT HumanEval programs; policies hidden %d x %d layers, Qwen3 vocab, %d route "
-              "workers, %d rounds x %d steps)\n\n",
-              group, turns, prompts, hidden, layers, workers, rounds, steps);
-  std::printf("| configuration | generations/prompt | programs graded/prompt | step s | rollout s | route wait s | credit s | "
-              "update s | s per generation |\n");
+  std::printf(
+      "Two-agent MAGRPO-MT step (aux + main, G=%d per agent, T=%d) against single-agent GRPO with "
+      "the same "
+      "generations (%d prompts; CodeT HumanEval programs; policies hidden %d x %d layers, Qwen3 "
+      "vocab, %d route "
+      "workers, %d rounds x %d steps)\n\n",
+      group, turns, prompts, hidden, layers, workers, rounds, steps);
+  std::printf(
+      "| configuration | generations/prompt | programs graded/prompt | step s | rollout s | route "
+      "wait s | credit s | "
+      "update s | s per generation |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
-  auto per_gen = [&](const Phases& ph) { return Median(ph.total) / std::max(1e-9, Median(ph.generations) * prompts); };
-  for (auto [name, ph] : {std::pair{"align (2 agents)", &align_ph}, std::pair{"cross (2 agents)", &cross_ph},
-                          std::pair{"single-agent GRPO", &single_ph}}) {
-    std::printf("| %s | %.1f | %.1f | %.3f | %.3f | %.3f | %.4f | %.3f | %.4f |\n", name, Median(ph->generations),
-                Median(ph->programs), Median(ph->total), Median(ph->generate), Median(ph->route_wait),
-                Median(ph->credit), Median(ph->update), per_gen(*ph));
+  auto per_gen = [&](const Phases& ph) {
+    return Median(ph.total) / std::max(1e-9, Median(ph.generations) * prompts);
+  };
+  for (auto [name, ph] :
+       {std::pair{"align (2 agents)", &align_ph}, std::pair{"cross (2 agents)", &cross_ph},
+        std::pair{"single-agent GRPO", &single_ph}}) {
+    std::printf("| %s | %.1f | %.1f | %.3f | %.3f | %.3f | %.4f | %.3f | %.4f |\n", name,
+                Median(ph->generations), Median(ph->programs), Median(ph->total),
+                Median(ph->generate), Median(ph->route_wait), Median(ph->credit),
+                Median(ph->update), per_gen(*ph));
   }
-  std::printf("\nalign / single-agent cost per generation: %.3fx\ncross / single-agent cost per generation: %.3fx\n",
-              per_gen(align_ph) / per_gen(single_ph), per_gen(cross_ph) / per_gen(single_ph));
+  std::printf(
+      "\nalign / single-agent cost per generation: %.3fx\ncross / single-agent cost per "
+      "generation: %.3fx\n",
+      per_gen(align_ph) / per_gen(single_ph), per_gen(cross_ph) / per_gen(single_ph));
   return 0;
 }

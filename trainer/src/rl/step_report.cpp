@@ -33,10 +33,9 @@ CancellationSums StepCancellation(const std::vector<RolloutRecord>& records,
   for (size_t i : train) {
     const RolloutRecord& r = records[i];
     if (!r.route_error.empty()) continue;
-    groups[r.group].push_back(
-        {r.token_ids, r.advantage,
-         DivergentTokenMask(r.token_bytes, r.route.earliest_divergence,
-                            r.route.mode == credit::FailureMode::kLogic)});
+    groups[r.group].push_back({r.token_ids, r.advantage,
+                               DivergentTokenMask(r.token_bytes, r.route.earliest_divergence,
+                                                  r.route.mode == credit::FailureMode::kLogic)});
   }
   CancellationSums sums;
   for (const auto& [group, samples] : groups) sums.Add(GroupCancellation(samples));
@@ -81,7 +80,8 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
   double span_fraction_sum = sc.span_fraction_sum;
   int64_t generated_tokens = 0;
   for (const auto& r : t.rollouts_) generated_tokens += static_cast<int64_t>(r.token_ids.size());
-  CancellationSums cancel = multi_turn ? CancellationSums{} : StepCancellation(t.rollouts_, sc.train);
+  CancellationSums cancel =
+      multi_turn ? CancellationSums{} : StepCancellation(t.rollouts_, sc.train);
   DynamicSamplingStats sampling = sc.sampling;
   int64_t divergent_tokens = us.divergent_tokens;
   {
@@ -111,7 +111,8 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
                                     &sampling.extra_prompts,
                                     &sampling.refill_rounds,
                                     &sampling.kept_groups};
-    std::vector<double*> reals = {&span_fraction_sum, &cancel.gross, &cancel.net, &cancel.net_divergent};
+    std::vector<double*> reals = {&span_fraction_sum, &cancel.gross, &cancel.net,
+                                  &cancel.net_divergent};
     std::vector<double> sums;
     for (const int64_t* v : counts) sums.push_back(static_cast<double>(*v));
     for (const double* v : reals) sums.push_back(*v);
@@ -207,7 +208,15 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
   const int64_t first_global = distribution->ShardOf(c.prompts_per_step).begin;
   if (c.dump_rollouts) {
     std::string out;
-    for (const auto& r : t.rollouts_) {
+    // Prompt by prompt (a multi-turn tree's turns together), so that the ranks' pieces,
+    // gathered in rank order, are the lines one process writes.
+    std::vector<size_t> order(t.rollouts_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return t.rollouts_[a].group < t.rollouts_[b].group;
+    });
+    for (const size_t index : order) {
+      const auto& r = t.rollouts_[index];
       nlohmann::ordered_json j;
       const TrainProblem& p = train[batch[static_cast<size_t>(r.group)]];
       j["step"] = t.step_;
