@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
       json_out = v;
     } else if (a == "--timeout") {
       timeout = std::strtod(v.c_str(), &end);
-      if (*end != '\0' || timeout <= 0) return Usage(("--timeout: not a positive number: " + v).c_str());
+      if (*end != '\0' || timeout <= 0)
+        return Usage(("--timeout: not a positive number: " + v).c_str());
     } else if (a == "--limit") {
       limit = std::strtol(v.c_str(), &end, 10);
       if (*end != '\0' || limit < 0) return Usage(("--limit: not a count: " + v).c_str());
@@ -93,7 +94,8 @@ int main(int argc, char** argv) {
     job.id = j.value("id", std::to_string(n));
     job.source = j["source"].get<std::string>();
     const std::string setup = j.value("setup", "");
-    for (const auto& t : j["tests"]) job.tests.push_back(TestCase::Asserts(t.get<std::string>() + "\n", setup));
+    for (const auto& t : j["tests"])
+      job.tests.push_back(TestCase::Asserts(t.get<std::string>() + "\n", setup));
     jobs.push_back(std::move(job));
     if (limit >= 0 && static_cast<long>(jobs.size()) >= limit) break;
   }
@@ -140,19 +142,22 @@ int main(int argc, char** argv) {
       } else {
         all = false;
         if (disagreements.size() < 50) {
-          disagreements.push_back({{"id", job.id}, {"test", t + 1}, {"one_pair_each", a}, {"batched", b}});
+          disagreements.push_back(
+              {{"id", job.id}, {"test", t + 1}, {"one_pair_each", a}, {"batched", b}});
         }
       }
     }
     if (all) ++programs_agree;
     if ((k + 1) % 100 == 0) {
-      std::fprintf(stderr, "%zu/%zu programs, %ld/%ld verdicts agree\n", k + 1, jobs.size(), agree, tests);
+      std::fprintf(stderr, "%zu/%zu programs, %ld/%ld verdicts agree\n", k + 1, jobs.size(), agree,
+                   tests);
     }
   }
   fmt::print("corpus: {}\n", corpus);
   fmt::print("programs {}  tests {}  errors {}\n", programs, tests, errors);
-  fmt::print("verdicts that agree: {} / {} ({:.3f}%); programs all of whose verdicts agree: {} / {}\n",
-             agree, tests, tests ? 100.0 * agree / tests : 0.0, programs_agree, programs);
+  fmt::print(
+      "verdicts that agree: {} / {} ({:.3f}%); programs all of whose verdicts agree: {} / {}\n",
+      agree, tests, tests ? 100.0 * agree / tests : 0.0, programs_agree, programs);
   fmt::print("passed tests: one pair per assert {}, batched {}\n", passed[0], passed[1]);
   fmt::print("{:<28} {:>10} {:>14}\n", "way", "seconds", "ms per program");
   const char* names[2] = {"one pair per assert", "one process per program"};
@@ -164,10 +169,13 @@ int main(int argc, char** argv) {
              seconds[1] > 0 ? seconds[0] / seconds[1] : 0.0);
   for (const auto& d : disagreements) fmt::print("DIFF {}\n", d.dump());
   if (!json_out.empty()) {
-    nlohmann::json j = {{"corpus", corpus},       {"programs", programs},
-                        {"tests", tests},         {"agree", agree},
+    nlohmann::json j = {{"corpus", corpus},
+                        {"programs", programs},
+                        {"tests", tests},
+                        {"agree", agree},
                         {"programs_agree", programs_agree},
-                        {"errors", errors},       {"seconds_one_pair_each", seconds[0]},
+                        {"errors", errors},
+                        {"seconds_one_pair_each", seconds[0]},
                         {"seconds_batched", seconds[1]},
                         {"passed_one_pair_each", passed[0]},
                         {"passed_batched", passed[1]},

@@ -834,7 +834,22 @@ class Executor::Impl {
         (*out)[order[0]] = std::move(r).value();
         return Status::Ok();
       }
-      EGCA_ASSIGN_OR_RETURN(Batch batch, RunBatch(source, tests, order, options));
+      const int server_pid = server_->server_pid();
+      if (server_pid <= 0) {
+        // The candidates' server is down (it restarts at the next Run()): its pid, which
+        // the batch needs to watch its candidate process, is not known before. The first
+        // test runs in a pair of its own.
+        const TestCase& test = tests[order[0]];
+        StatusOr<TestResult> r =
+            RunPair(source, test, options, test.name.empty() ? "test" : test.name);
+        if (!r.ok()) return r.status().WithContext(fmt::format("test {}", order[0] + 1));
+        const bool syntax = r->verdict.kind == sandbox::VerdictKind::kSyntaxError;
+        (*out)[order[0]] = std::move(r).value();
+        if (syntax) return Status::Ok();
+        order.erase(order.begin());
+        continue;
+      }
+      EGCA_ASSIGN_OR_RETURN(Batch batch, RunBatch(source, tests, order, options, server_pid));
       if (batch.complete) {
         for (size_t p = 0; p < order.size(); ++p) (*out)[order[p]] = std::move(batch.results[p]);
         return Status::Ok();
@@ -881,7 +896,8 @@ class Executor::Impl {
   };
 
   StatusOr<Batch> RunBatch(std::string_view source, const std::vector<TestCase>& tests,
-                           const std::vector<size_t>& order, const RunOptions& options) {
+                           const std::vector<size_t>& order, const RunOptions& options,
+                           int server_pid) {
     const size_t n = order.size();
     const sandbox::Limits& limits = options.limits;
     EGCA_RETURN_IF_ERROR(EnsureTestServer().WithContext("starting the test-process server"));
@@ -925,17 +941,23 @@ class Executor::Impl {
     StatusOr<sandbox::ChildOutcome> outcome = Internal("the candidate process did not run");
     std::promise<void> ended;
     std::future<void> ended_future = ended.get_future();
+    // The server's pid now: server_pid() waits for a Run() in progress.
+    CandidateWatch watch(server_pid, socket_stat.st_ino);
     const double start = SteadySeconds();
     std::thread candidate_thread([&] {
       outcome = server_->Run(candidate);
       ended.set_value();
     });
-    CandidateWatch watch(server_->server_pid(), socket_stat.st_ino);
     bool killed = false;
     auto kill = [&] {
       if (killed) return;
       killed = true;
-      if (!watch.Kill()) server_->Abort();  // not found: the server and its child go
+      if (watch.Kill()) return;
+      // Not found (no /proc access): the server and its child go, unless the child has
+      // ended meanwhile (the server is then idle and stays).
+      if (ended_future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        server_->Abort();
+      }
     };
     // Waits until `ready` or this test's limits run out (the candidate is then killed).
     // Returns 1 ready, 0 wall limit, -1 CPU limit.
