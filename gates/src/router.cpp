@@ -298,6 +298,31 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
   program = tracer::ProgramResult();
   program.total = static_cast<int>(problem.tests.size());
   bool failed = false;
+  // ---- One candidate process per program (issue 22) ----
+  // Assert tests in two processes whose graded run is untraced (a failure is retraced in
+  // a pair of its own) are graded as one batch: Executor::RunAll runs them in one
+  // candidate process and one test-process session, each with its own verdict.
+  std::vector<std::optional<tracer::TestResult>> batched(problem.tests.size());
+  if (!want_trace || options_.grading_retrace || options_.grading_trace == GradingTrace::kNever) {
+    std::vector<size_t> paired;
+    std::vector<tracer::TestCase> paired_tests;
+    for (size_t i = 0; i < problem.tests.size(); ++i) {
+      if (problem.tests[i].kind == tracer::TestKind::kAssert &&
+          !options_.run.assert_tests_in_one_process) {
+        paired.push_back(i);
+        paired_tests.push_back(problem.tests[i]);
+      }
+    }
+    if (paired.size() >= 2) {
+      StatusOr<tracer::ProgramResult> graded_batch =
+          executor_->RunAll(candidate, paired_tests, options_.run);
+      if (!graded_batch.ok()) return graded_batch.status().WithContext("assert tests");
+      for (size_t m = 0; m < graded_batch->tests.size(); ++m) {
+        batched[paired[m]] = std::move(graded_batch->tests[m]);
+      }
+    }
+  }
+  // ---- end of the batch ----
   for (size_t i = 0; i < problem.tests.size(); ++i) {
     const tracer::TestCase& test = problem.tests[i];
     if (!program.tests.empty() &&
@@ -319,8 +344,12 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
         (options_.grading_trace == GradingTrace::kAlways ||
          (options_.grading_trace == GradingTrace::kAuto &&
           (options_.grading_retrace || cache_->FindHeavy(key) != std::optional<bool>(true))));
+    // The traced grading run's options (traced_here), its time budget and whether its
+    // limits were shortened.
+    tracer::RunOptions run = options_.run;
+    double budget = options_.grading_trace_min_seconds;
+    bool shortened = false;
     if (traced_here) {
-      tracer::RunOptions run = options_.run;
       run.trace_mode = tracer::TraceMode::kNative;
       run.trace = options_.trace;
       run.trace_failures_only = true;
@@ -329,7 +358,6 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
       run.retrace_exceptions = options_.runtime_error_is_logic;
       // The traced run's time budget: a multiple of the reference's traced time when the
       // reference's trace is cached, at least grading_trace_min_seconds.
-      double budget = options_.grading_trace_min_seconds;
       // The reference's trace at the first cap: complete, or a prefix whose length and
       // time bound the whole's from below.
       auto reference = cache_->PeekTrace(CapKey(key, ReferenceCap(0)));
@@ -337,7 +365,6 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
       if (reference_known) {
         budget = std::max(budget, options_.grading_trace_slowdown * reference->traced_seconds());
       }
-      bool shortened = false;
       if (options_.grading_retrace) {
         // The graded run is untraced and keeps the test's limits; the retrace gets the
         // budget (wall time, at most half the limit) and an event cap, and stops the
@@ -360,6 +387,22 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
                     run.limits.cpu_seconds < options_.run.limits.cpu_seconds;
       }
       ++out->grading_traced_tests;
+    }
+    if (traced_here && batched[i].has_value()) {
+      // Graded in the batch; a failure is retraced in a pair of its own, as Executor::Run
+      // does with retrace_failures (only the trace is taken).
+      result = std::move(*batched[i]);
+      const sandbox::Verdict& v = result->verdict;
+      if (v.kind == VerdictKind::kKilled ||
+          (v.kind == VerdictKind::kRuntimeError && (v.line <= 0 || run.retrace_exceptions))) {
+        tracer::RunOptions retrace = run;
+        retrace.retrace_failures = false;
+        retrace.trace_failures_only = false;
+        retrace.trace_budget_raises = false;
+        StatusOr<tracer::TestResult> second = executor_->Run(candidate, test, retrace);
+        if (second.ok()) graded.failing_trace = second->trace;
+      }
+    } else if (traced_here) {
       StatusOr<tracer::TestResult> traced = executor_->Run(candidate, test, run);
       if (!traced.ok()) return traced.status().WithContext(fmt::format("test {}", i + 1));
       // A retrace cannot change the verdict: the child commits the untraced run's record
@@ -381,6 +424,7 @@ StatusOr<Router::Graded> Router::Grade(std::string_view candidate, const Problem
         result = std::move(traced).value();
       }
     }
+    if (!result && batched[i].has_value()) result = std::move(*batched[i]);
     if (!result) {
       StatusOr<tracer::TestResult> plain = executor_->Run(candidate, test, options_.run);
       if (!plain.ok()) return plain.status().WithContext(fmt::format("test {}", i + 1));

@@ -77,11 +77,11 @@ PyRef BuildRequestDict(const proto::ExecRequest& r) {
             SetString(d, "trace_mode", ModeName(r.trace_mode())) &&
             SetItem(d, "trace_seconds", PyFloat_FromDouble(r.trace_seconds())) &&
             SetItem(d, "trace_budget_raises", PyBool_FromLong(r.trace_budget_raises())) &&
-            SetItem(d, "retrace_visible_failures",
-                    PyBool_FromLong(r.retrace_visible_failures())) &&
+            SetItem(d, "retrace_visible_failures", PyBool_FromLong(r.retrace_visible_failures())) &&
             SetItem(d, "retrace_exceptions", PyBool_FromLong(r.retrace_exceptions())) &&
             SetItem(d, "max_report_bytes", PyLong_FromUnsignedLong(r.max_report_bytes())) &&
-            SetString(d, "role", RoleName(r.role()));
+            SetString(d, "role", RoleName(r.role())) &&
+            SetItem(d, "continues_candidate", PyBool_FromLong(r.continues_candidate()));
   if (!ok) return PyRef();
   return dict;
 }
@@ -139,6 +139,22 @@ void FillResult(PyObject* dict, size_t max_value_bytes, proto::ExecResult* out) 
   out->set_detail(GetString(dict, "detail"));
   out->set_settrace_snapshots(static_cast<uint64_t>(GetInt(dict, "settrace_snapshots")));
   out->set_candidate_raised(GetInt(dict, "candidate_raised") != 0);
+  // The candidate process of assert tests: per test served, its last exception.
+  PyObject* served = PyDict_GetItemString(dict, "served_tests");  // Borrowed.
+  if (served != nullptr && PyList_Check(served)) {
+    constexpr Py_ssize_t kMaxServed = 4096;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(served) && i < kMaxServed; ++i) {
+      PyObject* item = PyList_GET_ITEM(served, i);  // Borrowed.
+      proto::ExecResult* t = out->add_served_tests();
+      if (!PyDict_Check(item)) continue;
+      t->set_error_type(GetString(item, "error_type"));
+      t->set_message(GetString(item, "message"));
+      t->set_line(static_cast<int32_t>(GetInt(item, "line")));
+      t->set_column(static_cast<int32_t>(GetInt(item, "column")));
+      t->set_end_line(static_cast<int32_t>(GetInt(item, "end_line")));
+      t->set_end_column(static_cast<int32_t>(GetInt(item, "end_column")));
+    }
+  }
   PyObject* value = PyDict_GetItemString(dict, "value");  // Borrowed.
   if (value != nullptr) {
     std::string why;
@@ -203,10 +219,10 @@ void FlushStream(const char* name) {
 
 }  // namespace
 
-proto::ExecResult RunRequestInProcess(const proto::ExecRequest& request,
-                                      const std::function<void(const proto::ExecResult&)>& on_prepared,
-                                      std::string* serialized_trace,
-                                      const std::function<void(const proto::ExecResult&)>& on_verdict) {
+proto::ExecResult RunRequestInProcess(
+    const proto::ExecRequest& request,
+    const std::function<void(const proto::ExecResult&)>& on_prepared, std::string* serialized_trace,
+    const std::function<void(const proto::ExecResult&)>& on_verdict) {
   proto::ExecResult result;
   PyObject* prepare_test = HarnessPrepareTest();
   PyObject* run_test = HarnessRunTest();

@@ -1,21 +1,31 @@
 #include "egca/tracer/executor.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
-#include <atomic>
-#include <optional>
 #include <algorithm>
-#include <random>
+#include <atomic>
+#include <cmath>
+#include <functional>
 #include <future>
+#include <optional>
+#include <random>
 #include <thread>
 #include <utility>
 
+#include "assert_batching.h"
 #include "child_main.h"
 #include "egca/tracer/exec.pb.h"
 #include "egca/tracer/trace.pb.h"
@@ -122,12 +132,158 @@ uint64_t ResultCap(const RunOptions& options) {
   uint64_t cap = kMaxValueBytes + kRecordSlack;
   if (options.trace_mode == TraceMode::kNative) {
     const uint64_t trace = options.trace.max_bytes;
-    cap = trace > options.limits.result_bytes ? options.limits.result_bytes : cap + trace + kRecordSlack;
+    cap = trace > options.limits.result_bytes ? options.limits.result_bytes
+                                              : cap + trace + kRecordSlack;
   }
   return std::min(cap, options.limits.result_bytes);
 }
 
+// ---- One candidate process per program (a batch of assert tests) ----
+
+std::atomic<int> g_assert_batching{static_cast<int>(AssertBatching::kFromEnvironment)};
+
+// The candidate process of a batch, seen from outside: among the children of its fork
+// server, the one that holds our end's peer (the socket whose inode we know), then held by
+// a pidfd, so that neither the CPU reading nor the kill can reach another process even if
+// the pid is reused. Nothing the candidate says is used to find it.
+class CandidateWatch {
+ public:
+  CandidateWatch(int server_pid, ino_t socket_inode)
+      : server_pid_(server_pid), link_(fmt::format("socket:[{}]", socket_inode)) {}
+  ~CandidateWatch() {
+    if (pidfd_ >= 0) close(pidfd_);
+  }
+  CandidateWatch(const CandidateWatch&) = delete;
+  CandidateWatch& operator=(const CandidateWatch&) = delete;
+
+  // True once the process is found (tried again at each call until then).
+  bool Find() {
+    if (pidfd_ >= 0) return true;
+    if (server_pid_ <= 0) return false;
+    const std::string tasks = fmt::format("/proc/{}/task", server_pid_);
+    DIR* dir = opendir(tasks.c_str());
+    if (dir == nullptr) return false;
+    std::vector<int> children;
+    while (dirent* e = readdir(dir)) {
+      if (e->d_name[0] == '.') continue;
+      std::string text;
+      if (!ReadSmallFile(tasks + "/" + e->d_name + "/children", &text)) continue;
+      size_t at = 0;
+      while (at < text.size()) {
+        char* end = nullptr;
+        const long pid = std::strtol(text.c_str() + at, &end, 10);
+        if (end == text.c_str() + at) break;
+        if (pid > 0) children.push_back(static_cast<int>(pid));
+        at = static_cast<size_t>(end - text.c_str());
+      }
+    }
+    closedir(dir);
+    for (int pid : children) {
+      if (!HoldsSocket(pid)) continue;
+      const int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+      if (fd < 0) continue;
+      if (HoldsSocket(pid)) {  // still the same process, now that the pidfd holds it
+        pidfd_ = fd;
+        pid_ = pid;
+        return true;
+      }
+      close(fd);
+    }
+    return false;
+  }
+
+  // User + system CPU seconds of the whole process (all its threads); -1 when it is not
+  // found or has ended.
+  double CpuSeconds() {
+    if (!Find() || Ended()) return -1;
+    std::string text;
+    if (!ReadSmallFile(fmt::format("/proc/{}/stat", pid_), &text)) return -1;
+    const size_t paren = text.rfind(')');
+    if (paren == std::string::npos) return -1;
+    // Fields after the command: state (3) ... utime (14), stime (15).
+    const char* at = text.c_str() + paren + 1;
+    unsigned long long ticks[2] = {0, 0};
+    for (int field = 3; field <= 15 && *at != '\0'; ++field) {
+      while (*at == ' ') ++at;
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(at, &end, 10);
+      if (field == 14) ticks[0] = v;
+      if (field == 15) ticks[1] = v;
+      while (*at != ' ' && *at != '\0') ++at;
+    }
+    static const double per_second = static_cast<double>(sysconf(_SC_CLK_TCK));
+    return static_cast<double>(ticks[0] + ticks[1]) / per_second;
+  }
+
+  // SIGKILL through the pidfd; false when the process was never found.
+  bool Kill() {
+    if (!Find()) return false;
+    return syscall(SYS_pidfd_send_signal, pidfd_, SIGKILL, nullptr, 0) == 0 || Ended();
+  }
+
+ private:
+  bool Ended() const {
+    pollfd p{pidfd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+
+  bool HoldsSocket(int pid) const {
+    const std::string fds = fmt::format("/proc/{}/fd", pid);
+    DIR* dir = opendir(fds.c_str());
+    if (dir == nullptr) return false;
+    bool found = false;
+    char target[64];
+    while (dirent* e = readdir(dir)) {
+      if (e->d_name[0] == '.') continue;
+      const std::string path = fds + "/" + e->d_name;
+      const ssize_t n = readlink(path.c_str(), target, sizeof(target) - 1);
+      if (n > 0 && link_.compare(0, std::string::npos, target, static_cast<size_t>(n)) == 0) {
+        found = true;
+        break;
+      }
+    }
+    closedir(dir);
+    return found;
+  }
+
+  static bool ReadSmallFile(const std::string& path, std::string* out) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[4096];
+    out->clear();
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      out->append(buf, static_cast<size_t>(n));
+      if (out->size() > (1u << 20)) break;
+    }
+    ::close(fd);
+    return !out->empty();
+  }
+
+  int server_pid_;
+  std::string link_;
+  int pidfd_ = -1;
+  int pid_ = 0;
+};
+
 }  // namespace
+
+void SetAssertBatching(AssertBatching mode) { g_assert_batching = static_cast<int>(mode); }
+
+bool AssertBatchingEnabled() {
+  switch (static_cast<AssertBatching>(g_assert_batching.load())) {
+    case AssertBatching::kOn:
+      return true;
+    case AssertBatching::kOff:
+      return false;
+    case AssertBatching::kFromEnvironment:
+      break;
+  }
+  const char* env = std::getenv("EGCA_ASSERT_BATCH");
+  return env == nullptr || std::string_view(env) != "0";
+}
 
 const char* TraceModeName(TraceMode mode) {
   switch (mode) {
@@ -180,14 +336,8 @@ class Executor::Impl {
                           RunOnce(source, test, graded, /*retrace_in_child=*/!paired));
     if (!paired && result.verdict.kind != sandbox::VerdictKind::kWrongAnswer) return result;
     if (paired) {
-      // The candidate process cannot see a failing assert: a failure is retraced in a
-      // second pair, as a wrong answer is (an exception of the program's only with
-      // retrace_exceptions; limits and syntax errors never).
-      const sandbox::Verdict& v = result.verdict;
-      const bool retrace = v.kind == sandbox::VerdictKind::kKilled ||
-                           (v.kind == sandbox::VerdictKind::kRuntimeError &&
-                            (v.line <= 0 || options.retrace_exceptions));
-      if (!retrace) return result;
+      RetracePaired(source, test, options, &result);
+      return result;
     }
     RunOptions traced = options;
     traced.retrace_failures = false;
@@ -197,6 +347,54 @@ class Executor::Impl {
     StatusOr<TestResult> second = RunOnce(source, test, traced, /*retrace_in_child=*/false);
     if (second.ok()) result.trace = second->trace;
     return result;
+  }
+
+  StatusOr<ProgramResult> RunAll(std::string_view source, const std::vector<TestCase>& tests,
+                                 const RunOptions& options) {
+    ProgramResult program;
+    program.total = static_cast<int>(tests.size());
+    // The graded runs of the assert tests in two processes, as one batch (below).
+    std::vector<std::optional<TestResult>> batched(tests.size());
+    const bool retrace = options.trace_mode == TraceMode::kNative && options.retrace_failures;
+    if (AssertBatchingEnabled() && (options.trace_mode == TraceMode::kNone || retrace)) {
+      std::vector<size_t> paired;
+      for (size_t i = 0; i < tests.size(); ++i) {
+        if (RunsInTwoProcesses(tests[i], options)) paired.push_back(i);
+      }
+      if (paired.size() >= 2) {
+        RunOptions graded = options;
+        graded.trace_mode = TraceMode::kNone;
+        EGCA_RETURN_IF_ERROR(RunSequence(source, tests, std::move(paired), graded, &batched));
+      }
+    }
+    for (size_t i = 0; i < tests.size(); ++i) {
+      if (!program.tests.empty() &&
+          program.tests.back().verdict.kind == sandbox::VerdictKind::kSyntaxError) {
+        // Compilation does not depend on the test: every test fails the same way.
+        TestResult copy = program.tests.back();
+        copy.stdout_data.clear();
+        copy.stderr_data.clear();
+        program.tests.push_back(std::move(copy));
+        continue;
+      }
+      StatusOr<TestResult> result = Internal("not run");
+      if (batched[i].has_value()) {
+        result = std::move(*batched[i]);
+        // A failing graded run is retraced in a pair of its own, as Run() does.
+        if (retrace && !result->verdict.passed())
+          RetracePaired(source, tests[i], options, &*result);
+      } else {
+        result = Run(source, tests[i], options);
+      }
+      if (!result.ok()) {
+        return result.status().WithContext(fmt::format("test {}", i + 1));
+      }
+      if (result->verdict.passed()) ++program.passed;
+      const bool failed = !result->verdict.passed();
+      program.tests.push_back(std::move(result).value());
+      if (failed && options.stop_on_first_failure) break;
+    }
+    return program;
   }
 
  private:
@@ -244,14 +442,14 @@ class Executor::Impl {
     result.verdict = std::move(verdict).value();
     sandbox::Verdict& v = result.verdict;
     if (v.kind == sandbox::VerdictKind::kOk && test.kind != TestKind::kAssert) {
-      Judgement j = test.kind == TestKind::kCall
-                        ? JudgeCall(*record, expected, options.float_rel_tolerance,
-                                    options.float_abs_tolerance, options.max_report_bytes,
-                                    options.apps_allclose)
-                        : JudgeStdio(outcome.stdout_data,
-                                     test.has_expected ? &test.expected_stdout : nullptr,
-                                     options.float_rel_tolerance, options.float_abs_tolerance,
-                                     options.max_report_bytes, options.apps_allclose);
+      Judgement j =
+          test.kind == TestKind::kCall
+              ? JudgeCall(*record, expected, options.float_rel_tolerance,
+                          options.float_abs_tolerance, options.max_report_bytes,
+                          options.apps_allclose)
+              : JudgeStdio(outcome.stdout_data, test.has_expected ? &test.expected_stdout : nullptr,
+                           options.float_rel_tolerance, options.float_abs_tolerance,
+                           options.max_report_bytes, options.apps_allclose);
       if (!j.passed) v.kind = sandbox::VerdictKind::kWrongAnswer;
       v.actual = std::move(j.actual);
       v.expected = std::move(j.expected);
@@ -298,6 +496,25 @@ class Executor::Impl {
     }
   }
 
+  // A paired assert test's failing graded run (untraced) is retraced in a second pair:
+  // the candidate process cannot see a failing assert (an exception of the program's only
+  // with retrace_exceptions; limits and syntax errors never). Only the trace is taken.
+  void RetracePaired(std::string_view source, const TestCase& test, const RunOptions& options,
+                     TestResult* result) {
+    const sandbox::Verdict& v = result->verdict;
+    const bool retrace =
+        v.kind == sandbox::VerdictKind::kKilled || (v.kind == sandbox::VerdictKind::kRuntimeError &&
+                                                    (v.line <= 0 || options.retrace_exceptions));
+    if (!retrace) return;
+    RunOptions traced = options;
+    traced.retrace_failures = false;
+    traced.trace_failures_only = false;
+    traced.trace_budget_raises = false;
+    // Its verdict does not count (a limit, the time budget): only its trace is wanted.
+    StatusOr<TestResult> second = RunOnce(source, test, traced, /*retrace_in_child=*/false);
+    if (second.ok()) result->trace = second->trace;
+  }
+
   // The fork server of test processes: the same program and options as the candidates'
   // server, started at the first assert test.
   Status EnsureTestServer() {
@@ -331,9 +548,9 @@ class Executor::Impl {
     sandbox::ChildRequest candidate;
     candidate.limits = options.limits;
     candidate.limits.result_bytes = ResultCap(options);
-    proto::ExecRequest exec = BuildRequest(
-        source, program_only, options, std::min(kMaxValueBytes, candidate.limits.result_bytes),
-        /*retrace_in_child=*/false);
+    proto::ExecRequest exec = BuildRequest(source, program_only, options,
+                                           std::min(kMaxValueBytes, candidate.limits.result_bytes),
+                                           /*retrace_in_child=*/false);
     exec.set_role(proto::ASSERT_ROLE_CANDIDATE);
     exec.set_completion_key(candidate_key);
     exec.SerializeToString(&candidate.payload);
@@ -367,7 +584,8 @@ class Executor::Impl {
 
     ResultChannel test_channel = ParseResultChannel(test_outcome->result);
     if (test_channel.has_prepared && test_channel.prepared.outcome() == proto::EXEC_TEST_ERROR) {
-      return InvalidArgument("malformed test: " + test_channel.prepared.message()).WithContext(what);
+      return InvalidArgument("malformed test: " + test_channel.prepared.message())
+          .WithContext(what);
     }
     const bool has_test_record =
         test_channel.has_completion && test_channel.completion.completion_key() == test_key;
@@ -388,29 +606,10 @@ class Executor::Impl {
     sandbox::Verdict& v = result.verdict;
     if (v.kind == sandbox::VerdictKind::kOk) {
       // The program ran and served every call it got: the test process decides.
-      StatusOr<sandbox::Verdict> judged = MapVerdict(*test_outcome, test_record, options.limits);
+      StatusOr<sandbox::Verdict> judged =
+          JudgeByTestProcess(*test_outcome, test_record, record.get(), options);
       if (!judged.ok()) return judged.status().WithContext(what);
       sandbox::Verdict t = std::move(judged).value();
-      if (test_record != nullptr && test_record->outcome() == proto::EXEC_PEER_GONE) {
-        t.kind = sandbox::VerdictKind::kKilled;
-        // What the test process refused (a reply writing a name the test's class
-        // defines, a handle the test did not pass, a malformed frame), or the channel
-        // closed (the candidate process ended).
-        const std::string& why = test_record->detail();
-        t.detail = why.empty() || why.find("the channel is closed") != std::string::npos
-                       ? "the candidate process closed its channel before the test completed"
-                       : BoundedText(why, options.max_report_bytes);
-      } else if (test_record != nullptr && test_record->candidate_raised() &&
-                 !record->error_type().empty()) {
-        // The candidate's exception, as its own process described it (untrusted text; it
-        // can only make a failing verdict read differently).
-        t.error_type = BoundedText(record->error_type(), 200);
-        t.message = BoundedText(record->message(), options.max_report_bytes);
-        t.line = record->line();
-        t.column = record->column();
-        t.end_line = record->end_line();
-        t.end_column = record->end_column();
-      }
       t.wall_seconds = v.wall_seconds;
       t.cpu_seconds = v.cpu_seconds;
       t.max_rss_bytes = v.max_rss_bytes;
@@ -426,10 +625,41 @@ class Executor::Impl {
     return result;
   }
 
+  // The verdict of an assert test in two processes whose candidate process ran normally:
+  // the test process's record decides. `candidate`: the candidate process's description of
+  // the last exception its calls raised (untrusted text; it can only make a failing
+  // verdict read differently).
+  static StatusOr<sandbox::Verdict> JudgeByTestProcess(const sandbox::ChildOutcome& test_outcome,
+                                                       const proto::ExecResult* test_record,
+                                                       const proto::ExecResult* candidate,
+                                                       const RunOptions& options) {
+    EGCA_ASSIGN_OR_RETURN(sandbox::Verdict t,
+                          MapVerdict(test_outcome, test_record, options.limits));
+    if (test_record != nullptr && test_record->outcome() == proto::EXEC_PEER_GONE) {
+      t.kind = sandbox::VerdictKind::kKilled;
+      // What the test process refused (a reply writing a name the test's class
+      // defines, a handle the test did not pass, a malformed frame), or the channel
+      // closed (the candidate process ended).
+      const std::string& why = test_record->detail();
+      t.detail = why.empty() || why.find("the channel is closed") != std::string::npos
+                     ? "the candidate process closed its channel before the test completed"
+                     : BoundedText(why, options.max_report_bytes);
+    } else if (test_record != nullptr && test_record->candidate_raised() && candidate != nullptr &&
+               !candidate->error_type().empty()) {
+      t.error_type = BoundedText(candidate->error_type(), 200);
+      t.message = BoundedText(candidate->message(), options.max_report_bytes);
+      t.line = candidate->line();
+      t.column = candidate->column();
+      t.end_line = candidate->end_line();
+      t.end_column = candidate->end_column();
+    }
+    return t;
+  }
+
   // ---- The reused test process (test_session.h) ----
 
   struct TestSession {
-    int control = -1;  // our end of its control socket
+    int control = -1;    // our end of its control socket
     std::thread thread;  // inside test_server_->Run() for the session's whole life
     std::promise<void> ended;
     std::future<void> ended_future = ended.get_future();
@@ -501,8 +731,9 @@ class Executor::Impl {
   // The pair with the reused test process: the test request (and the test process's end
   // of the pair's socket) goes to the session, the candidate runs in a fresh child, and
   // the session's reply must come within the test's wall limit of the request, and at
-  // least 5 s after the candidate ended. A session that did not answer in time is killed (a TIMEOUT, as a fresh test
-  // process killed at its wall limit was); one that died answers with how it ended.
+  // least 5 s after the candidate ended. A session that did not answer in time is killed (a
+  // TIMEOUT, as a fresh test process killed at its wall limit was); one that died answers with how
+  // it ended.
   StatusOr<sandbox::ChildOutcome> RunWithSession(sandbox::ChildRequest& candidate,
                                                  const sandbox::ChildRequest& tester,
                                                  const sandbox::Limits& limits,
@@ -576,11 +807,404 @@ class Executor::Impl {
     return outcome;
   }
 
+  // ---- One candidate process per program: a batch of assert tests ----
+  //
+  // A program's assert tests in two processes run in one candidate process (the program's
+  // module code runs once, as MBPP's harness runs all asserts of a program in one process)
+  // and one test-process session, test after test, each test judged by its own record of
+  // the test process (docs/executor.md, "One candidate process per program"). Every test
+  // keeps its own time limits, measured here from outside the candidate process: wall time
+  // from the moment the test is sent to the test process to its reply (for the batch's
+  // first test, from the start of the candidate process: the program's module code counts,
+  // as in a pair of its own), CPU time as the candidate process's CPU clock advanced
+  // meanwhile (/proc, every 20 ms). A test over either is TIMEOUT; the candidate process
+  // is killed. A pass needs what a pair of its own needs: the test process's record, and
+  // a candidate process that ended normally after the batch, with its record.
+
+  // Results for `order` (indices into `tests`, in order) into (*out)[index].
+  Status RunSequence(std::string_view source, const std::vector<TestCase>& tests,
+                     std::vector<size_t> order, const RunOptions& options,
+                     std::vector<std::optional<TestResult>>* out) {
+    while (!order.empty()) {
+      if (order.size() == 1) {
+        const TestCase& test = tests[order[0]];
+        StatusOr<TestResult> r =
+            RunPair(source, test, options, test.name.empty() ? "test" : test.name);
+        if (!r.ok()) return r.status().WithContext(fmt::format("test {}", order[0] + 1));
+        (*out)[order[0]] = std::move(r).value();
+        return Status::Ok();
+      }
+      const int server_pid = server_->server_pid();
+      if (server_pid <= 0) {
+        // The candidates' server is down (it restarts at the next Run()): its pid, which
+        // the batch needs to watch its candidate process, is not known before. The first
+        // test runs in a pair of its own.
+        const TestCase& test = tests[order[0]];
+        StatusOr<TestResult> r =
+            RunPair(source, test, options, test.name.empty() ? "test" : test.name);
+        if (!r.ok()) return r.status().WithContext(fmt::format("test {}", order[0] + 1));
+        const bool syntax = r->verdict.kind == sandbox::VerdictKind::kSyntaxError;
+        (*out)[order[0]] = std::move(r).value();
+        if (syntax) return Status::Ok();
+        order.erase(order.begin());
+        continue;
+      }
+      EGCA_ASSIGN_OR_RETURN(Batch batch, RunBatch(source, tests, order, options, server_pid));
+      if (batch.complete) {
+        for (size_t p = 0; p < order.size(); ++p) (*out)[order[p]] = std::move(batch.results[p]);
+        return Status::Ok();
+      }
+      const size_t s = batch.stop;
+      std::vector<size_t> before(order.begin(), order.begin() + static_cast<long>(s));
+      std::vector<size_t> after(order.begin() + static_cast<long>(s) + 1, order.end());
+      if (batch.timed_out || s == 0) {
+        // Final: a time-out is the test's own (its limits were measured for it alone); the
+        // batch's first test ran exactly as in a pair of its own.
+        const bool syntax = batch.stop_result.verdict.kind == sandbox::VerdictKind::kSyntaxError;
+        (*out)[order[s]] = std::move(batch.stop_result);
+        if (syntax) return Status::Ok();  // RunAll copies it to every later test
+        before.insert(before.end(), after.begin(), after.end());
+        order = std::move(before);
+        continue;
+      }
+      // The candidate process ended (or closed its channel) during a test that was not its
+      // first: that test runs again first in a fresh pair, where its verdict is what a
+      // pair of its own gives; the tests before it passed in a process that did not end
+      // normally, so they run again too (as a batch of their own).
+      EGCA_RETURN_IF_ERROR(RunSequence(source, tests, std::move(before), options, out));
+      after.insert(after.begin(), order[s]);
+      order = std::move(after);
+    }
+    return Status::Ok();
+  }
+
+  struct Batch {
+    bool complete = false;            // every test has its final result
+    std::vector<TestResult> results;  // complete: one per test of the batch
+    size_t stop = 0;         // !complete: the test during which the candidate process ended
+    bool timed_out = false;  // it ran past that test's time limits (and was killed)
+    TestResult stop_result;  // timed_out or stop == 0: that test's final result
+  };
+
+  // One test's exchange with the test process in a batch.
+  struct Served {
+    sandbox::ChildOutcome outcome;  // the test process's reply (result: its channel)
+    ResultChannel channel;
+    uint64_t key = 0;
+    double wall = 0;
+    double cpu = -1;  // -1: the candidate's CPU clock could not be read
+  };
+
+  StatusOr<Batch> RunBatch(std::string_view source, const std::vector<TestCase>& tests,
+                           const std::vector<size_t>& order, const RunOptions& options,
+                           int server_pid) {
+    const size_t n = order.size();
+    const sandbox::Limits& limits = options.limits;
+    EGCA_RETURN_IF_ERROR(EnsureTestServer().WithContext("starting the test-process server"));
+    EGCA_RETURN_IF_ERROR(EnsureSession(limits));
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      return Internal(fmt::format("socketpair: {}", std::strerror(errno)));
+    }
+    struct stat socket_stat {};
+    fstat(pair[0], &socket_stat);
+    int test_end = pair[1];
+    struct CloseFd {
+      int& fd;
+      ~CloseFd() {
+        if (fd >= 0) close(fd);
+      }
+    } close_test_end{test_end};
+
+    const uint64_t candidate_key = rng_() | 1;
+    TestCase program_only = tests[order[0]];
+    program_only.test_code.clear();
+    program_only.setup_code.clear();
+    program_only.entry_point.clear();
+    program_only.problem_code.clear();
+    sandbox::ChildRequest candidate;
+    candidate.limits = limits;
+    // The tests' own limits are enforced here (per test); the server's bound the batch.
+    candidate.limits.wall_seconds = limits.wall_seconds * static_cast<double>(n) + 5.0;
+    candidate.limits.cpu_seconds = limits.cpu_seconds * static_cast<double>(n) + 1.0;
+    candidate.limits.result_bytes = ResultCap(options);
+    proto::ExecRequest exec = BuildRequest(source, program_only, options,
+                                           std::min(kMaxValueBytes, candidate.limits.result_bytes),
+                                           /*retrace_in_child=*/false);
+    exec.set_role(proto::ASSERT_ROLE_CANDIDATE);
+    exec.set_completion_key(candidate_key);
+    exec.SerializeToString(&candidate.payload);
+    candidate.peer_fd = pair[0];  // Run() closes it once sent
+
+    // The candidate process runs (inside server_->Run) in a thread of its own; this one
+    // drives the tests.
+    StatusOr<sandbox::ChildOutcome> outcome = Internal("the candidate process did not run");
+    std::promise<void> ended;
+    std::future<void> ended_future = ended.get_future();
+    // The server's pid now: server_pid() waits for a Run() in progress.
+    CandidateWatch watch(server_pid, socket_stat.st_ino);
+    const double start = SteadySeconds();
+    std::thread candidate_thread([&] {
+      outcome = server_->Run(candidate);
+      ended.set_value();
+    });
+    bool killed = false;
+    auto kill = [&] {
+      if (killed) return;
+      killed = true;
+      if (watch.Kill()) return;
+      // Not found (no /proc access): the server and its child go, unless the child has
+      // ended meanwhile (the server is then idle and stays).
+      if (ended_future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        server_->Abort();
+      }
+    };
+    // Waits until `ready` or this test's limits run out (the candidate is then killed).
+    // Returns 1 ready, 0 wall limit, -1 CPU limit.
+    auto wait = [&](double t0, double cpu0, const std::function<bool(int timeout_ms)>& ready) {
+      for (;;) {
+        const double left = t0 + limits.wall_seconds - SteadySeconds();
+        if (left <= 0) return 0;
+        const double cpu = watch.CpuSeconds();
+        if (cpu >= 0 && cpu0 >= 0 && cpu - cpu0 >= limits.cpu_seconds) return -1;
+        if (ready(static_cast<int>(std::ceil(std::min(left, 0.02) * 1000)))) return 1;
+      }
+    };
+
+    std::vector<Served> served;
+    served.reserve(n);
+    size_t stop = n;
+    bool timed_out = false;
+    sandbox::Termination timeout_kind = sandbox::Termination::kWallTimeout;
+    sandbox::ChildOutcome stop_test_outcome;  // the test process at `stop`
+    const proto::ExecResult* stop_test_record = nullptr;
+    ResultChannel stop_channel;
+    Status error = Status::Ok();
+    double t0 = start;
+    double cpu0 = 0;
+    for (size_t p = 0; p < n && error.ok(); ++p) {
+      const TestCase& test = tests[order[p]];
+      RunOptions untraced = options;
+      untraced.trace_mode = TraceMode::kNone;
+      untraced.apps_import_header = false;
+      proto::ExecRequest test_exec = BuildRequest("", test, untraced, kMaxValueBytes, false);
+      test_exec.set_role(proto::ASSERT_ROLE_TEST);
+      const uint64_t test_key = rng_() | 1;
+      test_exec.set_completion_key(test_key);
+      test_exec.set_continues_candidate(p > 0);
+      std::string payload;
+      test_exec.SerializeToString(&payload);
+      if (p > 0) {
+        t0 = SteadySeconds();
+        cpu0 = watch.CpuSeconds();
+      }
+      if (!SendSessionRequest(session_->control, payload, test_end)) {
+        // It ended between tests: one new session.
+        EndSession(/*abort=*/true);
+        Status ready = EnsureSession(limits);
+        if (!ready.ok() || !SendSessionRequest(session_->control, payload, test_end)) {
+          error = ready.ok() ? Unavailable("the test process could not be started") : ready;
+          break;
+        }
+      }
+      const int control = session_->control;
+      const int waited = wait(t0, cpu0, [control](int ms) {
+        pollfd pfd{control, POLLIN, 0};
+        return ::poll(&pfd, 1, ms) > 0;
+      });
+      if (waited <= 0) {
+        // Over this test's limits: the candidate process is killed; the test process then
+        // sees the channel close and answers (or is replaced).
+        kill();
+        timed_out = true;
+        timeout_kind =
+            waited == 0 ? sandbox::Termination::kWallTimeout : sandbox::Termination::kCpuTimeout;
+        stop = p;
+        std::string reply;
+        if (ReadSessionReply(control, SteadySeconds() + 5.0, kMaxValueBytes + kRecordSlack,
+                             &reply) == SessionRead::kOk) {
+          ++session_->served;
+        } else {
+          EndSession(/*abort=*/true);
+        }
+        break;
+      }
+      std::string reply;
+      const SessionRead read =
+          ReadSessionReply(control, std::max(t0 + limits.wall_seconds, SteadySeconds()) + 5.0,
+                           kMaxValueBytes + kRecordSlack, &reply);
+      Served s;
+      s.key = test_key;
+      s.wall = SteadySeconds() - t0;
+      const double cpu = watch.CpuSeconds();
+      s.cpu = cpu >= 0 && cpu0 >= 0 ? cpu - cpu0 : -1;
+      if (read == SessionRead::kOk) {
+        ++session_->served;
+        s.outcome.result = std::move(reply);
+        s.outcome.wall_seconds = s.wall;
+        s.channel = ParseResultChannel(s.outcome.result);
+        if (s.channel.has_prepared && s.channel.prepared.outcome() == proto::EXEC_TEST_ERROR) {
+          error = InvalidArgument("malformed test: " + s.channel.prepared.message())
+                      .WithContext(test.name.empty() ? "test" : test.name)
+                      .WithContext(fmt::format("test {}", order[p] + 1));
+          break;
+        }
+        const bool keyed =
+            s.channel.has_completion && s.channel.completion.completion_key() == test_key;
+        if (keyed && s.channel.completion.outcome() != proto::EXEC_PEER_GONE) {
+          served.push_back(std::move(s));
+          continue;
+        }
+        // The candidate process ended or closed its channel during this test (or the test
+        // process wrote no record).
+        stop = p;
+        stop_test_outcome = std::move(s.outcome);
+        stop_channel = std::move(s.channel);
+        if (keyed) stop_test_record = &stop_channel.completion;
+        break;
+      }
+      // The test process did not answer in time, or died (a limit, a crash: the server
+      // says how), as RunWithSession handles it.
+      stop = p;
+      if (read == SessionRead::kTimeout) {
+        EndSession(/*abort=*/true);
+        stop_test_outcome.termination = sandbox::Termination::kWallTimeout;
+      } else {
+        const bool malformed = read == SessionRead::kMalformed;
+        StatusOr<sandbox::ChildOutcome> gone = EndSession(/*abort=*/malformed);
+        if (!gone.ok() || malformed) {
+          stop_test_outcome.termination = sandbox::Termination::kSignaled;
+          stop_test_outcome.signal = SIGKILL;
+        } else {
+          stop_test_outcome = std::move(gone).value();
+          stop_test_outcome.result.clear();
+        }
+      }
+      stop_test_outcome.wall_seconds = s.wall;
+      break;
+    }
+
+    // Done with the tests: the candidate process sees its channel close and ends, within
+    // what is left of the last test's limits.
+    close(test_end);
+    test_end = -1;
+    if (!error.ok()) {
+      kill();
+    } else if (!timed_out) {
+      const int waited = wait(t0, cpu0, [&ended_future](int ms) {
+        return ended_future.wait_for(std::chrono::milliseconds(ms)) == std::future_status::ready;
+      });
+      if (waited <= 0) {
+        kill();
+        timed_out = true;
+        timeout_kind =
+            waited == 0 ? sandbox::Termination::kWallTimeout : sandbox::Termination::kCpuTimeout;
+        if (stop == n) stop = served.size() < n ? served.size() : n - 1;
+      }
+    }
+    candidate_thread.join();
+    if (!error.ok()) return error;
+    if (!outcome.ok() && !killed) return outcome.status();
+
+    Batch batch;
+    if (timed_out) {
+      // The limits that ran out are the test's own: TIMEOUT, as the server reports it.
+      sandbox::ChildOutcome late;
+      late.termination = timeout_kind;
+      late.wall_seconds = SteadySeconds() - t0;
+      if (outcome.ok()) {
+        late.minor_faults = outcome->minor_faults;
+        late.phases = outcome->phases;
+        late.max_rss_bytes = outcome->max_rss_bytes;
+      }
+      EGCA_ASSIGN_OR_RETURN(sandbox::Verdict v, MapVerdict(late, nullptr, limits));
+      v.minor_faults = late.minor_faults;
+      v.phases = late.phases;
+      batch.stop = stop;
+      batch.timed_out = true;
+      batch.stop_result.verdict = std::move(v);
+      batch.stop_result.termination = timeout_kind;
+      if (outcome.ok()) {
+        batch.stop_result.stdout_data = std::move(outcome->stdout_data);
+        batch.stop_result.stderr_data = std::move(outcome->stderr_data);
+      }
+      return batch;
+    }
+
+    ResultChannel channel = ParseResultChannel(outcome->result);
+    std::string().swap(outcome->result);
+    if (channel.has_prepared && channel.prepared.outcome() == proto::EXEC_TEST_ERROR) {
+      return InvalidArgument("malformed test: " + channel.prepared.message());
+    }
+    const bool has_record =
+        channel.has_completion && channel.completion.completion_key() == candidate_key;
+    const proto::ExecResult* record = has_record ? &channel.completion : nullptr;
+    EGCA_ASSIGN_OR_RETURN(sandbox::Verdict candidate_verdict, MapVerdict(*outcome, record, limits));
+
+    if (stop == n && candidate_verdict.passed()) {
+      // Every test answered and the candidate process ended normally: each test's verdict
+      // is its test process's.
+      const bool described = record->served_tests_size() == static_cast<int>(n);
+      batch.complete = true;
+      batch.results.resize(n);
+      for (size_t p = 0; p < n; ++p) {
+        Served& s = served[p];
+        const proto::ExecResult* test_record = &s.channel.completion;
+        StatusOr<sandbox::Verdict> judged = JudgeByTestProcess(
+            s.outcome, test_record,
+            described ? &record->served_tests(static_cast<int>(p)) : nullptr, options);
+        if (!judged.ok()) return judged.status().WithContext(fmt::format("test {}", order[p] + 1));
+        sandbox::Verdict v = std::move(judged).value();
+        v.wall_seconds = s.wall;
+        v.cpu_seconds = s.cpu >= 0 ? s.cpu : outcome->cpu_seconds / static_cast<double>(n);
+        v.max_rss_bytes = outcome->max_rss_bytes;
+        TestResult& r = batch.results[p];
+        if (p == 0) {  // the process's costs once, with its first test
+          v.minor_faults = outcome->minor_faults;
+          v.phases = outcome->phases;
+        }
+        r.verdict = std::move(v);
+        r.termination = outcome->termination;
+        r.exit_code = outcome->exit_code;
+        if (p + 1 == n) {  // what the process printed, with its last test
+          r.stdout_data = std::move(outcome->stdout_data);
+          r.stderr_data = std::move(outcome->stderr_data);
+        }
+      }
+      return batch;
+    }
+    if (stop == n) stop = n - 1;  // it did not end normally after its last test
+    batch.stop = stop;
+    if (stop != 0) return batch;
+    // The batch's first test, which ran as in a pair of its own: RunPair's verdict.
+    TestResult result;
+    result.verdict = candidate_verdict;
+    sandbox::Verdict& v = result.verdict;
+    if (v.kind == sandbox::VerdictKind::kOk) {
+      StatusOr<sandbox::Verdict> judged =
+          JudgeByTestProcess(stop_test_outcome, stop_test_record, record, options);
+      if (!judged.ok()) return judged.status().WithContext(fmt::format("test {}", order[0] + 1));
+      sandbox::Verdict t = std::move(judged).value();
+      t.wall_seconds = v.wall_seconds;
+      t.cpu_seconds = v.cpu_seconds;
+      t.max_rss_bytes = v.max_rss_bytes;
+      v = std::move(t);
+    }
+    v.minor_faults = outcome->minor_faults;
+    v.phases = outcome->phases;
+    result.termination = outcome->termination;
+    result.exit_code = outcome->exit_code;
+    result.stderr_data = std::move(outcome->stderr_data);
+    result.stdout_data = std::move(outcome->stdout_data);
+    batch.stop_result = std::move(result);
+    return batch;
+  }
+
   ExecutorOptions options_;
   sandbox::ForkServerOptions server_options_;  // for the test-process server
   std::unique_ptr<sandbox::ForkServer> server_;
   std::unique_ptr<sandbox::ForkServer> test_server_;  // null until the first assert test
-  std::unique_ptr<TestSession> session_;  // the reused test process, when one runs
+  std::unique_ptr<TestSession> session_;              // the reused test process, when one runs
   std::mt19937_64 rng_;
 };
 
@@ -611,8 +1235,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& opti
   server_options.readable_paths.push_back(config.stdlib_dir());
   EGCA_ASSIGN_OR_RETURN(std::unique_ptr<sandbox::ForkServer> server,
                         sandbox::ForkServer::Start(server_options));
-  return std::unique_ptr<Executor>(new Executor(
-      std::make_unique<Impl>(options, std::move(server_options), std::move(server))));
+  return std::unique_ptr<Executor>(
+      new Executor(std::make_unique<Impl>(options, std::move(server_options), std::move(server))));
 }
 
 Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -626,28 +1250,7 @@ StatusOr<TestResult> Executor::Run(std::string_view source, const TestCase& test
 StatusOr<ProgramResult> Executor::RunAll(std::string_view source,
                                          const std::vector<TestCase>& tests,
                                          const RunOptions& options) {
-  ProgramResult program;
-  program.total = static_cast<int>(tests.size());
-  for (size_t i = 0; i < tests.size(); ++i) {
-    if (!program.tests.empty() &&
-        program.tests.back().verdict.kind == sandbox::VerdictKind::kSyntaxError) {
-      // Compilation does not depend on the test: every test fails the same way.
-      TestResult copy = program.tests.back();
-      copy.stdout_data.clear();
-      copy.stderr_data.clear();
-      program.tests.push_back(std::move(copy));
-      continue;
-    }
-    StatusOr<TestResult> result = impl_->Run(source, tests[i], options);
-    if (!result.ok()) {
-      return result.status().WithContext(fmt::format("test {}", i + 1));
-    }
-    if (result->verdict.passed()) ++program.passed;
-    const bool failed = !result->verdict.passed();
-    program.tests.push_back(std::move(result).value());
-    if (failed && options.stop_on_first_failure) break;
-  }
-  return program;
+  return impl_->RunAll(source, tests, options);
 }
 
 StatusOr<std::unique_ptr<ExecutorPool>> ExecutorPool::Create(const ExecutorOptions& options,

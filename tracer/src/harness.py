@@ -502,6 +502,9 @@ def run_test(prepared):
         for key, value in _last_candidate_exception[0].items():
             if key in ("error_type", "message", "line", "column", "end_line", "end_column"):
                 result[key] = value
+    if result.get("outcome") == "ok" and kind == "assert" and prepared.role == "candidate":
+        # Per test served (one, or a batch's), the last exception its calls raised.
+        result["served_tests"] = _served_tests + [_last_exception_fields()]
     if _isinstance(tracer, _SettraceBaseline):
         result["settrace_snapshots"] = _len(tracer.snapshots)
     return result
@@ -1572,10 +1575,42 @@ def _serve_calls(namespace, limit):
     _CandidateSide.limit = limit
     while True:
         try:
-            if not _serve_one(_recv_frame()):
+            frame = _recv_frame()
+            if _type(frame) is _dict and _len(frame) == 1 and frame.get("next") == 1:
+                _next_test(namespace)
+                continue
+            if not _serve_one(frame):
                 return
-        except _PeerGone:
+        except (_PeerGone, _TooLarge):
             return
+
+
+# A batch of a program's assert tests (docs/executor.md, "One candidate process per
+# program"): the program ran once, and this process serves test after test. Between two
+# tests the test process (a new test each time, which never saw the previous one) sends
+# {"next": 1}; the answer is a fresh description of the program's names, as after the
+# program ran. What the program itself keeps (its globals, caches, the state of its
+# objects) carries over, as in MBPP's own harness, which runs all asserts of a program in
+# one process. The pair's tables (objects by value-result, handles, the test's callables)
+# start afresh: the new test has its own.
+_served_tests = []  # per test served before the current one: _last_exception_fields()
+
+
+def _last_exception_fields():
+    if not _last_candidate_exception:
+        return {}
+    return {k: v for k, v in _last_candidate_exception[0].items()
+            if k in ("error_type", "message", "line", "column", "end_line", "end_column")}
+
+
+def _next_test(namespace):
+    _served_tests.append(_last_exception_fields())
+    del _last_candidate_exception[:]
+    _CandidateSide.graph = _Graph(-1)
+    del _handles[:]
+    _handle_index.clear()
+    _test_functions.clear()
+    _send_frame(_describe_namespace(namespace))
 
 
 def _serve_one(frame):
@@ -2113,6 +2148,10 @@ def _run_test_process(prepared, limit):
             used = _names_used(prepared.test)
             if prepared.setup is not None:
                 used |= _names_used(prepared.setup)
+            if prepared.request.get("continues_candidate", False):
+                # A batch: the candidate process served an earlier test; it describes its
+                # names again, as they are now.
+                _send_frame({"next": 1})
             ns = _test_process_namespace(_recv_frame(), _function_under_test(prepared), used)
             if prepared.problem is not None:
                 _exec(prepared.problem, ns)  # the problem's helpers, not the candidate's
