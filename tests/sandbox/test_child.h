@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -238,6 +239,18 @@ inline int TestChild(std::string_view payload, int result_fd) {
       closedir(d);
     }
     WriteAllFd(result_fd, list);
+    return 0;
+  }
+  if (cmd == "ids") {
+    // Who the child is and the limits it runs under (soft values).
+    auto soft = [](int resource) {
+      rlimit r{};
+      getrlimit(resource, &r);
+      return static_cast<unsigned long long>(r.rlim_cur);
+    };
+    WriteAllFd(result_fd, fmt::format("uid={} pid={} nproc={} as={} cpu={} nofile={}", getuid(),
+                                      getpid(), soft(RLIMIT_NPROC), soft(RLIMIT_AS),
+                                      soft(RLIMIT_CPU), soft(RLIMIT_NOFILE)));
     return 0;
   }
   if (cmd == "env") {

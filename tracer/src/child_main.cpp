@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "egca/sandbox/prefault.h"
 #include "plain_value_encode.h"
 #include "python_runtime.h"
 #include "result_channel.h"
@@ -361,7 +362,16 @@ Status WarmUpExecutorServer(const proto::ServerConfig& config) {
                                      config.preload_modules().end());
   if (!config.stdlib_dir().empty()) interpreter.stdlib_dir = config.stdlib_dir();
   EGCA_RETURN_IF_ERROR(InitializeInterpreter(interpreter));
-  return WarmUpForForking([] { return ExerciseChildPath(kWarmUpRounds); });
+  EGCA_RETURN_IF_ERROR(WarmUpForForking([] { return ExerciseChildPath(kWarmUpRounds); }));
+  // The pages a child writes when it runs the sample tests once, as a job's child would
+  // (the warm interpreter's state, its allocator's pools, the stack): each spare child
+  // makes its own copies of them before its job (egca/sandbox/prefault.h). Learned in a
+  // fork, so the server's own memory stays as the warm-up left it; no list, no prefault.
+  sandbox::SetSparePrefault(sandbox::ProbeWrittenPages([] {
+    PyOS_AfterFork_Child();
+    return ExerciseChildPath(1).ok();
+  }));
+  return Status::Ok();
 }
 
 int ExecutorChildMain(std::string_view payload, int result_fd) {
