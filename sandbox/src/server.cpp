@@ -84,6 +84,7 @@ struct ServerState {
   std::vector<sock_filter> notify_program;   // kNotify filter (empty: not available)
   seccomp_notif* notification = nullptr;     // receive buffer (seccomp_notify_alloc)
   std::unique_ptr<Spare> spare;              // the next job's child, when one is ready
+  bool work_dir_empty = false;               // emptied and checked since the last child ran there
 };
 
 // Everything the child needs after fork (its copy-on-write copy of the server's memory;
@@ -118,12 +119,19 @@ int64_t MonotonicNs() {
   _exit(kIsolationFailedExit);
 }
 
-// The spare's side of the job hand-over: one byte with the job memfd, the stdin memfd and,
-// optionally, the peer socket (SCM_RIGHTS). False: the server closed the socket (the spare
-// was discarded) or sent something else.
-bool ReceiveJob(int sock, std::string* payload, Limits* limits, int* stdin_fd, int* peer_fd) {
-  char byte = 0;
-  iovec iov{&byte, 1};
+// A job up to this size (JobHeader + payload) travels in the hand-over message itself;
+// a larger one in a memfd. Either way the server never blocks on a spare that is still
+// isolating itself (the socket's queue holds one such message).
+constexpr size_t kInlineJobBytes = 32 << 10;
+
+// The spare's side of the job hand-over: one message, 'I' + JobHeader + payload (inline)
+// or 'M' (the job in a memfd, the last descriptor), with the stdin memfd and, optionally,
+// the peer socket (SCM_RIGHTS, in that order). `buffer` (kInlineJobBytes + 1) is reserved
+// before the job arrives. False: the server closed the socket (the spare was discarded)
+// or sent something else.
+bool ReceiveJob(int sock, std::string* buffer, std::string* payload, Limits* limits, int* stdin_fd,
+                int* peer_fd) {
+  iovec iov{buffer->data(), buffer->size()};
   alignas(cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
@@ -134,7 +142,7 @@ bool ReceiveJob(int sock, std::string* payload, Limits* limits, int* stdin_fd, i
   do {
     got = recvmsg(sock, &msg, 0);
   } while (got < 0 && errno == EINTR);
-  if (got != 1) return false;
+  if (got < 1 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) return false;
   int fds[3] = {-1, -1, -1};
   int count = 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
@@ -143,24 +151,35 @@ bool ReceiveJob(int sock, std::string* payload, Limits* limits, int* stdin_fd, i
       std::memcpy(fds, CMSG_DATA(c), std::min(count, 3) * sizeof(int));
     }
   }
-  if (byte != 'J' || count < 2 || count > 3) return false;
-  UniqueFd job(fds[0]);
+  const char kind = (*buffer)[0];
+  const bool inline_job = kind == 'I';
+  if ((!inline_job && kind != 'M') || count < (inline_job ? 1 : 2) || count > 3) return false;
   JobHeader header{};
-  if (pread(job.get(), &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header))) {
-    return false;
-  }
-  payload->resize(header.payload_size);
-  size_t done = 0;
-  while (done < header.payload_size) {
-    ssize_t n = pread(job.get(), payload->data() + done, header.payload_size - done,
-                      static_cast<off_t>(sizeof(header) + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
+  if (inline_job) {
+    if (static_cast<size_t>(got) < 1 + sizeof(header)) return false;
+    std::memcpy(&header, buffer->data() + 1, sizeof(header));
+    if (header.payload_size != static_cast<size_t>(got) - 1 - sizeof(header)) return false;
+    payload->assign(buffer->data() + 1 + sizeof(header), header.payload_size);
+    explicit_bzero(buffer->data(), static_cast<size_t>(got));
+  } else {
+    UniqueFd job(fds[count - 1]);
+    if (pread(job.get(), &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header))) {
+      return false;
+    }
+    payload->resize(header.payload_size);
+    size_t done = 0;
+    while (done < header.payload_size) {
+      ssize_t n = pread(job.get(), payload->data() + done, header.payload_size - done,
+                        static_cast<off_t>(sizeof(header) + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    --count;
   }
   *limits = header.limits;
-  *stdin_fd = fds[1];
-  *peer_fd = count == 3 ? fds[2] : -1;
+  *stdin_fd = fds[0];
+  *peer_fd = count == 2 ? fds[1] : -1;
   return true;
 }
 
@@ -222,16 +241,21 @@ bool ReceiveJob(int sock, std::string* payload, Limits* limits, int* stdin_fd, i
   record->ready_minflt = ready.ru_minflt;
 
   // The job. A closed socket: the server discarded this spare.
+  std::string buffer(kInlineJobBytes + 1, '\0');
   std::string payload;
   Limits limits;
   int stdin_fd = -1, peer_fd = -1;
-  if (!ReceiveJob(kChildJobFd, &payload, &limits, &stdin_fd, &peer_fd)) _exit(0);
+  if (!ReceiveJob(kChildJobFd, &buffer, &payload, &limits, &stdin_fd, &peer_fd)) _exit(0);
   close(kChildJobFd);
   error = ApplyChildLimits(limits, state.caps.uid_drop);
   if (!error.empty()) ChildFail(record, error);
-  if (dup2(stdin_fd, 0) != 0) ChildFail(record, "dup2 stdin");
-  close(stdin_fd);
-  if (peer_fd >= 0) {
+  // Received descriptors take the lowest free numbers, in order: stdin lands on 0 and the
+  // peer on 4 (kChildPeerFd) without a dup2, unless the numbering differs.
+  if (stdin_fd != 0) {
+    if (dup2(stdin_fd, 0) != 0) ChildFail(record, "dup2 stdin");
+    close(stdin_fd);
+  }
+  if (peer_fd >= 0 && peer_fd != kChildPeerFd) {
     if (dup2(peer_fd, kChildPeerFd) != kChildPeerFd) ChildFail(record, "dup2 peer");
     close(peer_fd);
   }
@@ -359,19 +383,35 @@ void KillGroup(pid_t pid) {
   kill(pid, SIGKILL);
 }
 
+// True when `path` is a directory holding nothing (no entry but . and ..).
+bool DirectoryIsEmpty(const std::string& path) {
+  DIR* d = opendir(path.c_str());
+  if (d == nullptr) return false;
+  bool empty = true;
+  while (dirent* e = readdir(d)) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+      empty = false;
+      break;
+    }
+  }
+  closedir(d);
+  return empty;
+}
+
 // Makes the private directory exist, empty, owned by the children's uid and mode 0700.
 // It is kept between runs and emptied, not re-created: on a disk-backed scratch root
 // (no mount namespace) mkdir + chown + rmdir cost ~3 ms per run on ext4, emptying an
 // empty directory almost nothing. Whatever the last child left in its place (a symlink,
 // a file, changed permissions) is replaced. `slot`: whose uid (RunUidForServer). `*out`:
 // the directory's identity (a spare that entered another one is discarded).
-std::string PrepareWorkDir(const ServerState& state, int slot, struct stat* out) {
+std::string PrepareWorkDir(ServerState& state, int slot, struct stat* out) {
   const char* dir = state.work_dir.c_str();
   uid_t uid = state.caps.uid_drop ? RunUidForServer(state.self, slot) : geteuid();
   gid_t gid = state.caps.uid_drop ? static_cast<gid_t>(uid) : getegid();
   struct stat st {};
   if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
-    EmptyDirectoryAt(state.work_dir);
+    // Emptied (and found empty) after the last child was reaped: nothing wrote there since.
+    if (!state.work_dir_empty) EmptyDirectoryAt(state.work_dir);
   } else {
     RemoveTree(state.work_dir);
     if (mkdir(dir, 0700) != 0) return fmt::format("mkdir {}: {}", dir, std::strerror(errno));
@@ -474,19 +514,18 @@ void DiscardSpare(ServerState& state) {
   state.spare.reset();
 }
 
-// False when the spare has ended (its isolation failed, or something killed it).
-bool SpareAlive(const Spare& spare) {
-  if (!spare.pidfd.valid()) return waitpid(spare.pid, nullptr, WNOHANG | WNOWAIT | __WALL) == 0;
-  pollfd pfd{spare.pidfd.get(), POLLIN, 0};
-  return poll(&pfd, 1, 0) == 0;
-}
-
-// Sends the job to a spare: the job memfd (JobHeader + payload), the stdin memfd and the
-// peer socket (or none).
-bool SendJob(int sock, int job_fd, int stdin_fd, int peer_fd) {
-  char byte = 'J';
-  iovec iov{&byte, 1};
-  const int count = peer_fd >= 0 ? 3 : 2;
+// Sends the job to a spare: `inline_job` (kind 'I' + JobHeader + payload) or, when empty,
+// kind 'M' with `job_fd` (a memfd holding them); the stdin memfd and the peer socket (or
+// none) come first, in that order (ReceiveJob).
+bool SendJob(int sock, const std::string& inline_job, int job_fd, int stdin_fd, int peer_fd) {
+  char kind = 'M';
+  iovec iov{&kind, 1};
+  if (!inline_job.empty()) iov = {const_cast<char*>(inline_job.data()), inline_job.size()};
+  int fds[3];
+  int count = 0;
+  fds[count++] = stdin_fd;
+  if (peer_fd >= 0) fds[count++] = peer_fd;
+  if (inline_job.empty()) fds[count++] = job_fd;
   alignas(cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
@@ -497,13 +536,12 @@ bool SendJob(int sock, int job_fd, int stdin_fd, int peer_fd) {
   cmsg->cmsg_level = SOL_SOCKET;
   cmsg->cmsg_type = SCM_RIGHTS;
   cmsg->cmsg_len = CMSG_LEN(count * sizeof(int));
-  const int fds[3] = {job_fd, stdin_fd, peer_fd};
   std::memcpy(CMSG_DATA(cmsg), fds, count * sizeof(int));
   ssize_t sent;
   do {
     sent = sendmsg(sock, &msg, MSG_NOSIGNAL);
   } while (sent < 0 && errno == EINTR);
-  return sent == 1;
+  return sent == static_cast<ssize_t>(iov.iov_len);
 }
 
 std::string SetupFailure(const ViolationRecord& record) {
@@ -521,28 +559,41 @@ std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outc
   const double prepare_start = MonotonicSeconds();
   // stdin is a memfd holding the whole input: finite, seekable, and nothing to pump.
   UniqueFd stdin_fd(memfd_create("egca-stdin", MFD_CLOEXEC));
-  if (!stdin_fd.valid() || !WriteAll(stdin_fd.get(), request.stdin_data) ||
-      lseek(stdin_fd.get(), 0, SEEK_SET) != 0) {
+  if (!stdin_fd.valid() ||
+      (!request.stdin_data.empty() && (!WriteAll(stdin_fd.get(), request.stdin_data) ||
+                                       lseek(stdin_fd.get(), 0, SEEK_SET) != 0))) {
     return fmt::format("stdin memfd: {}", std::strerror(errno));
   }
-  // The job: its limits and payload, read by the child (memfd: a spare still isolating
-  // itself never blocks the server).
-  UniqueFd job_fd(memfd_create("egca-job", MFD_CLOEXEC));
+  // The job: its limits and payload, in the hand-over message or, when large, in a memfd
+  // (either way a spare still isolating itself never blocks the server).
   JobHeader header{limits, request.payload.size()};
-  if (!job_fd.valid() || !WriteAll(job_fd.get(), &header, sizeof(header)) ||
-      !WriteAll(job_fd.get(), request.payload.data(), request.payload.size())) {
-    return fmt::format("job memfd: {}", std::strerror(errno));
+  std::string inline_job;
+  UniqueFd job_fd;
+  if (sizeof(header) + request.payload.size() <= kInlineJobBytes) {
+    inline_job.reserve(1 + sizeof(header) + request.payload.size());
+    inline_job.push_back('I');
+    inline_job.append(reinterpret_cast<const char*>(&header), sizeof(header));
+    inline_job.append(request.payload);
+  } else {
+    job_fd.Reset(memfd_create("egca-job", MFD_CLOEXEC));
+    if (!job_fd.valid() || !WriteAll(job_fd.get(), &header, sizeof(header)) ||
+        !WriteAll(job_fd.get(), request.payload.data(), request.payload.size())) {
+      return fmt::format("job memfd: {}", std::strerror(errno));
+    }
   }
   // The server's copies of the request go before any fork: a spare forked from here on
   // (the next job's) inherits nothing of this one.
   explicit_bzero(request.payload.data(), request.payload.size());
   explicit_bzero(request.stdin_data.data(), request.stdin_data.size());
+  struct EraseInline {
+    std::string& job;
+    ~EraseInline() { explicit_bzero(job.data(), job.size()); }
+  } erase_inline{inline_job};
 
   double fork_seconds = 0;
   double dispatched = 0;
   std::unique_ptr<Spare> child;
   for (int attempt = 0; child == nullptr; ++attempt) {
-    if (state.spare != nullptr && !SpareAlive(*state.spare)) DiscardSpare(state);
     const int slot = state.spare != nullptr ? state.spare->slot : 0;
     struct stat dir {};
     if (std::string error = PrepareWorkDir(state, slot, &dir); !error.empty()) return error;
@@ -556,7 +607,7 @@ std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outc
       fork_seconds += MonotonicSeconds() - t;
     }
     dispatched = MonotonicSeconds();
-    if (SendJob(state.spare->job.get(), job_fd.get(), stdin_fd.get(), peer_fd.get())) {
+    if (SendJob(state.spare->job.get(), inline_job, job_fd.get(), stdin_fd.get(), peer_fd.get())) {
       child = std::move(state.spare);
       break;
     }
@@ -572,6 +623,8 @@ std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outc
     if (failed) return error;
     if (attempt >= 1) return "the sandboxed child ended before its job";
   }
+  explicit_bzero(inline_job.data(), inline_job.size());
+  state.work_dir_empty = false;  // the job's child runs there now
   const pid_t pid = child->pid;
   outcome->pid = pid;
   job_fd.Reset();
@@ -693,7 +746,6 @@ std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outc
     // Everything still buffered in the pipe (at most its capacity: the writers are gone).
     if (open[i]) collector.Drain(read_end[i].get(), i, outcome, /*max_reads=*/1 << 20);
   }
-  EmptyDirectoryAt(state.work_dir);
 
   outcome->wall_seconds = end - start;
   // The job's faults: those the spare took before its job (fork, isolation, prefault) were
@@ -881,6 +933,10 @@ void ServerMain(const ForkServerOptions& options, int sock) {
     explicit_bzero(request.payload.data(), request.payload.size());
     explicit_bzero(request.stdin_data.data(), request.stdin_data.size());
     if (!WriteAll(kServerSocketFd, EncodeOutcome(outcome, error))) break;
+    // What the child left in its private directory goes after the reply, off the caller's
+    // wait; unless it is then found empty, the next dispatch empties it again.
+    EmptyDirectoryAt(state.work_dir);
+    state.work_dir_empty = DirectoryIsEmpty(state.work_dir);
   }
   SweepOrphans(state.self);
   RemoveTree(state.server_dir);

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -130,9 +130,9 @@ std::vector<pid_t> StrayBelow(pid_t server, pid_t last_child) {
     auto close_paren = line.rfind(')');
     int ppid = 0, pgrp = 0;
     char state = 0;
-    const bool parsed = close_paren != std::string::npos &&
-                        std::sscanf(line.c_str() + close_paren + 2, "%c %d %d", &state, &ppid,
-                                    &pgrp) == 3;
+    const bool parsed =
+        close_paren != std::string::npos &&
+        std::sscanf(line.c_str() + close_paren + 2, "%c %d %d", &state, &ppid, &pgrp) == 3;
     if (!spare_seen && parsed && ppid == server && pgrp == p && p != last_child &&
         ProcessesRelatedTo(p).empty()) {
       spare_seen = true;
@@ -513,9 +513,9 @@ TEST(SandboxForkServer, TheNextJobsChildIsForkedAheadAndGetsTheJobsLimits) {
   };
   auto field = [](const std::string& text, const std::string& name) {
     const size_t at = text.find(name + "=");
-    return at == std::string::npos ? std::string("?")
-                                   : text.substr(at + name.size() + 1,
-                                                 text.find(' ', at) - at - name.size() - 1);
+    return at == std::string::npos
+               ? std::string("?")
+               : text.substr(at + name.size() + 1, text.find(' ', at) - at - name.size() - 1);
   };
   Limits a = FastLimits();
   a.max_threads = 5;
@@ -551,6 +551,26 @@ TEST(SandboxForkServer, TheNextJobsChildIsForkedAheadAndGetsTheJobsLimits) {
     EXPECT_NE(field(first.result, "uid"), field(second.result, "uid"));
     EXPECT_EQ(field(first.result, "uid"), field(third.result, "uid"));
   }
+}
+
+// The job reaches its child whole whatever its size: in the hand-over message up to
+// 32 KiB, in a memfd above (with stdin and a peer socket alongside either way).
+TEST_F(SandboxForkServerTest, JobsOfEverySizeReachTheChildWhole) {
+  for (size_t size :
+       {size_t{0}, size_t{100}, size_t{32u << 10}, size_t{40u << 10}, size_t{3u << 20}}) {
+    std::string payload = "payload_size:";
+    for (size_t i = 0; i < size; ++i) payload.push_back(static_cast<char>('a' + i % 26));
+    unsigned long long sum = 0;
+    for (unsigned char c : payload) sum = sum * 131 + c;
+    ChildRequest request = Req(payload);
+    request.stdin_data = "in";
+    ChildOutcome o = MustRun(request);
+    EXPECT_EQ(o.termination, Termination::kExited) << size;
+    EXPECT_EQ(o.result, fmt::format("{} {}", payload.size(), sum)) << size;
+  }
+  ChildRequest echo = Req("echo_stdin");
+  echo.stdin_data = std::string(100000, 'z');
+  EXPECT_EQ(MustRun(echo).result, echo.stdin_data);  // stdin alongside an inline job
 }
 
 TEST_F(SandboxForkServerTest, TwoHundredRunsLeaveNoStrayProcessOrFd) {
