@@ -1,6 +1,8 @@
 #include "egca/sandbox/prefault.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,9 +109,21 @@ PageRanges ProbeWrittenPages(const std::function<bool()>& exercise) {
   write_end.Reset();
   std::string bytes;
   char buf[65536];
-  for (ssize_t n; (n = read(read_end.get(), buf, sizeof(buf))) != 0;) {
+  // A probe that does not finish in time is killed: no list, no prefault, never a hang.
+  const double deadline = internal::MonotonicSeconds() + 30.0;
+  for (;;) {
+    const double left = deadline - internal::MonotonicSeconds();
+    pollfd pfd{read_end.get(), POLLIN, 0};
+    const int ready = left <= 0 ? 0 : poll(&pfd, 1, static_cast<int>(left * 1000) + 1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      kill(pid, SIGKILL);
+      bytes.clear();
+      break;
+    }
+    const ssize_t n = read(read_end.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
+    if (n <= 0) break;
     bytes.append(buf, static_cast<size_t>(n));
   }
   int status = 0;

@@ -381,7 +381,13 @@ static void ExerciseCandidateRole() {
                           static_cast<char>(n >> 8), static_cast<char>(n)};
     frames.append(size, 4).append(call);
   }
-  if (WriteAll(sv[1], frames)) ::shutdown(sv[1], SHUT_WR);
+  // The test side ends its stream: the candidate side answers what is queued, then sees
+  // the channel close (never a read that could wait).
+  if (!WriteAll(sv[1], frames) || ::shutdown(sv[1], SHUT_WR) != 0) {
+    ::close(sandbox::kChildPeerFd);
+    ::close(sv[1]);
+    return;
+  }
   proto::ExecRequest request;
   request.set_kind(proto::TEST_KIND_ASSERT);
   request.set_role(proto::ASSERT_ROLE_CANDIDATE);
