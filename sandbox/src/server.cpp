@@ -656,6 +656,16 @@ std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outc
   int violation_nr = -1;
   bool listener_used = false;  // the child reports violations through the listener
   double next_handover_check = start + kHandoverInterval;
+  if (notify_server_end.valid()) {
+    // A spare that finished its isolation handed its listener over already: taken now, the
+    // server need not wake for it later.
+    const int fd = ReceiveFd(notify_server_end.get());
+    if (fd >= 0) {
+      listener.Reset(fd);
+      listener_used = true;
+      notify_server_end.Reset();
+    }
+  }
   while (!reaped) {
     pollfd fds[7];
     int n = 0;
@@ -739,9 +749,11 @@ std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outc
     if (listener.valid()) listener_used = true;
   }
   // The child is gone; anything still in its group (only possible without seccomp) goes
-  // too, then the pipes are drained of what was written before the end.
+  // too, then the pipes are drained of what was written before the end. With the filter a
+  // child cannot make a process, so the sweep for orphans (a safety net) waits until the
+  // reply is out (ServerMain).
   KillGroup(pid);
-  SweepOrphans(state.self, spare_pid);
+  if (!state.caps.seccomp) SweepOrphans(state.self, spare_pid);
   for (int i = 1; i < 4; ++i) {
     // Everything still buffered in the pipe (at most its capacity: the writers are gone).
     if (open[i]) collector.Drain(read_end[i].get(), i, outcome, /*max_reads=*/1 << 20);
@@ -935,6 +947,7 @@ void ServerMain(const ForkServerOptions& options, int sock) {
     if (!WriteAll(kServerSocketFd, EncodeOutcome(outcome, error))) break;
     // What the child left in its private directory goes after the reply, off the caller's
     // wait; unless it is then found empty, the next dispatch empties it again.
+    if (state.caps.seccomp) SweepOrphans(state.self, state.spare != nullptr ? state.spare->pid : 0);
     EmptyDirectoryAt(state.work_dir);
     state.work_dir_empty = DirectoryIsEmpty(state.work_dir);
   }
