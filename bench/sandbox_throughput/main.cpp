@@ -358,7 +358,9 @@ std::set<int> ChildPids() {
 
 // Minor faults per execution (and forks) by where they happen, over `rounds` of `problems`
 // on a pool started after the counters: the whole process tree (inherited counters), the
-// fork server alone, and the sandboxed children (the executor's per-child ru_minflt).
+// fork server alone, and the sandboxed children's jobs (the executor's per-child
+// minor_faults: from the job's start; what a child took before, as a spare forked ahead
+// of its job, is in the rest of the tree with the test processes and the caller).
 void PrintFaultsAndForks(const std::string& name, const std::function<Row(ExecutorPool*)>& run) {
   const long fork_tp = ForkTracepointId();
   const std::set<int> before = ChildPids();
@@ -399,7 +401,8 @@ void PrintFaultsAndForks(const std::string& name, const std::function<Row(Execut
   auto num = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.1f}", v); };
   fmt::print(
       "  {}: page faults per execution: {} in all = fork server (prepare+fork+collect) {} + "
-      "sandboxed child (isolate+main+exit) {:.1f} + other processes of the run {}\n",
+      "sandboxed child's job (isolate+main+exit) {:.1f} + other processes of the run and the "
+      "child before its job (spare: isolation, prefault) {}\n",
       name, num(tree), num(server), child,
       server < 0 ? std::string("n/a") : num(tree - server - child));
   if (tree_forks.ok()) {

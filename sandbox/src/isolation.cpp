@@ -138,8 +138,8 @@ bool EnterFilesystemView(const ForkServerOptions& options) {
   auto bind = [&](const std::string& path) {
     bool is_link = false;
     if (!MakeMountPoint(root, path, &is_link)) return false;
-    return is_link || ::mount(path.c_str(), (root + path).c_str(), nullptr, MS_BIND | MS_REC,
-                              nullptr) == 0;
+    return is_link ||
+           ::mount(path.c_str(), (root + path).c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0;
   };
   // Shortest first, so that a path beneath one already bound is skipped (it is there).
   std::vector<std::string> paths = options.readable_paths;
@@ -170,9 +170,8 @@ bool EnterFilesystemView(const ForkServerOptions& options) {
       ::mount("/proc", proc.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
     return fail();
   }
-  if (!MakeDirs(root + "/tmp", 01777) ||
-      ::mount("tmpfs", (root + "/tmp").c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
-              "size=64m,mode=1777") != 0) {
+  if (!MakeDirs(root + "/tmp", 01777) || ::mount("tmpfs", (root + "/tmp").c_str(), "tmpfs",
+                                                 MS_NOSUID | MS_NODEV, "size=64m,mode=1777") != 0) {
     return fail();
   }
   if (!MakeDirs(root + options.scratch_root, 0711) ||
@@ -326,8 +325,7 @@ std::string BuildSeccompFilterImpl(ViolationAction action, std::vector<sock_filt
   // the low 32 bits of the register, so only those are compared (a 64-bit comparison let
   // SIGSYS | 1 << 32 through).
   rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EINVAL), SCMP_SYS(rt_sigaction), 2,
-                         SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGSYS),
-                         SCMP_A1(SCMP_CMP_NE, 0));
+                         SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGSYS), SCMP_A1(SCMP_CMP_NE, 0));
   // The parent-death signal makes the child die with the server: it may not be changed
   // (prctl's option is an int, compared on its low 32 bits).
   rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(prctl), 1,
@@ -335,8 +333,9 @@ std::string BuildSeccompFilterImpl(ViolationAction action, std::vector<sock_filt
   // Record locks (fcntl F_SETLK...) on a readable host file block host processes as flock
   // does; F_GETLK and the other fcntl commands stay allowed.
   for (int cmd : {F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW}) {
-    rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(fcntl), 1,
-                           SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, static_cast<scmp_datum_t>(cmd)));
+    rc |=
+        seccomp_rule_add(ctx, trap, SCMP_SYS(fcntl), 1,
+                         SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, static_cast<scmp_datum_t>(cmd)));
   }
   // Typing into a terminal.
   rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(ioctl), 1,
@@ -468,9 +467,11 @@ std::string BuildSeccompFilter(ViolationAction action, std::vector<sock_filter>*
   return BuildSeccompFilterImpl(action, program);
 }
 
-uid_t RunUidForServer(pid_t server_pid) {
-  // Far above any uid in /etc/passwd and below the overflow/invalid ids.
-  return static_cast<uid_t>(2000000000u + static_cast<uint32_t>(server_pid));
+uid_t RunUidForServer(pid_t server_pid, int slot) {
+  // Far above any uid in /etc/passwd and below the overflow/invalid ids (pids are below
+  // 2^22, so 2000000000 + 2 * pid + 1 < 2010000000).
+  return static_cast<uid_t>(2000000000u + 2u * static_cast<uint32_t>(server_pid) +
+                            static_cast<uint32_t>(slot & 1));
 }
 
 Capabilities SetUpServerIsolation(const ForkServerOptions& options) {
@@ -495,8 +496,8 @@ Capabilities SetUpServerIsolation(const ForkServerOptions& options) {
   if (have_namespaces) {
     caps.network_namespace = true;
     caps.mount_namespace = SetUpMounts(options);
-    caps.filesystem_view = caps.mount_namespace && options.confine_reads &&
-                           EnterFilesystemView(options);
+    caps.filesystem_view =
+        caps.mount_namespace && options.confine_reads && EnterFilesystemView(options);
   }
   caps.uid_drop = root;
   // Children are not forked as pid-namespace inits: fork is denied by seccomp, so there
@@ -506,8 +507,7 @@ Capabilities SetUpServerIsolation(const ForkServerOptions& options) {
   return caps;
 }
 
-std::string IsolateChild(const ChildPlan& plan) {
-  const Limits& l = *plan.limits;
+std::string ApplyChildLimits(const Limits& l, bool drop_uid) {
   double cpu = std::max(1.0, std::ceil(l.cpu_seconds));
   rlimit cpu_limit{static_cast<rlim_t>(cpu), static_cast<rlim_t>(cpu) + 1};
   if (setrlimit(RLIMIT_CPU, &cpu_limit) != 0) return "setrlimit(RLIMIT_CPU)";
@@ -518,11 +518,15 @@ std::string IsolateChild(const ChildPlan& plan) {
   }
   if (!SetLimit(RLIMIT_CORE, 0)) return "setrlimit(RLIMIT_CORE)";
   if (!SetLimit(RLIMIT_MSGQUEUE, 0)) return "setrlimit(RLIMIT_MSGQUEUE)";
+  // Counted per uid, and this uid belongs to this child alone (RunUidForServer).
+  if (drop_uid && !SetLimit(RLIMIT_NPROC, static_cast<rlim_t>(std::max(l.max_threads, 1)))) {
+    return "setrlimit(RLIMIT_NPROC)";
+  }
+  return {};
+}
+
+std::string IsolateChild(const ChildPlan& plan) {
   if (plan.drop_uid) {
-    // Counted per uid, and this uid belongs to this server's current child alone.
-    if (!SetLimit(RLIMIT_NPROC, static_cast<rlim_t>(std::max(l.max_threads, 1)))) {
-      return "setrlimit(RLIMIT_NPROC)";
-    }
     if (setgroups(0, nullptr) != 0) return "setgroups";
     if (setresgid(plan.run_uid, plan.run_uid, plan.run_uid) != 0) return "setresgid";
     if (setresuid(plan.run_uid, plan.run_uid, plan.run_uid) != 0) return "setresuid";

@@ -25,7 +25,9 @@ struct ViolationRecord {
   // Phase timestamps the child's sandbox code writes (ChildPhases; diagnostics only: the
   // program can overwrite them). CLOCK_MONOTONIC nanoseconds; 0 = not reached.
   int64_t started_ns;    // first instruction after fork
-  int64_t isolated_ns;   // isolation done, child_main about to start
+  int64_t isolated_ns;   // isolation done (a spare child then waits for its job)
+  int64_t job_ns;        // the job's limits applied, child_main about to start
+  int64_t ready_minflt;  // a spare's minor faults when it began to wait for its job
   int64_t main_done_ns;  // child_main returned
 };
 constexpr uint32_t kViolationMagic = 0x53595331;
@@ -41,12 +43,12 @@ Capabilities SetUpServerIsolation(const ForkServerOptions& options);
 // (the same path for every run of this server, re-created empty each time).
 void ApplyServerEnvironment(const ForkServerOptions& options, const std::string& work_dir);
 
-// The uid/gid children of the server run as when uid_drop is possible (unique per live
-// server so RLIMIT_NPROC counts exactly one child's threads).
-uid_t RunUidForServer(pid_t server_pid);
+// The uid/gid children of the server run as when uid_drop is possible: unique per live
+// server and `slot` (0 or 1). A server's running child and the spare it forked ahead for
+// the next job take alternate slots, so RLIMIT_NPROC counts exactly one child's threads.
+uid_t RunUidForServer(pid_t server_pid, int slot);
 
 struct ChildPlan {
-  const Limits* limits;
   std::string work_dir;  // the child's private directory (cwd, HOME, TMPDIR)
   bool drop_uid;
   uid_t run_uid;
@@ -73,10 +75,17 @@ enum class ViolationAction { kNotify, kTrap };
 // pid hold a placeholder that IsolateChild() replaces. Returns an error message or "".
 std::string BuildSeccompFilter(ViolationAction action, std::vector<sock_filter>* program);
 
-// In the forked child: applies rlimits, uid drop, Landlock and the seccomp filter in that
-// order. Returns an error message (empty on success); the child then exits with
+// In the forked child: applies the uid drop, Landlock and the seccomp filter in that order
+// (what every job of the server gets alike: a spare child applies it before its job
+// arrives). Returns an error message (empty on success); the child then exits with
 // kIsolationFailedExit so the server reports the run as an egca error.
 std::string IsolateChild(const ChildPlan& plan);
+
+// In the child, once its job arrived and before child_main: the job's rlimits (CPU,
+// address space, file size, open files, no core files or message queues; with `drop_uid`
+// the thread count, RLIMIT_NPROC, which the child's own uid counts). Only lowers limits,
+// so it works after the uid drop and under the seccomp filter (prlimit64 on itself).
+std::string ApplyChildLimits(const Limits& limits, bool drop_uid);
 constexpr int kIsolationFailedExit = 121;
 // First byte a child writes to its result channel, once isolated (stripped by the server).
 constexpr char kIsolatedMarker = '\x01';

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,28 +46,63 @@ constexpr double kHandoverInterval = 0.005;
 
 enum class KillReason { kNone, kWall, kCpu, kOutput, kViolation };
 constexpr int kChildNotifyFd = 5;  // the child's end of the listener hand-over socket
+constexpr int kChildJobFd = 6;     // a spare child's end of its job socket, until the job
+
+// A child forked and isolated ahead of its job ("spare"): while one child runs, the server
+// forks the next one, which drops its uid, applies Landlock and its seccomp filter and then
+// waits for a job on its job socket, so that fork and isolation are off the caller's
+// critical path. It runs nothing but the sandbox's own code until its job arrives; the
+// job's limits (rlimits) are applied when it does, before child_main. Its state is the
+// server's at the fork, which holds no request: the server forks it only after the
+// current job went to its child and the server's copies of the request were erased.
+struct Spare {
+  pid_t pid = 0;
+  int slot = 0;  // RunUidForServer(self, slot): alternates, so the running child and the
+                 // spare never share a uid (RLIMIT_NPROC counts per uid)
+  UniqueFd pidfd;
+  UniqueFd job;                // the server's end of the job socket
+  UniqueFd read_end[4];        // 1, 2, 3: stdout, stderr, result
+  UniqueFd notify_server_end;  // the seccomp listener comes over it (or invalid)
+  // Its own shared page (a fresh mapping per child: a child never maps the page of a child
+  // forked after it, so the running program cannot write the spare's).
+  ViolationRecord* record = nullptr;
+  dev_t dir_dev = 0;  // the private directory it entered (cwd, Landlock rule)
+  ino_t dir_ino = 0;
+  ~Spare() {
+    if (record != nullptr) munmap(record, sizeof(ViolationRecord));
+  }
+};
 
 struct ServerState {
   const ForkServerOptions* options;
   Capabilities caps;
   pid_t self;
-  std::string server_dir;   // <scratch_root>/srv-<pid>
-  std::string work_dir;     // <server_dir>/work: the current child's private directory
-  ViolationRecord* record;  // shared page
+  std::string server_dir;  // <scratch_root>/srv-<pid>
+  std::string work_dir;    // <server_dir>/work: the current child's private directory
   std::vector<sock_filter> seccomp_program;  // kTrap filter, compiled once; each child
                                              // patches its copy
   std::vector<sock_filter> notify_program;   // kNotify filter (empty: not available)
   seccomp_notif* notification = nullptr;     // receive buffer (seccomp_notify_alloc)
+  std::unique_ptr<Spare> spare;              // the next job's child, when one is ready
+  bool work_dir_empty = false;               // emptied and checked since the last child ran there
 };
 
 // Everything the child needs after fork (its copy-on-write copy of the server's memory;
 // the child patches its copy of the seccomp program and nothing else).
 struct ChildSetup {
   ServerState* state;
-  const ChildRequest* request;
-  // stdin (memfd), stdout, stderr, result, peer (or -1), notify socket (or -1): become
-  // 0-5 (kChildPeerFd = 4, kChildNotifyFd = 5).
-  int fds[6];
+  ViolationRecord* record;  // its own shared page
+  int slot;
+  // stdout, stderr, result, notify socket (or -1), job socket at indices 1, 2, 3, 5, 6:
+  // they become those descriptors. 0 (stdin) and 4 (peer) come with the job.
+  int fds[7];
+};
+
+// What the server sends a spare for its job: this header, then the payload, in a memfd
+// (any size, and the server never blocks on a child that is still isolating itself).
+struct JobHeader {
+  Limits limits;
+  uint64_t payload_size;
 };
 
 // CLOCK_MONOTONIC through the vDSO: no system call, so nothing the filter sees.
@@ -83,29 +119,96 @@ int64_t MonotonicNs() {
   _exit(kIsolationFailedExit);
 }
 
+// A job up to this size (JobHeader + payload) travels in the hand-over message itself;
+// a larger one in a memfd. Either way the server never blocks on a spare that is still
+// isolating itself (the socket's queue holds one such message).
+constexpr size_t kInlineJobBytes = 32 << 10;
+
+// The spare's side of the job hand-over: one message, 'I' + JobHeader + payload (inline)
+// or 'M' (the job in a memfd, the last descriptor), with the stdin memfd and, optionally,
+// the peer socket (SCM_RIGHTS, in that order). `buffer` (kInlineJobBytes + 1) is reserved
+// before the job arrives. False: the server closed the socket (the spare was discarded)
+// or sent something else.
+bool ReceiveJob(int sock, std::string* buffer, std::string* payload, Limits* limits, int* stdin_fd,
+                int* peer_fd) {
+  iovec iov{buffer->data(), buffer->size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t got;
+  do {
+    got = recvmsg(sock, &msg, 0);
+  } while (got < 0 && errno == EINTR);
+  if (got < 1 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) return false;
+  int fds[3] = {-1, -1, -1};
+  int count = 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      count = static_cast<int>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      std::memcpy(fds, CMSG_DATA(c), std::min(count, 3) * sizeof(int));
+    }
+  }
+  const char kind = (*buffer)[0];
+  const bool inline_job = kind == 'I';
+  if ((!inline_job && kind != 'M') || count < (inline_job ? 1 : 2) || count > 3) return false;
+  JobHeader header{};
+  if (inline_job) {
+    if (static_cast<size_t>(got) < 1 + sizeof(header)) return false;
+    std::memcpy(&header, buffer->data() + 1, sizeof(header));
+    if (header.payload_size != static_cast<size_t>(got) - 1 - sizeof(header)) return false;
+    payload->assign(buffer->data() + 1 + sizeof(header), header.payload_size);
+    explicit_bzero(buffer->data(), static_cast<size_t>(got));
+  } else {
+    UniqueFd job(fds[count - 1]);
+    if (pread(job.get(), &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header))) {
+      return false;
+    }
+    payload->resize(header.payload_size);
+    size_t done = 0;
+    while (done < header.payload_size) {
+      ssize_t n = pread(job.get(), payload->data() + done, header.payload_size - done,
+                        static_cast<off_t>(sizeof(header) + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    --count;
+  }
+  *limits = header.limits;
+  *stdin_fd = fds[0];
+  *peer_fd = count == 2 ? fds[1] : -1;
+  return true;
+}
+
+// A spare child: isolation first (everything but the job's limits), then it waits for its
+// job, applies the job's limits and runs child_main.
 [[noreturn]] void ChildMainOuter(const ChildSetup& setup) {
   ServerState& state = *setup.state;
-  state.record->started_ns = MonotonicNs();
+  ViolationRecord* record = setup.record;
+  record->started_ns = MonotonicNs();
   // Die with the server; the server is single-threaded, so "parent thread" is the server.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != state.self) _exit(kIsolationFailedExit);
   setpgid(0, 0);
   const bool notify = setup.fds[kChildNotifyFd] >= 0;
-  constexpr int kCount = 6;
+  constexpr int kCount = 7;
   int moved[kCount];
   for (int i = 0; i < kCount; ++i) {
     // Above every target number first, so no dup2 below clobbers a source.
     moved[i] = setup.fds[i] < 0 ? -1 : fcntl(setup.fds[i], F_DUPFD, 16);
-    if (setup.fds[i] >= 0 && moved[i] < 0) ChildFail(state.record, "fcntl(F_DUPFD)");
+    if (setup.fds[i] >= 0 && moved[i] < 0) ChildFail(record, "fcntl(F_DUPFD)");
   }
   for (int i = 0; i < kCount; ++i) {
     if (moved[i] >= 0) {
-      if (dup2(moved[i], i) != i) ChildFail(state.record, "dup2");
+      if (dup2(moved[i], i) != i) ChildFail(record, "dup2");
     } else {
-      close(i);  // an absent peer or listener: whatever the server had there is not the child's
+      close(i);  // stdin and the peer come with the job; an absent listener socket
     }
   }
-  // fd 5 (notify) is closed by IsolateChild before child_main; fd 4 is the peer, if any.
+  // fd 5 (notify) is closed by IsolateChild; fd 6 (job) once the job arrived.
   CloseFdsFrom(kCount);
   sigset_t all;
   sigemptyset(&all);
@@ -113,13 +216,12 @@ int64_t MonotonicNs() {
   // A file over RLIMIT_FSIZE becomes an EFBIG error in the program instead of a kill,
   // whatever warm-up did with the signal.
   signal(SIGXFSZ, SIG_IGN);
-  if (chdir(state.work_dir.c_str()) != 0) ChildFail(state.record, "chdir to the private dir");
+  if (chdir(state.work_dir.c_str()) != 0) ChildFail(record, "chdir to the private dir");
 
   ChildPlan plan{};
-  plan.limits = &setup.request->limits;
   plan.work_dir = state.work_dir;
   plan.drop_uid = state.caps.uid_drop;
-  plan.run_uid = RunUidForServer(state.self);
+  plan.run_uid = RunUidForServer(state.self, setup.slot);
   plan.server_pid = state.self;
   plan.drop_capabilities = state.caps.user_namespace;
   plan.landlock_abi = state.caps.landlock_abi;
@@ -128,25 +230,51 @@ int64_t MonotonicNs() {
   plan.seccomp_program = &state.seccomp_program;
   plan.notify_program = notify ? &state.notify_program : nullptr;
   plan.notify_sock = notify ? kChildNotifyFd : -1;
-  plan.violation = state.record;
+  plan.violation = record;
   std::string error = IsolateChild(plan);
-  if (!error.empty()) ChildFail(state.record, error);
-  state.record->isolated_ns = MonotonicNs();
+  if (!error.empty()) ChildFail(record, error);
+  // Its own copies of the pages a job's child writes anyway (prefault.h), while it waits.
+  PopulateSparePrefault();
+  record->isolated_ns = MonotonicNs();
+  rusage ready{};
+  getrusage(RUSAGE_SELF, &ready);
+  record->ready_minflt = ready.ru_minflt;
+
+  // The job. A closed socket: the server discarded this spare.
+  std::string buffer(kInlineJobBytes + 1, '\0');
+  std::string payload;
+  Limits limits;
+  int stdin_fd = -1, peer_fd = -1;
+  if (!ReceiveJob(kChildJobFd, &buffer, &payload, &limits, &stdin_fd, &peer_fd)) _exit(0);
+  close(kChildJobFd);
+  error = ApplyChildLimits(limits, state.caps.uid_drop);
+  if (!error.empty()) ChildFail(record, error);
+  // Received descriptors take the lowest free numbers, in order: stdin lands on 0 and the
+  // peer on 4 (kChildPeerFd) without a dup2, unless the numbering differs.
+  if (stdin_fd != 0) {
+    if (dup2(stdin_fd, 0) != 0) ChildFail(record, "dup2 stdin");
+    close(stdin_fd);
+  }
+  if (peer_fd >= 0 && peer_fd != kChildPeerFd) {
+    if (dup2(peer_fd, kChildPeerFd) != kChildPeerFd) ChildFail(record, "dup2 peer");
+    close(peer_fd);
+  }
+  record->job_ns = MonotonicNs();
   // The first byte on the result channel says that isolation is complete. Written before
   // the program runs, so the program cannot take it back: a setup failure reported in the
   // shared page after it is the program's forgery, not an egca error.
   const char marker = kIsolatedMarker;
-  if (write(kChildResultFd, &marker, 1) != 1) ChildFail(state.record, "writing the result channel");
+  if (write(kChildResultFd, &marker, 1) != 1) ChildFail(record, "writing the result channel");
 
   int rc = 70;
   try {
-    rc = state.options->child_main(setup.request->payload, kChildResultFd);
+    rc = state.options->child_main(payload, kChildResultFd);
   } catch (abi::__forced_unwind&) {
     throw;  // pthread_exit() on the main thread: the process lives on in its other threads
   } catch (...) {
     rc = 70;  // EX_SOFTWARE: child_main must not throw
   }
-  state.record->main_done_ns = MonotonicNs();
+  record->main_done_ns = MonotonicNs();
   std::fflush(stdout);
   std::fflush(stderr);
   _exit(rc & 0xff);
@@ -154,14 +282,17 @@ int64_t MonotonicNs() {
 
 // Kills and reaps every process left below the server (the server is a child subreaper,
 // so orphans of a child that escaped its process group end up here). With the seccomp
-// filter there are none; this is the net for install_seccomp = false.
-void SweepOrphans(pid_t self) {
+// filter there are none; this is the net for install_seccomp = false. `keep`: the spare
+// (forked by the server itself, waiting for its job), or 0.
+void SweepOrphans(pid_t self, pid_t keep = 0) {
   std::string path = fmt::format("/proc/{}/task/{}/children", self, self);
   for (int round = 0; round < 1000; ++round) {
     std::vector<pid_t> pids;
     if (FILE* f = std::fopen(path.c_str(), "re")) {
       int pid = 0;
-      while (std::fscanf(f, "%d", &pid) == 1) pids.push_back(pid);
+      while (std::fscanf(f, "%d", &pid) == 1) {
+        if (pid != keep) pids.push_back(pid);
+      }
       std::fclose(f);
     }
     if (pids.empty()) break;
@@ -171,6 +302,7 @@ void SweepOrphans(pid_t self) {
     }
     for (pid_t pid : pids) waitpid(pid, nullptr, __WALL);
   }
+  if (keep != 0) return;  // waitpid(-1) could reap the spare
   while (waitpid(-1, nullptr, WNOHANG | __WALL) > 0) {
   }
 }
@@ -251,18 +383,35 @@ void KillGroup(pid_t pid) {
   kill(pid, SIGKILL);
 }
 
+// True when `path` is a directory holding nothing (no entry but . and ..).
+bool DirectoryIsEmpty(const std::string& path) {
+  DIR* d = opendir(path.c_str());
+  if (d == nullptr) return false;
+  bool empty = true;
+  while (dirent* e = readdir(d)) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+      empty = false;
+      break;
+    }
+  }
+  closedir(d);
+  return empty;
+}
+
 // Makes the private directory exist, empty, owned by the children's uid and mode 0700.
 // It is kept between runs and emptied, not re-created: on a disk-backed scratch root
 // (no mount namespace) mkdir + chown + rmdir cost ~3 ms per run on ext4, emptying an
 // empty directory almost nothing. Whatever the last child left in its place (a symlink,
-// a file, changed permissions) is replaced.
-std::string PrepareWorkDir(const ServerState& state) {
+// a file, changed permissions) is replaced. `slot`: whose uid (RunUidForServer). `*out`:
+// the directory's identity (a spare that entered another one is discarded).
+std::string PrepareWorkDir(ServerState& state, int slot, struct stat* out) {
   const char* dir = state.work_dir.c_str();
-  uid_t uid = state.caps.uid_drop ? RunUidForServer(state.self) : geteuid();
+  uid_t uid = state.caps.uid_drop ? RunUidForServer(state.self, slot) : geteuid();
   gid_t gid = state.caps.uid_drop ? static_cast<gid_t>(uid) : getegid();
   struct stat st {};
   if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
-    EmptyDirectoryAt(state.work_dir);
+    // Emptied (and found empty) after the last child was reaped: nothing wrote there since.
+    if (!state.work_dir_empty) EmptyDirectoryAt(state.work_dir);
   } else {
     RemoveTree(state.work_dir);
     if (mkdir(dir, 0700) != 0) return fmt::format("mkdir {}: {}", dir, std::strerror(errno));
@@ -274,78 +423,223 @@ std::string PrepareWorkDir(const ServerState& state) {
   if ((st.st_mode & 07777) != 0700 && chmod(dir, 0700) != 0) {
     return fmt::format("chmod {}: {}", dir, std::strerror(errno));
   }
+  *out = st;
   return {};
 }
 
 // Server-side clock readings (seconds) and the child's own (the shared record, ns) into
-// phases. The child's values are clamped into [fork, reap]: the program can overwrite them.
-void FillPhases(const ViolationRecord& record, double prepare_start, double fork_start,
-                double forked, double reaped, double collected, ChildPhases* phases) {
+// phases, as the caller waits for them: prepare (the server's own work for the request,
+// without a fork), fork (a fork the request had to wait for: 0 when a spare was ready),
+// isolate (from the job's dispatch to the program's start: the spare's job hand-over and
+// limits, plus what was left of its isolation), main, exit + reap, collect. The child's
+// values are clamped into [dispatch, reap]: the program can overwrite them.
+void FillPhases(const ViolationRecord& record, double prepare_start, double fork_seconds,
+                double dispatched, double reaped, double collected, ChildPhases* phases) {
   auto child_time = [&](int64_t ns) {
-    return ns <= 0 ? 0.0 : std::clamp(static_cast<double>(ns) * 1e-9, fork_start, reaped);
+    return ns <= 0 ? 0.0 : std::clamp(static_cast<double>(ns) * 1e-9, dispatched, reaped);
   };
-  double started = child_time(record.started_ns);
-  double isolated = child_time(record.isolated_ns);
+  double job = child_time(record.job_ns);
   double main_done = child_time(record.main_done_ns);
-  phases->prepare = fork_start - prepare_start;
-  phases->fork = forked - fork_start;
-  if (started > 0 && isolated >= started) phases->isolate = isolated - started;
-  if (isolated > 0 && main_done >= isolated) phases->main = main_done - isolated;
+  phases->fork = fork_seconds;
+  phases->prepare = std::max(0.0, dispatched - prepare_start - fork_seconds);
+  if (job > 0) phases->isolate = job - dispatched;
+  if (job > 0 && main_done >= job) phases->main = main_done - job;
   if (main_done > 0) phases->exit = reaped - main_done;
   phases->collect = collected - reaped;
 }
 
-// One request: fresh (empty) private dir, fork, isolate, supervise, reap, classify.
-std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome* outcome) {
-  const Limits& limits = request.limits;
-  UniqueFd peer_fd(request.peer_fd);  // owned here (ReceiveRequest)
-  const double prepare_start = MonotonicSeconds();
-  if (std::string error = PrepareWorkDir(state); !error.empty()) return error;
-  // stdin is a memfd holding the whole input: finite, seekable, and nothing to pump.
-  UniqueFd stdin_fd(memfd_create("egca-stdin", MFD_CLOEXEC));
-  if (!stdin_fd.valid() || !WriteAll(stdin_fd.get(), request.stdin_data) ||
-      lseek(stdin_fd.get(), 0, SEEK_SET) != 0) {
-    return fmt::format("stdin memfd: {}", std::strerror(errno));
+// Forks a spare child for `slot` (ChildMainOuter): it isolates itself and waits for a job.
+// The private directory must exist.
+std::string ForkSpare(ServerState& state, int slot) {
+  auto spare = std::make_unique<Spare>();
+  spare->slot = slot;
+  void* page = mmap(nullptr, sizeof(ViolationRecord), PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return fmt::format("mmap: {}", std::strerror(errno));
+  spare->record = static_cast<ViolationRecord*>(page);
+  struct stat st {};
+  if (stat(state.work_dir.c_str(), &st) != 0) {
+    return fmt::format("stat {}: {}", state.work_dir, std::strerror(errno));
   }
-  UniqueFd read_end[4], write_end[4];  // indices 1, 2, 3 used: stdout, stderr, result
+  spare->dir_dev = st.st_dev;
+  spare->dir_ino = st.st_ino;
+  UniqueFd write_end[4];
   for (int i = 1; i < 4; ++i) {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) return fmt::format("pipe2: {}", std::strerror(errno));
-    read_end[i].Reset(p[0]);
+    spare->read_end[i].Reset(p[0]);
     write_end[i].Reset(p[1]);
     SetNonBlocking(p[0]);
   }
+  // Bigger pipes: fewer wake-ups when a child writes a large trace.
+  fcntl(spare->read_end[kChildResultFd].get(), F_SETPIPE_SZ, 1 << 20);
   // The child hands its seccomp notification listener over this socket.
-  UniqueFd notify_server_end, notify_child_end, listener;
+  UniqueFd notify_child_end;
   if (!state.notify_program.empty()) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
       return fmt::format("socketpair: {}", std::strerror(errno));
     }
-    notify_server_end.Reset(sv[0]);
+    spare->notify_server_end.Reset(sv[0]);
     notify_child_end.Reset(sv[1]);
   }
-  // Bigger pipes: fewer wake-ups when a child writes a large trace.
-  fcntl(read_end[kChildResultFd].get(), F_SETPIPE_SZ, 1 << 20);
-  std::memset(state.record, 0, sizeof(ViolationRecord));
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    return fmt::format("socketpair: {}", std::strerror(errno));
+  }
+  spare->job.Reset(sv[0]);
+  UniqueFd job_child_end(sv[1]);
   std::fflush(nullptr);  // nothing buffered in the server may be written twice
-
   ChildSetup setup{&state,
-                   &request,
-                   {stdin_fd.get(), write_end[1].get(), write_end[2].get(), write_end[3].get(),
-                    request.peer_fd, notify_child_end.get()}};
-  double start = MonotonicSeconds();
+                   spare->record,
+                   slot,
+                   {-1, write_end[1].get(), write_end[2].get(), write_end[3].get(), -1,
+                    notify_child_end.get(), job_child_end.get()}};
   pid_t pid = fork();
   if (pid < 0) return fmt::format("fork: {}", std::strerror(errno));
   if (pid == 0) ChildMainOuter(setup);
-  const double forked = MonotonicSeconds();
   setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
+  spare->pid = pid;
+  spare->pidfd.Reset(PidfdOpen(pid));
+  state.spare = std::move(spare);
+  return {};
+}
+
+// Kills and reaps the spare (it never got a job).
+void DiscardSpare(ServerState& state) {
+  if (state.spare == nullptr) return;
+  KillGroup(state.spare->pid);
+  while (waitpid(state.spare->pid, nullptr, __WALL) < 0 && errno == EINTR) {
+  }
+  state.spare.reset();
+}
+
+// Sends the job to a spare: `inline_job` (kind 'I' + JobHeader + payload) or, when empty,
+// kind 'M' with `job_fd` (a memfd holding them); the stdin memfd and the peer socket (or
+// none) come first, in that order (ReceiveJob).
+bool SendJob(int sock, const std::string& inline_job, int job_fd, int stdin_fd, int peer_fd) {
+  char kind = 'M';
+  iovec iov{&kind, 1};
+  if (!inline_job.empty()) iov = {const_cast<char*>(inline_job.data()), inline_job.size()};
+  int fds[3];
+  int count = 0;
+  fds[count++] = stdin_fd;
+  if (peer_fd >= 0) fds[count++] = peer_fd;
+  if (inline_job.empty()) fds[count++] = job_fd;
+  alignas(cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = CMSG_SPACE(count * sizeof(int));
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(count * sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), fds, count * sizeof(int));
+  ssize_t sent;
+  do {
+    sent = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  return sent == static_cast<ssize_t>(iov.iov_len);
+}
+
+std::string SetupFailure(const ViolationRecord& record) {
+  return fmt::format(
+      "sandbox setup failed in the child: {}",
+      std::string(record.setup_error, strnlen(record.setup_error, sizeof(record.setup_error))));
+}
+
+// One request: fresh (empty) private dir, the job to the spare (forked now if none is
+// ready), the next spare forked, supervise, reap, classify.
+std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outcome) {
+  const Limits limits = request.limits;
+  UniqueFd peer_fd(request.peer_fd);  // owned here (ReceiveRequest)
+  request.peer_fd = -1;
+  const double prepare_start = MonotonicSeconds();
+  // stdin is a memfd holding the whole input: finite, seekable, and nothing to pump.
+  UniqueFd stdin_fd(memfd_create("egca-stdin", MFD_CLOEXEC));
+  if (!stdin_fd.valid() ||
+      (!request.stdin_data.empty() && (!WriteAll(stdin_fd.get(), request.stdin_data) ||
+                                       lseek(stdin_fd.get(), 0, SEEK_SET) != 0))) {
+    return fmt::format("stdin memfd: {}", std::strerror(errno));
+  }
+  // The job: its limits and payload, in the hand-over message or, when large, in a memfd
+  // (either way a spare still isolating itself never blocks the server).
+  JobHeader header{limits, request.payload.size()};
+  std::string inline_job;
+  UniqueFd job_fd;
+  if (sizeof(header) + request.payload.size() <= kInlineJobBytes) {
+    inline_job.reserve(1 + sizeof(header) + request.payload.size());
+    inline_job.push_back('I');
+    inline_job.append(reinterpret_cast<const char*>(&header), sizeof(header));
+    inline_job.append(request.payload);
+  } else {
+    job_fd.Reset(memfd_create("egca-job", MFD_CLOEXEC));
+    if (!job_fd.valid() || !WriteAll(job_fd.get(), &header, sizeof(header)) ||
+        !WriteAll(job_fd.get(), request.payload.data(), request.payload.size())) {
+      return fmt::format("job memfd: {}", std::strerror(errno));
+    }
+  }
+  // The server's copies of the request go before any fork: a spare forked from here on
+  // (the next job's) inherits nothing of this one.
+  explicit_bzero(request.payload.data(), request.payload.size());
+  explicit_bzero(request.stdin_data.data(), request.stdin_data.size());
+  struct EraseInline {
+    std::string& job;
+    ~EraseInline() { explicit_bzero(job.data(), job.size()); }
+  } erase_inline{inline_job};
+
+  double fork_seconds = 0;
+  double dispatched = 0;
+  std::unique_ptr<Spare> child;
+  for (int attempt = 0; child == nullptr; ++attempt) {
+    const int slot = state.spare != nullptr ? state.spare->slot : 0;
+    struct stat dir {};
+    if (std::string error = PrepareWorkDir(state, slot, &dir); !error.empty()) return error;
+    if (state.spare != nullptr &&
+        (state.spare->dir_dev != dir.st_dev || state.spare->dir_ino != dir.st_ino)) {
+      DiscardSpare(state);  // it entered a directory that is gone
+    }
+    if (state.spare == nullptr) {
+      const double t = MonotonicSeconds();
+      if (std::string error = ForkSpare(state, slot); !error.empty()) return error;
+      fork_seconds += MonotonicSeconds() - t;
+    }
+    dispatched = MonotonicSeconds();
+    if (SendJob(state.spare->job.get(), inline_job, job_fd.get(), stdin_fd.get(), peer_fd.get())) {
+      child = std::move(state.spare);
+      break;
+    }
+    // It ended before its job: its isolation failed (the error, as without a spare), or
+    // something killed it (one fresh spare).
+    Spare& dead = *state.spare;
+    int status = 0;
+    while (waitpid(dead.pid, &status, __WALL) < 0 && errno == EINTR) {
+    }
+    const bool failed = dead.record->setup_failed != 0;
+    const std::string error = failed ? SetupFailure(*dead.record) : std::string();
+    state.spare.reset();
+    if (failed) return error;
+    if (attempt >= 1) return "the sandboxed child ended before its job";
+  }
+  explicit_bzero(inline_job.data(), inline_job.size());
+  state.work_dir_empty = false;  // the job's child runs there now
+  const pid_t pid = child->pid;
   outcome->pid = pid;
+  job_fd.Reset();
   stdin_fd.Reset();
-  for (int i = 1; i < 4; ++i) write_end[i].Reset();
   peer_fd.Reset();  // the child's now: the server keeps no end of it
-  notify_child_end.Reset();
-  UniqueFd pidfd(PidfdOpen(pid));
+  const double start = dispatched;
+  // The next job's spare, isolating itself while this job runs. Its uid is the other slot's.
+  // A failure here only means the next job forks its own.
+  ForkSpare(state, 1 - child->slot);
+  const pid_t spare_pid = state.spare != nullptr ? state.spare->pid : 0;
+  UniqueFd* read_end = child->read_end;
+  UniqueFd& notify_server_end = child->notify_server_end;
+  UniqueFd listener;
+  UniqueFd pidfd = std::move(child->pidfd);
+  ViolationRecord* const record_page = child->record;
 
   OutputCollector collector(limits);
   KillReason reason = KillReason::kNone;
@@ -362,6 +656,16 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
   int violation_nr = -1;
   bool listener_used = false;  // the child reports violations through the listener
   double next_handover_check = start + kHandoverInterval;
+  if (notify_server_end.valid()) {
+    // A spare that finished its isolation handed its listener over already: taken now, the
+    // server need not wake for it later.
+    const int fd = ReceiveFd(notify_server_end.get());
+    if (fd >= 0) {
+      listener.Reset(fd);
+      listener_used = true;
+      notify_server_end.Reset();
+    }
+  }
   while (!reaped) {
     pollfd fds[7];
     int n = 0;
@@ -396,7 +700,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
         // The caller is gone: nobody wants this outcome; leave nothing behind.
         KillGroup(pid);
         waitpid(pid, nullptr, 0);
-        SweepOrphans(state.self);
+        SweepOrphans(state.self);  // the spare too
         RemoveTree(state.server_dir);
         _exit(0);
       }
@@ -445,24 +749,30 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     if (listener.valid()) listener_used = true;
   }
   // The child is gone; anything still in its group (only possible without seccomp) goes
-  // too, then the pipes are drained of what was written before the end.
+  // too, then the pipes are drained of what was written before the end. With the filter a
+  // child cannot make a process, so the sweep for orphans (a safety net) waits until the
+  // reply is out (ServerMain).
   KillGroup(pid);
-  SweepOrphans(state.self);
+  if (!state.caps.seccomp) SweepOrphans(state.self, spare_pid);
   for (int i = 1; i < 4; ++i) {
     // Everything still buffered in the pipe (at most its capacity: the writers are gone).
     if (open[i]) collector.Drain(read_end[i].get(), i, outcome, /*max_reads=*/1 << 20);
   }
-  EmptyDirectoryAt(state.work_dir);
 
   outcome->wall_seconds = end - start;
-  outcome->minor_faults = static_cast<uint64_t>(usage.ru_minflt);
-  FillPhases(*state.record, prepare_start, start, forked, end, MonotonicSeconds(),
+  // The job's faults: those the spare took before its job (fork, isolation, prefault) were
+  // off the caller's critical path. The spare's count is in its shared page, which the
+  // program can overwrite: clamped, and diagnostic only.
+  const auto faults = static_cast<uint64_t>(usage.ru_minflt);
+  const auto before_job = static_cast<uint64_t>(std::max<int64_t>(record_page->ready_minflt, 0));
+  outcome->minor_faults = faults - std::min(faults, before_job);
+  FillPhases(*record_page, prepare_start, fork_seconds, start, end, MonotonicSeconds(),
              &outcome->phases);
   outcome->cpu_seconds =
       static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
   outcome->max_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
-  const ViolationRecord& record = *state.record;
+  const ViolationRecord& record = *record_page;
   // The isolation marker (see ChildMainOuter) is the sandbox's, not the payload's.
   const bool isolated = !outcome->result.empty() && outcome->result[0] == kIsolatedMarker;
   if (isolated) outcome->result.erase(0, 1);
@@ -472,9 +782,7 @@ std::string RunOne(ServerState& state, const ChildRequest& request, ChildOutcome
     // Only a child that never reached the program can report a setup failure: the program
     // can write the shared page and exit with any code, but not unwrite the marker.
     if (!isolated && outcome->exit_code == kIsolationFailedExit && record.setup_failed) {
-      return fmt::format(
-          "sandbox setup failed in the child: {}",
-          std::string(record.setup_error, strnlen(record.setup_error, sizeof(record.setup_error))));
+      return SetupFailure(record);
     }
   } else if (WIFSIGNALED(status)) {
     outcome->termination = Termination::kSignaled;
@@ -592,17 +900,12 @@ void ServerMain(const ForkServerOptions& options, int sock) {
   state.work_dir = state.server_dir + "/work";
   ReadyMessage ready;
   ready.capabilities = state.caps;
-  void* page = mmap(nullptr, sizeof(ViolationRecord), PROT_READ | PROT_WRITE,
-                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (page == MAP_FAILED) {
-    ready.error = fmt::format("mmap: {}", std::strerror(errno));
-  } else if (!MakeDirs(state.server_dir, 0711)) {
+  if (!MakeDirs(state.server_dir, 0711)) {
     ready.error = fmt::format(
         "cannot create {}: {} (ForkServerOptions.scratch_root must be writable by this user; "
         "on a shared machine give each user its own)",
         state.server_dir, std::strerror(errno));
   }
-  state.record = static_cast<ViolationRecord*>(page);
   if (state.caps.seccomp && ready.error.empty()) {
     ready.error = BuildSeccompFilter(ViolationAction::kTrap, &state.seccomp_program);
     // Without the notify API (libseccomp < 2.5 / kernel < 5.0) children use SIGSYS only.
@@ -638,10 +941,15 @@ void ServerMain(const ForkServerOptions& options, int sock) {
     ChildOutcome outcome;
     std::string error = RunOne(state, request, &outcome);
     // Later children are forks of this process: this run's request must not stay in
-    // freed memory for them to read.
+    // freed memory for them to read (RunOne erased it before its first fork already).
     explicit_bzero(request.payload.data(), request.payload.size());
     explicit_bzero(request.stdin_data.data(), request.stdin_data.size());
     if (!WriteAll(kServerSocketFd, EncodeOutcome(outcome, error))) break;
+    // What the child left in its private directory goes after the reply, off the caller's
+    // wait; unless it is then found empty, the next dispatch empties it again.
+    if (state.caps.seccomp) SweepOrphans(state.self, state.spare != nullptr ? state.spare->pid : 0);
+    EmptyDirectoryAt(state.work_dir);
+    state.work_dir_empty = DirectoryIsEmpty(state.work_dir);
   }
   SweepOrphans(state.self);
   RemoveTree(state.server_dir);

@@ -1,6 +1,8 @@
 // The fork server process: warm-up, then one sandboxed child per request.
 #pragma once
 
+#include <cstddef>
+
 #include "egca/sandbox/fork_server.h"
 
 namespace egca::sandbox::internal {
@@ -14,5 +16,9 @@ constexpr char kServeFlag[] = "--egca-fork-server";
 // ServeMain(); `sock` is its end of the socketpair.
 // Never returns: exits when the caller closes its end (or dies).
 [[noreturn]] void ServerMain(const ForkServerOptions& options, int sock);
+
+// In a spare child: populates writable the ranges SetSparePrefault() registered in the
+// server (prefault.h). Returns the pages populated.
+size_t PopulateSparePrefault();
 
 }  // namespace egca::sandbox::internal

@@ -80,8 +80,9 @@ TEST(SandboxExecutorWarmServer, RunsReportPhasesAndFaults) {
   EXPECT_GT(v.phases.fork, 0);
   EXPECT_GT(v.phases.isolate, 0);
   EXPECT_GT(v.phases.main, 0);
-  EXPECT_LE(v.phases.fork + v.phases.isolate + v.phases.main + v.phases.exit,
-            v.wall_seconds + 1e-6);
+  // The first job of a server waits for its child's fork; the wall time runs from the
+  // job's dispatch to the child (isolate: the hand-over and the rest of its isolation).
+  EXPECT_LE(v.phases.isolate + v.phases.main + v.phases.exit, v.wall_seconds + 1e-6);
 }
 
 }  // namespace

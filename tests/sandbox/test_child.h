@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -240,6 +241,25 @@ inline int TestChild(std::string_view payload, int result_fd) {
     WriteAllFd(result_fd, list);
     return 0;
   }
+  if (cmd == "payload_size") {
+    // The payload as the child got it: its size and a checksum.
+    unsigned long long sum = 0;
+    for (unsigned char c : payload) sum = sum * 131 + c;
+    WriteAllFd(result_fd, fmt::format("{} {}", payload.size(), sum));
+    return 0;
+  }
+  if (cmd == "ids") {
+    // Who the child is and the limits it runs under (soft values).
+    auto soft = [](int resource) {
+      rlimit r{};
+      getrlimit(resource, &r);
+      return static_cast<unsigned long long>(r.rlim_cur);
+    };
+    WriteAllFd(result_fd, fmt::format("uid={} pid={} nproc={} as={} cpu={} nofile={}", getuid(),
+                                      getpid(), soft(RLIMIT_NPROC), soft(RLIMIT_AS),
+                                      soft(RLIMIT_CPU), soft(RLIMIT_NOFILE)));
+    return 0;
+  }
   if (cmd == "env") {
     std::string all;
     for (char** e = environ; *e != nullptr; ++e) all += std::string(*e) + "\n";
@@ -341,7 +361,6 @@ inline int TestChild(std::string_view payload, int result_fd) {
   return 99;
 }
 
-
 inline sigjmp_buf g_scan_jump;
 
 // The first PREFIX followed by 32 lowercase hex digits anywhere in this process's readable
@@ -360,7 +379,8 @@ inline std::string ScanOwnMemory(const std::string& prefix) {
     if (perms[0] != 'r' || line.find("[v") != std::string::npos) continue;  // [vvar], [vdso]...
     regions.emplace_back(start, end);
   }
-  struct sigaction on_fault {}, old_segv {}, old_bus {};
+  struct sigaction on_fault {
+  }, old_segv{}, old_bus{};
   on_fault.sa_handler = [](int) { siglongjmp(g_scan_jump, 1); };
   sigemptyset(&on_fault.sa_mask);
   on_fault.sa_flags = SA_NODEFER;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include "egca/sandbox/fork_server.h"
+#include "egca/sandbox/prefault.h"
 #include "plain_value_encode.h"
 #include "python_runtime.h"
 #include "result_channel.h"
@@ -368,6 +371,50 @@ Status ExerciseChildPath(int rounds) {
   return Status::Ok();
 }
 
+// The candidate process's side of an assert test in two processes, for the prefault
+// probe (a fork, discarded): the program runs and answers two calls of a test side whose
+// frames wait in the socket, then the channel closes. The outcome does not matter; the
+// pages this path writes do.
+static void ExerciseCandidateRole() {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return;
+  if (::dup2(sv[0], sandbox::kChildPeerFd) != sandbox::kChildPeerFd) {
+    ::close(sv[0]);
+    ::close(sv[1]);
+    return;
+  }
+  ::close(sv[0]);
+  std::string frames;
+  // Scalars, two lists of the test's (table entries; the reply is a new list), an
+  // exception the program raises.
+  for (const char* call :
+       {R"({"call": "add", "args": [["i", "0x1"], ["i", "0x2"]]})",
+        R"({"call": "add", "args": [["s", "a"], ["s", "b"]]})",
+        R"({"call": "add", "args": [["r", 1], ["r", 2]], "objs": [[1, "l", null, [["i", "0x1"], )"
+        R"(["s", "x"]]], [2, "l", null, [["f", "0x1.8000000000000p+1"], null, true]]]})",
+        R"({"call": "add", "args": [["i", "0x1"], ["s", "a"]]})"}) {
+    const uint32_t n = static_cast<uint32_t>(std::strlen(call));
+    const char size[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                          static_cast<char>(n >> 8), static_cast<char>(n)};
+    frames.append(size, 4).append(call);
+  }
+  // The test side ends its stream: the candidate side answers what is queued, then sees
+  // the channel close (never a read that could wait).
+  if (!WriteAll(sv[1], frames) || ::shutdown(sv[1], SHUT_WR) != 0) {
+    ::close(sandbox::kChildPeerFd);
+    ::close(sv[1]);
+    return;
+  }
+  proto::ExecRequest request;
+  request.set_kind(proto::TEST_KIND_ASSERT);
+  request.set_role(proto::ASSERT_ROLE_CANDIDATE);
+  request.set_source("def add(a, b):\n    return a + b\n");
+  request.set_max_report_bytes(2048);
+  RunRequestInProcess(request);
+  ::close(sandbox::kChildPeerFd);
+  ::close(sv[1]);
+}
+
 Status WarmUpExecutorServer(const proto::ServerConfig& config) {
   // Rounds of the sample tests the server runs before forking: enough for CPython 3.11
   // to quicken and specialize the harness's bytecode.
@@ -377,7 +424,18 @@ Status WarmUpExecutorServer(const proto::ServerConfig& config) {
                                      config.preload_modules().end());
   if (!config.stdlib_dir().empty()) interpreter.stdlib_dir = config.stdlib_dir();
   EGCA_RETURN_IF_ERROR(InitializeInterpreter(interpreter));
-  return WarmUpForForking([] { return ExerciseChildPath(kWarmUpRounds); });
+  EGCA_RETURN_IF_ERROR(WarmUpForForking([] { return ExerciseChildPath(kWarmUpRounds); }));
+  // The pages a child writes when it runs the sample tests once, as a job's child would
+  // (the warm interpreter's state, its allocator's pools, the stack): each spare child
+  // makes its own copies of them before its job (egca/sandbox/prefault.h). Learned in a
+  // fork, so the server's own memory stays as the warm-up left it; no list, no prefault.
+  sandbox::SetSparePrefault(sandbox::ProbeWrittenPages([] {
+    PyOS_AfterFork_Child();
+    if (!ExerciseChildPath(1).ok()) return false;
+    ExerciseCandidateRole();
+    return true;
+  }));
+  return Status::Ok();
 }
 
 int ExecutorChildMain(std::string_view payload, int result_fd) {
