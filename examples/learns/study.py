@@ -40,6 +40,7 @@ import argparse
 import fcntl
 import hashlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -67,17 +68,24 @@ TRAIN_KEYS = ["reward", "pass_all_tests", "mode/logic", "mode/correct", "update/
 
 
 def sizes(quick):
-    """The fixed settings of every run (PREREGISTRATION.md), or the --quick ones."""
+    """The fixed settings of every run (PREREGISTRATION.md and its amendments), or the --quick ones."""
     if quick:
         return dict(steps=2, prompts=2, group=4, eval_every=1, mid_samples=2, final_samples=4,
-                    eval_limit=8, pretrain_steps=20, primary_seeds=[1, 2], secondary_seeds=[1],
-                    tuning_seeds=[101], lrs=[3e-4, 1e-3], v2_seeds=[1], save_every=1,
-                    max_new={"v0": 96, "v1": 96, "v2": 160}, regime_samples=2)
+                    eval_limit=8, pretrain_steps={"v0": 20, "v1": 20, "v2": 20}, primary_seeds=[1, 2],
+                    secondary_seeds=[1], tuning_seeds=[101], uniform_lrs=[3e-4, 1e-3], calib_steps=2,
+                    v2_seeds=[1], save_every=1, max_new={"v0": 96, "v1": 96, "v2": 160}, regime_samples=2)
+    # Amendment 4: v1 pre-trains 3000 steps; the rates come from a sweep of uniform's rate plus
+    # per-step KL matching of the other arms (calib_steps-step runs at a constant rate).
     return dict(steps=100, prompts=8, group=8, eval_every=50, mid_samples=8, final_samples=24,
-                eval_limit=-1, pretrain_steps=1000, primary_seeds=list(range(1, 11)),
-                secondary_seeds=list(range(1, 6)), tuning_seeds=[101, 102],
-                lrs=[1e-4, 3e-4, 6e-4, 1e-3], v2_seeds=list(range(1, 6)), save_every=10,
+                eval_limit=-1, pretrain_steps={"v0": 1000, "v1": 3000, "v2": 1000},
+                primary_seeds=list(range(1, 11)), secondary_seeds=list(range(1, 6)), tuning_seeds=[101, 102],
+                uniform_lrs=[1e-4, 3e-4, 1e-3], calib_steps=10, v2_seeds=list(range(1, 6)), save_every=10,
                 max_new={"v0": 96, "v1": 96, "v2": 160}, regime_samples=4)
+
+
+SECONDARY_VARIANTS = ["v0"]  # amendment 4: the secondary arms run on v0 only
+V2_ARMS = ["uniform", "earliest"]  # amendment 4: v2 (exploratory) runs the primary arms only
+KL_TOLERANCE = 1.25  # amendment 4: a matched rate is kept when its KL is within this factor of uniform's
 
 
 def fmt_lr(lr):
@@ -89,7 +97,7 @@ class Study:
         self.args = args
         self.z = sizes(args.quick)
         if args.pretrain_steps:
-            self.z["pretrain_steps"] = args.pretrain_steps
+            self.z["pretrain_steps"] = {v: args.pretrain_steps for v in ("v0", "v1", "v2")}
         self.work = os.path.abspath(args.work or ("runs/credit-study-quick" if args.quick else "runs/credit-study"))
         default_results = os.path.join(self.work, "results") if args.quick else os.path.join(
             ROOT, "docs/results/credit-study")
@@ -109,14 +117,14 @@ class Study:
     def family_dir(self, variant, validation):
         return os.path.join(self.work, "family-%s%s" % (variant, "-val" if validation else ""))
 
-    def pretrain_args(self, seed):
-        return ["--steps", str(self.z["pretrain_steps"]), "--batch", "16", "--lr", "5e-3", "--hidden", "64",
+    def pretrain_args(self, variant, seed):
+        return ["--steps", str(self.z["pretrain_steps"][variant]), "--batch", "16", "--lr", "5e-3", "--hidden", "64",
                 "--layers", "2", "--seed", str(seed), "--threads", "1"]
 
     def pretrained_dir(self, variant, validation, seed):
         # The pre-training length is in the name: changing it never reuses an older model.
         return os.path.join(self.work, "pretrained", "%s%s-s%d-p%d" % (
-            variant, "-val" if validation else "", seed, self.z["pretrain_steps"]))
+            variant, "-val" if validation else "", seed, self.z["pretrain_steps"][variant]))
 
     def tasks(self):
         """Every task in the pre-registered order: (kind, dict)."""
@@ -135,12 +143,18 @@ class Study:
             for seed in z["v2_seeds"]:
                 out.append(("pretrain", dict(variant="v2", validation=False, seed=seed)))
                 out.append(("start", dict(variant="v2", seed=seed)))
-        if "tuning" in self.blocks:
+        if "tuning" in self.blocks:  # amendment 4: uniform's sweep, then KL matching of the other arms
             for seed in z["tuning_seeds"]:
                 out.append(("pretrain", dict(variant="v0", validation=True, seed=seed)))
-                for lr in z["lrs"]:
+                for lr in z["uniform_lrs"]:
+                    out.append(("run", dict(variant="v0", validation=True, seed=seed, arm="uniform", lr=lr)))
+            out.append(("choose_uniform", {}))
+            for phase in (1, 2):
+                for seed in z["tuning_seeds"]:
                     for arm in PRIMARY_ARMS + SECONDARY_ARMS:
-                        out.append(("run", dict(variant="v0", validation=True, seed=seed, arm=arm, lr=lr)))
+                        if phase == 1 or arm != "uniform":
+                            out.append(("calib", dict(variant="v0", validation=True, seed=seed, arm=arm,
+                                                      phase=phase)))
         if any(b in self.blocks for b in ("primary", "secondary", "v2")):
             out.append(("choose_lr", {}))
         if "primary" in self.blocks:
@@ -152,7 +166,7 @@ class Study:
                         out.append(("run", dict(variant=variant, validation=False, seed=seed, arm=arm)))
         if "secondary" in self.blocks:
             for seed in z["secondary_seeds"]:
-                for variant in ("v0", "v1"):
+                for variant in SECONDARY_VARIANTS:
                     out.append(("pretrain", dict(variant=variant, validation=False, seed=seed)))
                     out.append(("start", dict(variant=variant, seed=seed)))
                     for arm in SECONDARY_ARMS:
@@ -161,10 +175,10 @@ class Study:
             for seed in z["v2_seeds"]:
                 out.append(("pretrain", dict(variant="v2", validation=False, seed=seed)))
                 out.append(("start", dict(variant="v2", seed=seed)))
-                for arm in PRIMARY_ARMS + SECONDARY_ARMS:
+                for arm in V2_ARMS:
                     out.append(("run", dict(variant="v2", validation=False, seed=seed, arm=arm)))
         if self.variants is not None:  # --variants: the others wait (e.g. a variant being fixed)
-            out = [(k, t) for k, t in out if k == "choose_lr" or t.get("variant") in self.variants]
+            out = [(k, t) for k, t in out if k in ("choose_lr", "choose_uniform") or t.get("variant") in self.variants]
         seen, unique = set(), []
         for kind, t in out:
             key = self.key(kind, t)
@@ -178,12 +192,14 @@ class Study:
             return "pretrain:" + os.path.basename(self.pretrained_dir(t["variant"], t["validation"], t["seed"]))
         if kind == "start":
             if t.get("regime"):
-                return "start:%s-s%d-p%d" % (t["variant"], t["seed"], self.z["pretrain_steps"])
+                return "start:%s-s%d-p%d" % (t["variant"], t["seed"], self.z["pretrain_steps"][t["variant"]])
             return "start:%s-s%d" % (t["variant"], t["seed"])
         if kind == "run":
             if t["validation"]:
                 return "tune:%s-lr%s-s%d" % (t["arm"], fmt_lr(t["lr"]), t["seed"])
             return "run:%s-%s-s%d" % (t["variant"], t["arm"], t["seed"])
+        if kind == "calib":
+            return "calib:%s-p%d-s%d" % (t["arm"], t["phase"], t["seed"])
         return kind
 
     def result_path(self, kind, t):
@@ -192,12 +208,16 @@ class Study:
         if kind == "start":
             if t.get("regime"):
                 return os.path.join(self.results, "regime", "%s-start-s%d-p%d.json" % (
-                    t["variant"], t["seed"], self.z["pretrain_steps"]))
+                    t["variant"], t["seed"], self.z["pretrain_steps"][t["variant"]]))
             return os.path.join(self.results, "runs", "%s-start-s%d.json" % (t["variant"], t["seed"]))
         if kind == "run":
             if t["validation"]:
                 return os.path.join(self.results, "tuning", "%s-lr%s-s%d.json" % (t["arm"], fmt_lr(t["lr"]), t["seed"]))
             return os.path.join(self.results, "runs", "%s-%s-s%d.json" % (t["variant"], t["arm"], t["seed"]))
+        if kind == "calib":
+            return os.path.join(self.results, "tuning", "calib-%s-p%d-s%d.json" % (t["arm"], t["phase"], t["seed"]))
+        if kind == "choose_uniform":
+            return os.path.join(self.results, "tuning", "uniform-rate.json")
         return os.path.join(self.results, "tuning.json")
 
     def run_dir(self, kind, t):
@@ -212,8 +232,16 @@ class Study:
             if not t["validation"]:
                 d.append("choose_lr")
             return d
-        if kind == "choose_lr":
+        if kind == "choose_uniform":
             return [self.key(k, x) for k, x in all_tasks if k == "run" and x["validation"]]
+        if kind == "calib":
+            d = ["pretrain:" + os.path.basename(self.pretrained_dir("v0", True, t["seed"])), "choose_uniform"]
+            if t["phase"] == 2:  # the matched rate comes from every tuning seed's phase-1 runs
+                d += [self.key("calib", dict(t, phase=1, arm=a, seed=s)) for a in ("uniform", t["arm"])
+                      for s in self.z["tuning_seeds"]]
+            return d
+        if kind == "choose_lr":
+            return [self.key(k, x) for k, x in all_tasks if k == "calib"]
         return []
 
     # ---- families, learning rates -------------------------------------------------------
@@ -236,24 +264,72 @@ class Study:
         with open(self.result_path("choose_lr", {})) as f:
             return json.load(f)["lr"][arm]
 
-    def choose_lr(self):
-        """PREREGISTRATION.md: the rate with the highest mean final validation pass@1 over the
-        tuning seeds; ties (within 0.005) go to the smaller rate."""
-        table = {}
-        for arm in PRIMARY_ARMS + SECONDARY_ARMS:
-            means = []
-            for lr in self.z["lrs"]:
-                scores = []
-                for seed in self.z["tuning_seeds"]:
-                    with open(self.result_path("run", dict(variant="v0", validation=True, seed=seed, arm=arm, lr=lr))) as f:
-                        r = json.load(f)
-                    scores.append(pass_at_1(r["evals"][-1]["problems"]))
-                means.append((lr, sum(scores) / len(scores), scores))
-            best = max(m for _, m, _ in means)
-            pick = min(lr for lr, m, _ in means if m >= best - 0.005)
-            table[arm] = dict(pick=pick, sweep=[dict(lr=lr, mean=m, per_seed=s) for lr, m, s in means])
+    def load(self, kind, t):
+        with open(self.result_path(kind, t)) as f:
+            return json.load(f)
+
+    def choose_uniform(self):
+        """Amendment 4 (the pre-registered rule, for uniform alone): the rate with the highest
+        mean final validation pass@1 over the tuning seeds; ties (within 0.005) go to the smaller."""
+        means = []
+        for lr in self.z["uniform_lrs"]:
+            scores = [pass_at_1(self.load("run", dict(variant="v0", validation=True, seed=seed, arm="uniform",
+                                                      lr=lr))["evals"][-1]["problems"])
+                      for seed in self.z["tuning_seeds"]]
+            means.append((lr, sum(scores) / len(scores), scores))
+        best = max(m for _, m, _ in means)
+        pick = min(lr for lr, m, _ in means if m >= best - 0.005)
         out = dict(rule="highest mean final validation pass@1 over the tuning seeds; within 0.005 the smaller rate",
-                   tuning_seeds=self.z["tuning_seeds"], lr={a: table[a]["pick"] for a in table}, arms=table)
+                   tuning_seeds=self.z["tuning_seeds"], lr=pick,
+                   sweep=[dict(lr=lr, mean=m, per_seed=sc) for lr, m, sc in means])
+        write_json(self.result_path("choose_uniform", {}), out)
+        self.log("uniform's learning rate: %s" % fmt_lr(pick))
+
+    def calib_kl(self, arm, phase):
+        """Mean per-step update KL of an arm's calibration runs, averaged over the tuning seeds."""
+        per_seed = []
+        for seed in self.z["tuning_seeds"]:
+            kl = [v for v in self.load("calib", dict(arm=arm, phase=phase, seed=seed))["train"]["update/kl"]
+                  if v is not None]
+            if not kl:
+                raise ValueError("calib:%s-p%d-s%d logged no update/kl" % (arm, phase, seed))
+            per_seed.append(sum(kl) / len(kl))
+        mean = sum(per_seed) / len(per_seed)
+        if not mean > 0:
+            raise ValueError("calib:%s-p%d: update/kl %g, nothing to match" % (arm, phase, mean))
+        return mean, per_seed
+
+    def calib_lr(self, t):
+        """The rate of a calibration run: uniform's rate in phase 1; in phase 2 the rate that
+        matches uniform's per-step KL if KL grows as lr^2 (small steps): lr_u sqrt(KL_u / KL_arm)."""
+        lr_u = self.load("choose_uniform", {})["lr"]
+        if t["phase"] == 1:
+            return lr_u
+        kl_u, _ = self.calib_kl("uniform", 1)
+        kl_1, _ = self.calib_kl(t["arm"], 1)
+        return matched_lr(lr_u, kl_u, kl_1)
+
+    def choose_lr(self):
+        """Amendment 4: uniform's rate from the sweep; every other arm's from KL matching. The
+        phase-2 rate is kept when its measured KL is within KL_TOLERANCE of uniform's; otherwise
+        one secant step in log-log space through the two measured points."""
+        lr_u = self.load("choose_uniform", {})["lr"]
+        kl_u, kl_u_seeds = self.calib_kl("uniform", 1)
+        table = {"uniform": dict(pick=lr_u, kl=kl_u, kl_per_seed=kl_u_seeds, how="sweep")}
+        for arm in PRIMARY_ARMS + SECONDARY_ARMS:
+            if arm == "uniform":
+                continue
+            kl_1, s1 = self.calib_kl(arm, 1)
+            kl_2, s2 = self.calib_kl(arm, 2)
+            lr_m = matched_lr(lr_u, kl_u, kl_1)
+            pick, how = secant_lr(lr_u, kl_1, lr_m, kl_2, kl_u)
+            table[arm] = dict(pick=pick, how=how, phase1=dict(lr=lr_u, kl=kl_1, kl_per_seed=s1),
+                              phase2=dict(lr=lr_m, kl=kl_2, kl_per_seed=s2, kl_over_uniform=kl_2 / kl_u))
+        out = dict(rule="uniform: the sweep's rate (highest mean final validation pass@1 over the tuning seeds); "
+                        "other arms: per-step update KL matched to uniform's on %d-step constant-rate runs "
+                        "(PREREGISTRATION.md, amendment 4)" % self.z["calib_steps"],
+                   tuning_seeds=self.z["tuning_seeds"], lr={a: table[a]["pick"] for a in table},
+                   uniform_sweep=self.load("choose_uniform", {})["sweep"], arms=table)
         write_json(self.result_path("choose_lr", {}), out)
         self.log("learning rates chosen: " + ", ".join("%s %s" % (a, fmt_lr(out["lr"][a])) for a in out["lr"]))
 
@@ -267,7 +343,7 @@ class Study:
             shutil.rmtree(out + ".tmp", ignore_errors=True)
             return [self.pretrain_bin, "--config", self.config, "--corpus", os.path.join(fam, "corpus.jsonl"),
                     "--tokenizer", os.path.join(fam, "tokenizer.json"), "--out", out + ".tmp"] + \
-                self.pretrain_args(t["seed"])
+                self.pretrain_args(t["variant"], t["seed"])
         validation = t.get("validation", False)
         fam = self.ensure_family(t["variant"], validation)
         run_dir = self.run_dir(kind, t)
@@ -281,7 +357,13 @@ class Study:
                   "rollout.max_new_tokens=%d" % max_new, "eval.max_new_tokens=%d" % max_new,
                   "eval.final_samples=%d" % z["final_samples"], "run.save_every=%d" % z["save_every"],
                   "run.keep_checkpoints=1", "loss.normalization=sequence", "run_dir=" + run_dir]
-        if kind == "start":
+        if kind == "calib":  # a short constant-rate run, no evaluation: its per-step update KL
+            lr = self.calib_lr(t)
+            t["lr"] = lr
+            sets = [x for x in common if not x.startswith("data.eval=")] + ARMS[t["arm"]] + [
+                "data.eval=", "optim.lr=%g" % lr, "optim.steps=%d" % z["calib_steps"], "optim.lr_decay=false",
+                "run.eval_every=0", "run.dump_rollouts=false"]
+        elif kind == "start":
             sets = common + ["optim.lr=0", "optim.steps=1", "run.eval_every=1", "run.dump_rollouts=false"]
             if t.get("regime"):  # a check of the regime, not a study start: 4 samples per problem
                 sets.append("eval.final_samples=%d" % z["regime_samples"])
@@ -318,7 +400,7 @@ class Study:
             evals.append(dict(step=step, problems={row["problem_id"]: [row.get("c", 0), row.get("n", 0)]
                                                    for row in e["problems"]}))
         evals.sort(key=lambda e: e["step"])
-        if not evals:
+        if not evals and kind != "calib":
             raise RuntimeError("%s: no evaluation written" % run_dir)
         train = {k: [] for k in TRAIN_KEYS}
         steps = []
@@ -336,6 +418,7 @@ class Study:
             config_text = f.read()
         r = dict(variant=t["variant"] + ("-validation" if t.get("validation") else ""),
                  arm="start" if kind == "start" else t["arm"], seed=t["seed"], lr=t.get("lr"),
+                 phase=t.get("phase"),
                  evals=evals, train=dict(steps=steps, **train), wall_seconds=round(wall, 1),
                  config_sha256=hashlib.sha256(config_text.encode()).hexdigest()[:16],
                  command="examples/learns/study.py" + (" --quick" if self.args.quick else ""))
@@ -393,11 +476,11 @@ class Study:
                 if not all(d in done for d in deps):
                     continue
                 pending.remove(key)
-                if kind == "choose_lr":
+                if kind in ("choose_lr", "choose_uniform"):
                     try:
-                        self.choose_lr()
+                        self.choose_lr() if kind == "choose_lr" else self.choose_uniform()
                         done.add(key)
-                    except (OSError, ValueError, KeyError) as e:
+                    except (OSError, ValueError, KeyError, ZeroDivisionError) as e:
                         failed.add(key)
                         self.log("FAILED choosing the learning rates (is the tuning block done?): %s" % e)
                     continue
@@ -470,6 +553,25 @@ class Study:
         self.log(line)
 
 
+def matched_lr(lr_ref, kl_target, kl_at_ref):
+    """The rate whose per-step KL equals kl_target when KL grows as lr^2 and measured kl_at_ref at lr_ref."""
+    return lr_ref * math.sqrt(kl_target / kl_at_ref)
+
+
+def secant_lr(lr_1, kl_1, lr_2, kl_2, kl_target):
+    """(rate, how): lr_2 when its KL is within KL_TOLERANCE of the target; otherwise the log-log
+    secant through (lr_1, kl_1) and (lr_2, kl_2) solved for the target, kept within 4x of lr_2
+    (the lr^2 law's answer from lr_2 when the two points give no usable slope)."""
+    ratio = kl_2 / kl_target
+    if 1.0 / KL_TOLERANCE <= ratio <= KL_TOLERANCE:
+        return lr_2, "matched (KL within %.2fx)" % KL_TOLERANCE
+    slope = math.log(kl_2 / kl_1) / math.log(lr_2 / lr_1) if lr_2 != lr_1 and kl_1 > 0 else 0.0
+    if not slope > 0.1:
+        return matched_lr(lr_2, kl_target, kl_2), "lr^2 law from phase 2 (no usable slope)"
+    lr = lr_2 * (kl_target / kl_2) ** (1.0 / slope)
+    return min(max(lr, lr_2 / 4), lr_2 * 4), "secant (slope %.2f)" % slope
+
+
 def pass_at_1(problems):
     vals = [c / n for c, n in problems.values() if n > 0]
     return sum(vals) / len(vals) if vals else 0.0
@@ -518,6 +620,8 @@ def main():
             print("study.py: %s is not built (ninja -C build egca-train learns_pretrain, or set EGCA_BUILD_DIR)" % b,
                   file=sys.stderr)
             return 2
+    if args.dry_run:  # reads only: no lock needed
+        return st.run()
     os.makedirs(st.work, exist_ok=True)
     st.lock_fd = os.open(os.path.join(st.work, "study.lock"), os.O_RDWR | os.O_CREAT, 0o644)
     try:

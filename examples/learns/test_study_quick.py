@@ -32,12 +32,24 @@ def main():
     results = os.path.join(work, "results")
     runs = sorted(glob.glob(os.path.join(results, "runs", "*.json")))
     tuning = sorted(glob.glob(os.path.join(results, "tuning", "*.json")))
-    # quick: tuning 2 rates x 5 arms x 1 seed; primary 2 seeds x 2 variants x (start + 2 arms);
-    # secondary 1 seed x 2 variants x 3 arms; v2 1 seed x (start + 5 arms).
-    assert len(tuning) == 10, tuning
-    assert len(runs) == 2 * 2 * 3 + 2 * 3 + 6, len(runs)
+    # quick (amendment 4): uniform's sweep 2 rates x 1 seed, KL calibration 5 arms (phase 1) +
+    # 4 arms (phase 2) + uniform's chosen rate; primary 2 seeds x 2 variants x (start + 2 arms);
+    # secondary 1 seed x v0 x 3 arms; v2 1 seed x (start + 2 arms).
+    assert len(tuning) == 2 + 5 + 4 + 1, tuning
+    assert len(runs) == 2 * 2 * 3 + 3 + 3, len(runs)
     chosen = json.load(open(os.path.join(results, "tuning.json")))
     assert set(chosen["lr"]) == {"uniform", "earliest", "earliest-unrenormalized", "last", "random"}, chosen
+    uniform_rate = json.load(open(os.path.join(results, "tuning", "uniform-rate.json")))
+    assert chosen["lr"]["uniform"] == uniform_rate["lr"] and uniform_rate["lr"] in (3e-4, 1e-3), uniform_rate
+    for arm, row in chosen["arms"].items():
+        if arm == "uniform":
+            continue
+        # Phase 2 ran at the lr^2-law rate from phase 1; its KL was measured (> 0) and recorded.
+        p1 = json.load(open(os.path.join(results, "tuning", "calib-%s-p1-s101.json" % arm)))
+        p2 = json.load(open(os.path.join(results, "tuning", "calib-%s-p2-s101.json" % arm)))
+        assert p1["lr"] == uniform_rate["lr"] and p1["evals"] == [] and len(p1["train"]["steps"]) == 2, p1
+        assert abs(p2["lr"] - row["phase2"]["lr"]) < 1e-12 * max(1.0, p2["lr"]), (p2["lr"], row)
+        assert row["phase2"]["kl"] > 0 and row["pick"] > 0, row
     for path in runs:
         r = json.load(open(path))
         for k in ("variant", "arm", "seed", "evals"):
