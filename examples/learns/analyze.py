@@ -178,6 +178,56 @@ def pass_at_1(problems):
 # ---- runs ---------------------------------------------------------------------------------
 
 
+def holm(pvalues):
+    """Holm's step-down adjustment: sorted ascending, p_(i) -> max over j <= i of
+    min(1, (m - j + 1) p_(j)); returned in the input's order."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+TRAIN_SUMMARY = ["update/kl", "grad_norm", "entropy/divergent_tokens", "mode/logic", "mode/correct",
+                 "cancellation/divergent_share", "cancellation/divergent_token_share",
+                 "cancellation/net_over_gross", "localization/trigger_rate", "time/step"]
+
+
+def train_summary(runs):
+    """Per arm: each per-step training metric averaged over the steps of a run, then over the
+    arm's runs (None values, steps where a metric was not defined, are left out), and the
+    first and last tenth of the steps for the failure modes."""
+    out = {}
+    for a in sorted({r["arm"] for r in runs}):
+        rs = [r for r in runs if r["arm"] == a and isinstance(r.get("train"), dict)]
+        if not rs:
+            continue
+        entry = {"runs": len(rs)}
+        for k in TRAIN_SUMMARY:
+            per_run = []
+            for r in rs:
+                vals = [v for v in r["train"].get(k) or [] if v is not None]
+                if vals:
+                    per_run.append(float(np.mean(vals)))
+            if per_run:
+                entry[k] = float(np.mean(per_run))
+        for k in ("mode/logic", "mode/correct"):
+            firsts, lasts = [], []
+            for r in rs:
+                vals = [v for v in r["train"].get(k) or [] if v is not None]
+                if vals:
+                    tenth = max(1, len(vals) // 10)
+                    firsts.append(float(np.mean(vals[:tenth])))
+                    lasts.append(float(np.mean(vals[-tenth:])))
+            if firsts:
+                entry[k + "@first_tenth"] = float(np.mean(firsts))
+                entry[k + "@last_tenth"] = float(np.mean(lasts))
+        out[a] = entry
+    return out
+
+
 def load_runs(runs_dir):
     runs, starts = [], {}
     for path in sorted(glob.glob(os.path.join(runs_dir, "**", "*.json"), recursive=True)):
@@ -206,7 +256,11 @@ def final_eval(run):
     return run["evals"][-1]
 
 
-def analyze_variant(runs, baseline, resamples, rng_seed):
+def analyze_variant(runs, baseline, resamples, rng_seed, primary_arm=None):
+    """Arms, and every arm against the baseline paired by seed (plus earliest against
+    earliest-unrenormalized when both ran). Verdict words go to the primary contrast only
+    (primary_arm - baseline; None: no primary contrast in this variant, every contrast is
+    exploratory)."""
     arms = sorted({r["arm"] for r in runs}, key=lambda a: (a != baseline, a))
     by_arm = {a: {r["seed"]: r for r in runs if r["arm"] == a} for a in arms}
     out = {"arms": {}, "contrasts": {}}
@@ -223,15 +277,16 @@ def analyze_variant(runs, baseline, resamples, rng_seed):
         out["arms"][a] = entry
     if baseline not in by_arm:
         return out
-    for a in arms:
-        if a == baseline:
-            continue
-        seeds = sorted(set(by_arm[a]) & set(by_arm[baseline]))
+    pairs = [(a, baseline) for a in arms if a != baseline]
+    if "earliest" in by_arm and "earliest-unrenormalized" in by_arm:
+        pairs.append(("earliest", "earliest-unrenormalized"))
+    for a, b in pairs:
+        seeds = sorted(set(by_arm[a]) & set(by_arm[b]))
         if len(seeds) < 2:
             continue
         d, ev, per_problem, clusters = [], [], [], []
         for s in seeds:
-            pa, pb = final_eval(by_arm[a][s])["problems"], final_eval(by_arm[baseline][s])["problems"]
+            pa, pb = final_eval(by_arm[a][s])["problems"], final_eval(by_arm[b][s])["problems"]
             common = sorted(set(pa) & set(pb))
             pa = {j: pa[j] for j in common}
             pb = {j: pb[j] for j in common}
@@ -258,13 +313,16 @@ def analyze_variant(runs, baseline, resamples, rng_seed):
         t_stat = c["mean"] / (sd / math.sqrt(n)) if sd > 0 else math.inf
         c["p_value"] = 2.0 * (1.0 - t_cdf(abs(t_stat), n - 1)) if sd > 0 else 0.0
         lo, hi = c["bootstrap_ci"]
-        if lo > 0:
+        c["primary"] = a == primary_arm and b == baseline
+        if not c["primary"]:
+            c["verdict"] = "exploratory (no verdict)"
+        elif lo > 0:
             c["verdict"] = "helps"
         elif hi < 0:
             c["verdict"] = "hurts"
         else:
             c["verdict"] = f"no difference this design can detect (it detects {100 * c['mdd_80']:.1f} points)"
-        out["contrasts"][f"{a} - {baseline}"] = c
+        out["contrasts"][f"{a} - {b}"] = c
     return out
 
 
@@ -348,16 +406,56 @@ def markdown(result):
                          f"| {e['iqm']:.3f} [{e['iqm_ci'][0]:.3f}, {e['iqm_ci'][1]:.3f}] | {poi} |")
         if res["contrasts"]:
             lines.append("")
-            lines.append("| contrast | seeds | mean paired D [bootstrap 95% CI] | paired t CI | p | per-problem D +- clustered SE "
-                         "| SD of D (eval part, rest) | MDD at 80% | verdict |")
+            lines.append("| contrast | seeds | mean paired D [bootstrap 95% CI] | paired t CI | p (Holm) "
+                         "| per-problem D +- clustered SE | SD of D (eval part, rest) | MDD at 80% | verdict |")
             lines.append("|---|---|---|---|---|---|---|---|---|")
             for name, c in res["contrasts"].items():
                 lines.append(f"| {name} | {len(c['seeds'])} | {c['mean']:+.3f} [{c['bootstrap_ci'][0]:+.3f}, "
-                             f"{c['bootstrap_ci'][1]:+.3f}] | [{c['t_ci'][0]:+.3f}, {c['t_ci'][1]:+.3f}] | {c['p_value']:.3f} "
+                             f"{c['bootstrap_ci'][1]:+.3f}] | [{c['t_ci'][0]:+.3f}, {c['t_ci'][1]:+.3f}] | {c['p_value']:.3f}"
+                             + (f" ({c['p_holm']:.3f})" if "p_holm" in c else "") + " "
                              f"| {c['per_problem_mean']:+.3f} +- {c['per_problem_clustered_se']:.3f} "
                              f"| {c['sd']:.3f} ({c['eval_sd']:.3f}, {c['train_sd']:.3f}) | {c['mdd_80']:.3f} | {c['verdict']} |")
+        if res.get("train"):
+            lines.append("")
+            lines.append("Per-step training metrics, mean over steps and runs (update KL: KL(pi before || pi after) on "
+                         "the step's tokens; divergent share: the share of uniform GRPO's net update, after "
+                         "cancellation within groups, on the divergent statement, against the share of tokens "
+                         "that are divergent):")
+            lines.append("")
+            lines.append("| arm | runs | update KL | grad norm | entropy at divergent tokens | LOGIC first -> last tenth "
+                         "| divergent share of net update | divergent share of tokens | net / gross |")
+            lines.append("|---|---|---|---|---|---|---|---|---|")
+
+            def f(e, k, fmt):
+                return fmt % e[k] if k in e else "-"
+            for a, e in res["train"].items():
+                lines.append(f"| {a} | {e['runs']} | {f(e, 'update/kl', '%.2e')} | {f(e, 'grad_norm', '%.3f')} "
+                             f"| {f(e, 'entropy/divergent_tokens', '%.3f')} "
+                             f"| {f(e, 'mode/logic@first_tenth', '%.2f')} -> {f(e, 'mode/logic@last_tenth', '%.2f')} "
+                             f"| {f(e, 'cancellation/divergent_share', '%.3f')} "
+                             f"| {f(e, 'cancellation/divergent_token_share', '%.3f')} "
+                             f"| {f(e, 'cancellation/net_over_gross', '%.3f')} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def tuning_markdown(t):
+    """The learning rates: uniform's sweep and the KL matching (study.py's tuning.json)."""
+    lines = ["## Learning rates (tuning seeds %s)\n" % ", ".join(str(x) for x in t.get("tuning_seeds", [])),
+             t.get("rule", ""), "", "| uniform's rate | mean final validation pass@1 | per seed |", "|---|---|---|"]
+    for row in t.get("uniform_sweep", []):
+        lines.append("| %g | %.3f | %s |" % (row["lr"], row["mean"], ", ".join("%.3f" % x for x in row["per_seed"])))
+    lines += ["", "| arm | rate | how | KL at uniform's rate | KL at the matched rate (/ uniform's) |",
+              "|---|---|---|---|---|"]
+    for arm, row in t.get("arms", {}).items():
+        if "phase1" in row:
+            ratio = row["phase2"].get("kl_over_uniform")
+            lines.append("| %s | %.3g | %s | %.2e | %.2e (%s) |" % (
+                arm, row["pick"], row["how"], row["phase1"]["kl"], row["phase2"]["kl"],
+                "%.2fx" % ratio if ratio is not None else "-"))
+        else:
+            lines.append("| %s | %.3g | %s | %.2e | - |" % (arm, row["pick"], row.get("how", ""), row.get("kl", 0.0)))
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
@@ -367,6 +465,11 @@ def main(argv=None):
     ap.add_argument("--baseline", default="uniform")
     ap.add_argument("--resamples", type=int, default=10000)
     ap.add_argument("--rng-seed", type=int, default=0)
+    ap.add_argument("--primary", default="earliest", help="the primary contrast's arm (against --baseline)")
+    ap.add_argument("--primary-variants", default="v0,v1",
+                    help="variants whose primary contrast gets verdict words and the Holm adjustment")
+    ap.add_argument("--tuning", default=None,
+                    help="study.py's tuning.json (default: RUNS_DIR/../tuning.json when it exists)")
     a = ap.parse_args(argv)
     if not os.path.isdir(a.runs_dir):
         print(f"analyze.py: {a.runs_dir}: not a directory", file=sys.stderr)
@@ -381,14 +484,28 @@ def main(argv=None):
         print(f"analyze.py: {a.runs_dir}: no finished runs", file=sys.stderr)
         return 2
     result = {}
+    primary_variants = a.primary_variants.split(",")
     for v in sorted({r["variant"] for r in runs}):
         rv = [r for r in runs if r["variant"] == v]
-        result[v] = analyze_variant(rv, a.baseline, a.resamples, a.rng_seed)
+        result[v] = analyze_variant(rv, a.baseline, a.resamples, a.rng_seed,
+                                    a.primary if v in primary_variants else None)
         result[v]["curves"] = curves(rv, a.resamples, a.rng_seed)
+        result[v]["train"] = train_summary(rv)
         svg_curves(f"{v}: held-out pass@1", result[v]["curves"], os.path.join(out, f"pass_at_1_{v}.svg"))
+    # Holm over the variants' primary contrasts (PREREGISTRATION.md: two variants, two tests).
+    prim = [(v, c) for v in result for c in result[v]["contrasts"].values() if c.get("primary")]
+    for (v, c), p in zip(prim, holm([c["p_value"] for _, c in prim])):
+        c["p_holm"] = p
     with open(os.path.join(out, "analysis.json"), "w") as f:
         json.dump(result, f, indent=1)
     md = markdown(result)
+    tuning = a.tuning or os.path.join(a.runs_dir, "..", "tuning.json")
+    if os.path.exists(tuning):
+        try:
+            with open(tuning) as f:
+                md = tuning_markdown(json.load(f)) + "\n" + md
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"analyze.py: {tuning}: not read ({e})", file=sys.stderr)
     with open(os.path.join(out, "analysis.md"), "w") as f:
         f.write(md)
     print(md)

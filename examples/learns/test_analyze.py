@@ -100,10 +100,12 @@ class Statistics(unittest.TestCase):
         self.assertLess(power, 0.85)
 
 
-def write_run(d, variant, arm, seed, evals):
+def write_run(d, variant, arm, seed, evals, train=None):
+    r = dict(variant=variant, arm=arm, seed=seed, evals=[dict(step=s, problems=p) for s, p in evals])
+    if train is not None:
+        r["train"] = dict(steps=list(range(1, 1 + max(len(v) for v in train.values()))), **train)
     with open(os.path.join(d, f"{variant}-{arm}-{seed}.json"), "w") as f:
-        json.dump(dict(variant=variant, arm=arm, seed=seed,
-                       evals=[dict(step=s, problems=p) for s, p in evals]), f)
+        json.dump(r, f)
 
 
 class EndToEnd(unittest.TestCase):
@@ -166,6 +168,74 @@ class EndToEnd(unittest.TestCase):
                 self.assertEqual(len([e for e in root.iter() if e.tag.endswith("polyline")]), 2)
             with open(os.path.join(out, "analysis.md")) as f:
                 self.assertIn("| earliest - uniform | 10 | +0.100", f.read())
+
+    def test_holm_by_hand(self):
+        # m = 2: the smaller p doubles, the larger stays (never below the smaller's adjusted value).
+        self.assertEqual(A.holm([0.01, 0.04]), [0.02, 0.04])
+        self.assertEqual(A.holm([0.03, 0.01]), [0.03, 0.02])
+        self.assertEqual(A.holm([0.04, 0.03]), [0.06, 0.06])  # 2 x 0.03 = 0.06 > 0.04: monotone
+        self.assertEqual(A.holm([0.6, 0.7]), [1.0, 1.0])
+        # m = 3: 0.01 x 3, 0.02 x 2, 0.5 x 1.
+        out = A.holm([0.5, 0.01, 0.02])
+        for got, want in zip(out, [0.5, 0.03, 0.04]):
+            self.assertAlmostEqual(got, want)
+
+    def test_verdicts_holm_secondary_and_training_summary(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = os.path.join(tmp, "runs")
+            os.makedirs(runs)
+            base = {str(j): [5, 10] for j in range(4)}
+            plus = {j: [p + 1, n] for j, (p, n) in base.items()}
+            for s in range(1, 4):
+                for v in ("v0", "v2"):
+                    write_run(runs, v, "uniform", s, [(0, base), (100, base)],
+                              train={"update/kl": [0.01, 0.03], "mode/logic": [0.5] * 9 + [0.1],
+                                     "cancellation/divergent_share": [0.2, None, 0.4],
+                                     "cancellation/divergent_token_share": [0.1, 0.1]})
+                    # earliest is 0.1 better on every seed; the unrenormalized mask 0.1 worse.
+                    write_run(runs, v, "earliest", s, [(0, base), (100, plus)], train={"update/kl": [0.02 * s]})
+                minus = {j: [p - 1, n] for j, (p, n) in base.items()}
+                write_run(runs, "v0", "earliest-unrenormalized", s, [(0, base), (100, minus)])
+            out = os.path.join(tmp, "out")
+            with open(os.path.join(tmp, "tuning.json"), "w") as f:
+                json.dump({"rule": "r", "tuning_seeds": [101, 102], "lr": {"uniform": 3e-4, "earliest": 1e-4},
+                           "uniform_sweep": [{"lr": 3e-4, "mean": 0.5, "per_seed": [0.49, 0.51]}],
+                           "arms": {"uniform": {"pick": 3e-4, "how": "sweep", "kl": 0.01},
+                                    "earliest": {"pick": 1e-4, "how": "matched (KL within 1.25x)",
+                                                 "phase1": {"lr": 3e-4, "kl": 0.09},
+                                                 "phase2": {"lr": 1e-4, "kl": 0.011, "kl_over_uniform": 1.1}}}}, f)
+            self.assertEqual(A.main([runs, "--out", out, "--resamples", "200", "--primary-variants", "v0"]), 0)
+            with open(os.path.join(out, "analysis.json")) as f:
+                res = json.load(f)
+            c0 = res["v0"]["contrasts"]
+            self.assertEqual(c0["earliest - uniform"]["verdict"], "helps")
+            self.assertTrue(c0["earliest - uniform"]["primary"])
+            # One primary contrast: Holm leaves its p as it is (here 0: SD 0).
+            self.assertEqual(c0["earliest - uniform"]["p_holm"], c0["earliest - uniform"]["p_value"])
+            # Secondary contrasts are computed and carry no verdict words.
+            self.assertAlmostEqual(c0["earliest - earliest-unrenormalized"]["mean"], 0.2)
+            self.assertAlmostEqual(c0["earliest-unrenormalized - uniform"]["mean"], -0.1)
+            self.assertEqual(c0["earliest-unrenormalized - uniform"]["verdict"], "exploratory (no verdict)")
+            # v2 is not a primary variant: the same +0.1 gets no verdict words and no Holm p.
+            c2 = res["v2"]["contrasts"]["earliest - uniform"]
+            self.assertAlmostEqual(c2["mean"], 0.1)
+            self.assertEqual(c2["verdict"], "exploratory (no verdict)")
+            self.assertNotIn("p_holm", c2)
+            t = res["v0"]["train"]
+            # uniform: KL mean per run (0.01 + 0.03) / 2 = 0.02; divergent share (0.2 + 0.4) / 2
+            # with the None step left out; LOGIC first tenth 0.5, last tenth 0.1.
+            self.assertAlmostEqual(t["uniform"]["update/kl"], 0.02)
+            self.assertAlmostEqual(t["uniform"]["cancellation/divergent_share"], 0.3)
+            self.assertAlmostEqual(t["uniform"]["mode/logic@first_tenth"], 0.5)
+            self.assertAlmostEqual(t["uniform"]["mode/logic@last_tenth"], 0.1)
+            # earliest: KL 0.02 s over seeds 1..3 -> 0.04.
+            self.assertAlmostEqual(t["earliest"]["update/kl"], 0.04)
+            self.assertNotIn("earliest-unrenormalized", t)  # no training metrics in its files
+            with open(os.path.join(out, "analysis.md")) as f:
+                md = f.read()
+            self.assertIn("| 0.0003 | 0.500 | 0.490, 0.510 |", md)
+            self.assertIn("| earliest | 0.0001 | matched (KL within 1.25x) | 9.00e-02 | 1.10e-02 (1.10x) |", md)
+            self.assertIn("| uniform | 3 | 2.00e-02 |", md)
 
     def test_bad_input_exits_2(self):
         with tempfile.TemporaryDirectory() as tmp:
