@@ -294,10 +294,7 @@ class Study:
             if not kl:
                 raise ValueError("calib:%s-p%d-s%d logged no update/kl" % (arm, phase, seed))
             per_seed.append(sum(kl) / len(kl))
-        mean = sum(per_seed) / len(per_seed)
-        if not mean > 0:
-            raise ValueError("calib:%s-p%d: update/kl %g, nothing to match" % (arm, phase, mean))
-        return mean, per_seed
+        return sum(per_seed) / len(per_seed), per_seed
 
     def calib_lr(self, t):
         """The rate of a calibration run: uniform's rate in phase 1; in phase 2 the rate that
@@ -324,7 +321,8 @@ class Study:
             lr_m = matched_lr(lr_u, kl_u, kl_1)
             pick, how = secant_lr(lr_u, kl_1, lr_m, kl_2, kl_u)
             table[arm] = dict(pick=pick, how=how, phase1=dict(lr=lr_u, kl=kl_1, kl_per_seed=s1),
-                              phase2=dict(lr=lr_m, kl=kl_2, kl_per_seed=s2, kl_over_uniform=kl_2 / kl_u))
+                              phase2=dict(lr=lr_m, kl=kl_2, kl_per_seed=s2,
+                                          kl_over_uniform=kl_2 / kl_u if kl_u > 0 else None))
         out = dict(rule="uniform: the sweep's rate (highest mean final validation pass@1 over the tuning seeds); "
                         "other arms: per-step update KL matched to uniform's on %d-step constant-rate runs "
                         "(PREREGISTRATION.md, amendment 4)" % self.z["calib_steps"],
@@ -484,7 +482,12 @@ class Study:
                         failed.add(key)
                         self.log("FAILED choosing the learning rates (is the tuning block done?): %s" % e)
                     continue
-                argv = self.command(kind, t)
+                try:
+                    argv = self.command(kind, t)
+                except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as e:
+                    failed.add(key)
+                    self.log("FAILED %s before it started: %s" % (key, e))
+                    continue
                 os.makedirs(os.path.join(self.work, "logs"), exist_ok=True)
                 log_path = os.path.join(self.work, "logs", key.replace(":", "-") + ".log")
                 logf = open(log_path, "a")
@@ -554,7 +557,10 @@ class Study:
 
 
 def matched_lr(lr_ref, kl_target, kl_at_ref):
-    """The rate whose per-step KL equals kl_target when KL grows as lr^2 and measured kl_at_ref at lr_ref."""
+    """The rate whose per-step KL equals kl_target when KL grows as lr^2 and measured kl_at_ref at lr_ref;
+    lr_ref itself when either KL is not positive (no step moved the policy: nothing to match)."""
+    if not (kl_target > 0 and kl_at_ref > 0):
+        return lr_ref
     return lr_ref * math.sqrt(kl_target / kl_at_ref)
 
 
@@ -562,6 +568,8 @@ def secant_lr(lr_1, kl_1, lr_2, kl_2, kl_target):
     """(rate, how): lr_2 when its KL is within KL_TOLERANCE of the target; otherwise the log-log
     secant through (lr_1, kl_1) and (lr_2, kl_2) solved for the target, kept within 4x of lr_2
     (the lr^2 law's answer from lr_2 when the two points give no usable slope)."""
+    if not (kl_target > 0 and kl_2 > 0 and kl_1 > 0):
+        return lr_2, "no KL measured (every step's groups had equal rewards): phase 2's rate"
     ratio = kl_2 / kl_target
     if 1.0 / KL_TOLERANCE <= ratio <= KL_TOLERANCE:
         return lr_2, "matched (KL within %.2fx)" % KL_TOLERANCE

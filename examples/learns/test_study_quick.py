@@ -49,7 +49,13 @@ def main():
         p2 = json.load(open(os.path.join(results, "tuning", "calib-%s-p2-s101.json" % arm)))
         assert p1["lr"] == uniform_rate["lr"] and p1["evals"] == [] and len(p1["train"]["steps"]) == 2, p1
         assert abs(p2["lr"] - row["phase2"]["lr"]) < 1e-12 * max(1.0, p2["lr"]), (p2["lr"], row)
-        assert row["phase2"]["kl"] > 0 and row["pick"] > 0, row
+        # The quick policies barely move (2 steps of a 20-step pre-training: often every group's
+        # rewards are equal, KL 0); the rate rules themselves are tested in test_study_rates.py.
+        kl_u = chosen["arms"]["uniform"]["kl"]
+        assert row["phase1"]["kl"] >= 0 and row["phase2"]["kl"] >= 0 and row["pick"] > 0, row
+        want = uniform_rate["lr"] * (kl_u / row["phase1"]["kl"]) ** 0.5 if kl_u > 0 and row["phase1"]["kl"] > 0 \
+            else uniform_rate["lr"]
+        assert abs(row["phase2"]["lr"] - want) <= 1e-12 * want, (row, want)
     for path in runs:
         r = json.load(open(path))
         for k in ("variant", "arm", "seed", "evals"):

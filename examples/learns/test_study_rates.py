@@ -52,6 +52,14 @@ def test_secant_is_bounded_and_falls_back():
     assert close(lr, 1e-4) and "no usable slope" in how, (lr, how)
 
 
+def test_no_kl_keeps_the_reference_rate():
+    # No step moved the policy (KL 0): nothing to match, the reference rate stays.
+    assert study.matched_lr(3e-4, 0.0, 0.02) == 3e-4
+    assert study.matched_lr(3e-4, 0.02, 0.0) == 3e-4
+    lr, how = study.secant_lr(3e-4, 0.0, 3e-4, 0.0, 0.01)
+    assert lr == 3e-4 and how.startswith("no KL"), (lr, how)
+
+
 def test_pass_at_1():
     # Per-problem c / n, averaged over problems with samples: (1/4 + 4/4) / 2; the n = 0 one ignored.
     assert close(study.pass_at_1({"a": [1, 4], "b": [4, 4], "c": [0, 0]}), 0.625)
