@@ -369,9 +369,10 @@ class Study:
             lr = t["lr"] if validation else self.chosen_lr(t["arm"])
             t["lr"] = lr
             eval_every = z["steps"] if validation else z["eval_every"]
+            # Reported runs dump their rollouts (finish() scores localization from them).
             sets = common + ARMS[t["arm"]] + ["optim.lr=%g" % lr, "optim.steps=%d" % z["steps"],
                                               "run.eval_every=%d" % eval_every, "eval.samples=%d" % z["mid_samples"],
-                                              "run.dump_rollouts=false"]
+                                              "run.dump_rollouts=%s" % ("false" if validation else "true")]
         ckpts = os.path.join(run_dir, "checkpoints")
         if os.path.isdir(ckpts) and any(os.path.exists(os.path.join(ckpts, c, "trainer_state.json"))
                                         for c in os.listdir(ckpts)):
@@ -414,10 +415,14 @@ class Study:
                         train[k].append(m.get(k))
         with open(os.path.join(run_dir, "config.yaml")) as f:
             config_text = f.read()
+        loc = None
+        if kind == "run" and not t.get("validation"):
+            loc = localization(run_dir, os.path.join(self.family_dir(t["variant"], False), "near_misses.jsonl"))
         r = dict(variant=t["variant"] + ("-validation" if t.get("validation") else ""),
                  arm="start" if kind == "start" else t["arm"], seed=t["seed"], lr=t.get("lr"),
                  phase=t.get("phase"),
                  evals=evals, train=dict(steps=steps, **train), wall_seconds=round(wall, 1),
+                 **({"localization": loc} if loc is not None else {}),
                  config_sha256=hashlib.sha256(config_text.encode()).hexdigest()[:16],
                  command="examples/learns/study.py" + (" --quick" if self.args.quick else ""))
         write_json(self.result_path(kind, t), r)
@@ -554,6 +559,49 @@ class Study:
                 parts.append("%s%s" % (key, step))
             line += "; running: " + ", ".join(parts)
         self.log(line)
+
+
+def localization(run_dir, near_misses_path):
+    """Localization accuracy over a run's dumped rollouts (as docs/results/learns scores it):
+    LOGIC samples whose program is exactly a catalogued near-miss of their problem, and how
+    often each span (earliest, last, random) covers the catalogued bug line. Programs with more
+    than one change, or v1's surface variation, match no entry and are not scored. None when
+    the run dumped no rollouts."""
+    dump = os.path.join(run_dir, "rollouts")
+    if not os.path.isdir(dump):
+        return None
+    catalogue = {}
+    with open(near_misses_path) as f:
+        for line in f:
+            m = json.loads(line)
+            catalogue[(m["problem_id"], m["program"].rstrip())] = m
+    out = dict(logic=0, matched=0, covers_bug_line={"earliest": 0, "last": 0, "random": 0},
+               no_span={"earliest": 0, "last": 0, "random": 0}, by_kind={})
+    for name in sorted(os.listdir(dump)):
+        if not name.endswith(".jsonl"):
+            continue
+        with open(os.path.join(dump, name)) as f:
+            for line in f:
+                r = json.loads(line)
+                if r.get("mode") != "LOGIC":
+                    continue
+                out["logic"] += 1
+                known = catalogue.get((r.get("problem_id"), (r.get("program") or "").rstrip()))
+                if known is None:
+                    continue
+                out["matched"] += 1
+                kind = out["by_kind"].setdefault(known["bug_kind"], [0, 0])
+                kind[1] += 1
+                for which in ("earliest", "last", "random"):
+                    span = (r.get("spans") or {}).get(which)
+                    if not span:
+                        out["no_span"][which] += 1
+                        continue
+                    hit = span["line"] <= known["bug_line"] <= span["end_line"]
+                    out["covers_bug_line"][which] += int(hit)
+                    if which == "earliest":
+                        kind[0] += int(hit)
+    return out
 
 
 def matched_lr(lr_ref, kl_target, kl_at_ref):

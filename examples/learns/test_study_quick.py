@@ -50,7 +50,7 @@ def main():
         assert p1["lr"] == uniform_rate["lr"] and p1["evals"] == [] and len(p1["train"]["steps"]) == 2, p1
         assert abs(p2["lr"] - row["phase2"]["lr"]) < 1e-12 * max(1.0, p2["lr"]), (p2["lr"], row)
         # The quick policies barely move (2 steps of a 20-step pre-training: often every group's
-        # rewards are equal, KL 0); the rate rules themselves are tested in test_study_rates.py.
+        # rewards are equal, KL 0); the rate rules themselves are tested in test_study_unit.py.
         kl_u = chosen["arms"]["uniform"]["kl"]
         assert row["phase1"]["kl"] >= 0 and row["phase2"]["kl"] >= 0 and row["pick"] > 0, row
         want = uniform_rate["lr"] * (kl_u / row["phase1"]["kl"]) ** 0.5 if kl_u > 0 and row["phase1"]["kl"] > 0 \
@@ -69,6 +69,9 @@ def main():
             assert all(v[1] == 4 for v in r["evals"][1]["problems"].values()), path
             assert r["lr"] == chosen["lr"][r["arm"]], path
             assert len(r["train"]["steps"]) == 2 and "cancellation/divergent_share" in r["train"], path
+            loc = r["localization"]  # scored from the run's rollout dump
+            assert loc["matched"] <= loc["logic"] and all(
+                loc["covers_bug_line"][w] + loc["no_span"][w] <= loc["matched"] for w in ("earliest", "last", "random")), loc
         assert len(r["evals"][-1]["problems"]) == 8, path
     # Paired design: the arms of a seed share the start's model and the evaluation problems.
     v0 = {json.load(open(p))["arm"]: json.load(open(p)) for p in runs if os.path.basename(p).startswith("v0-")

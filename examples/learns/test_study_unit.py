@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""Unit tests of study.py's learning-rate rules (PREREGISTRATION.md, amendment 4), values by hand.
+"""Unit tests of study.py: the learning-rate rules (PREREGISTRATION.md, amendment 4) and the
+localization scoring, values by hand.
 
-    test_study_rates.py      (ctest learns_study_rates_unit)
+    test_study_unit.py      (ctest learns_study_unit)
 """
 import importlib.util
+import json
 import math
 import os
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 spec = importlib.util.spec_from_file_location("study", os.path.join(HERE, "study.py"))
@@ -58,6 +61,41 @@ def test_no_kl_keeps_the_reference_rate():
     assert study.matched_lr(3e-4, 0.02, 0.0) == 3e-4
     lr, how = study.secant_lr(3e-4, 0.0, 3e-4, 0.0, 0.01)
     assert lr == 3e-4 and how.startswith("no KL"), (lr, how)
+
+
+def test_localization_by_hand():
+    with tempfile.TemporaryDirectory() as tmp:
+        nm = os.path.join(tmp, "near_misses.jsonl")
+        with open(nm, "w") as f:
+            f.write(json.dumps({"problem_id": "p1", "program": "a\nb\nc", "bug_kind": "bound", "bug_line": 2}) + "\n")
+            f.write(json.dumps({"problem_id": "p2", "program": "x\ny", "bug_kind": "init", "bug_line": 1}) + "\n")
+        run = os.path.join(tmp, "run")
+        assert study.localization(run, nm) is None  # no dump
+        os.makedirs(os.path.join(run, "rollouts"))
+        span = lambda a, b: {"line": a, "end_line": b}
+        rows = [
+            # matched p1 (trailing newline ignored): earliest covers line 2, last does not, no random span
+            {"problem_id": "p1", "program": "a\nb\nc\n", "mode": "LOGIC",
+             "spans": {"earliest": span(2, 2), "last": span(3, 3), "random": None}},
+            # matched p2: earliest misses line 1, random covers it (1..2)
+            {"problem_id": "p2", "program": "x\ny", "mode": "LOGIC",
+             "spans": {"earliest": span(2, 2), "last": span(2, 2), "random": span(1, 2)}},
+            # LOGIC but not catalogued (another problem's program): counted, not scored
+            {"problem_id": "p2", "program": "a\nb\nc", "mode": "LOGIC", "spans": {}},
+            # not LOGIC: ignored
+            {"problem_id": "p1", "program": "a\nb\nc", "mode": "CORRECT", "spans": {}},
+        ]
+        with open(os.path.join(run, "rollouts", "step-1.jsonl"), "w") as f:
+            for r in rows[:2]:
+                f.write(json.dumps(r) + "\n")
+        with open(os.path.join(run, "rollouts", "step-2.jsonl"), "w") as f:
+            for r in rows[2:]:
+                f.write(json.dumps(r) + "\n")
+        loc = study.localization(run, nm)
+        assert loc["logic"] == 3 and loc["matched"] == 2, loc
+        assert loc["covers_bug_line"] == {"earliest": 1, "last": 0, "random": 1}, loc
+        assert loc["no_span"] == {"earliest": 0, "last": 0, "random": 1}, loc
+        assert loc["by_kind"] == {"bound": [1, 1], "init": [0, 1]}, loc
 
 
 def test_pass_at_1():
