@@ -259,8 +259,7 @@ def final_eval(run):
 def analyze_variant(runs, baseline, resamples, rng_seed, primary_arm=None):
     """Arms, and every arm against the baseline paired by seed (plus earliest against
     earliest-unrenormalized when both ran). Verdict words go to the primary contrast only
-    (primary_arm - baseline; None: no primary contrast in this variant, every contrast is
-    exploratory)."""
+    (primary_arm - baseline; None: every contrast is exploratory)."""
     arms = sorted({r["arm"] for r in runs}, key=lambda a: (a != baseline, a))
     by_arm = {a: {r["seed"]: r for r in runs if r["arm"] == a} for a in arms}
     out = {"arms": {}, "contrasts": {}}
@@ -467,7 +466,8 @@ def main(argv=None):
     ap.add_argument("--rng-seed", type=int, default=0)
     ap.add_argument("--primary", default="earliest", help="the primary contrast's arm (against --baseline)")
     ap.add_argument("--primary-variants", default="v0,v1",
-                    help="variants whose primary contrast gets verdict words and the Holm adjustment")
+                    help="the pre-registered primary variants: Holm's adjustment runs over their primary contrasts "
+                         "(every variant's primary-arm contrast gets verdict words, with its own MDD)")
     ap.add_argument("--tuning", default=None,
                     help="study.py's tuning.json (default: RUNS_DIR/../tuning.json when it exists)")
     a = ap.parse_args(argv)
@@ -487,13 +487,13 @@ def main(argv=None):
     primary_variants = a.primary_variants.split(",")
     for v in sorted({r["variant"] for r in runs}):
         rv = [r for r in runs if r["variant"] == v]
-        result[v] = analyze_variant(rv, a.baseline, a.resamples, a.rng_seed,
-                                    a.primary if v in primary_variants else None)
+        result[v] = analyze_variant(rv, a.baseline, a.resamples, a.rng_seed, a.primary)
         result[v]["curves"] = curves(rv, a.resamples, a.rng_seed)
         result[v]["train"] = train_summary(rv)
         svg_curves(f"{v}: held-out pass@1", result[v]["curves"], os.path.join(out, f"pass_at_1_{v}.svg"))
     # Holm over the variants' primary contrasts (PREREGISTRATION.md: two variants, two tests).
-    prim = [(v, c) for v in result for c in result[v]["contrasts"].values() if c.get("primary")]
+    prim = [(v, c) for v in result if v in primary_variants for c in result[v]["contrasts"].values()
+            if c.get("primary")]
     for (v, c), p in zip(prim, holm([c["p_value"] for _, c in prim])):
         c["p_holm"] = p
     with open(os.path.join(out, "analysis.json"), "w") as f:

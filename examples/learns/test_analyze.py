@@ -216,10 +216,11 @@ class EndToEnd(unittest.TestCase):
             self.assertAlmostEqual(c0["earliest - earliest-unrenormalized"]["mean"], 0.2)
             self.assertAlmostEqual(c0["earliest-unrenormalized - uniform"]["mean"], -0.1)
             self.assertEqual(c0["earliest-unrenormalized - uniform"]["verdict"], "exploratory (no verdict)")
-            # v2 is not a primary variant: the same +0.1 gets no verdict words and no Holm p.
+            # v2 is not a pre-registered primary variant: its earliest - uniform gets verdict
+            # words by the same rule (the issue asks for one per variant) but no Holm p.
             c2 = res["v2"]["contrasts"]["earliest - uniform"]
             self.assertAlmostEqual(c2["mean"], 0.1)
-            self.assertEqual(c2["verdict"], "exploratory (no verdict)")
+            self.assertEqual(c2["verdict"], "helps")
             self.assertNotIn("p_holm", c2)
             t = res["v0"]["train"]
             # uniform: KL mean per run (0.01 + 0.03) / 2 = 0.02; divergent share (0.2 + 0.4) / 2
