@@ -500,7 +500,7 @@ class Study:
                 logf.flush()
                 p = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, cwd=ROOT,
                                      start_new_session=True, pass_fds=(self.lock_fd,))
-                running[key] = (p, kind, t, time.time(), logf)
+                running[key] = (p, kind, t, time.time(), logf, "--resume" in argv)
                 self.log("start %s%s" % (key, " (resume)" if "--resume" in argv else ""))
             if not running:
                 if pending:  # waiting on something that cannot finish
@@ -509,7 +509,7 @@ class Study:
                 continue
             time.sleep(1.0)
             for key in list(running):
-                p, kind, t, t0, logf = running[key]
+                p, kind, t, t0, logf, resumed = running[key]
                 if p.poll() is None:
                     continue
                 logf.close()
@@ -519,7 +519,7 @@ class Study:
                     try:
                         self.finish(kind, t, wall)
                         done.add(key)
-                        if kind != "pretrain":
+                        if kind not in ("pretrain", "calib") and not resumed:  # whole runs only: the ETA's unit
                             self.finished_times.append(wall)
                         self.log("done %s (%.0f s)" % (key, wall))
                     except (OSError, RuntimeError, ValueError, KeyError) as e:
@@ -549,7 +549,7 @@ class Study:
                 mean, len(self.finished_times), eta / 3600, runs_left, self.args.jobs)
         if running:
             parts = []
-            for key, (p, kind, t, t0, _) in running.items():
+            for key, (p, kind, t, t0, *_) in running.items():
                 step = ""
                 m = os.path.join(self.run_dir(kind, t), "metrics.jsonl") if kind != "pretrain" else ""
                 if m and os.path.exists(m):
