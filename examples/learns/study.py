@@ -79,7 +79,7 @@ def sizes(quick):
     return dict(steps=100, prompts=8, group=8, eval_every=50, mid_samples=8, final_samples=24,
                 eval_limit=-1, pretrain_steps={"v0": 1000, "v1": 3000, "v2": 1000},
                 primary_seeds=list(range(1, 11)), secondary_seeds=list(range(1, 6)), tuning_seeds=[101, 102],
-                uniform_lrs=[1e-4, 3e-4, 1e-3], calib_steps=10, v2_seeds=list(range(1, 6)), save_every=10,
+                uniform_lrs=[1e-4, 3e-4, 1e-3, 3e-3], calib_steps=10, v2_seeds=list(range(1, 6)), save_every=10,
                 max_new={"v0": 96, "v1": 96, "v2": 160}, regime_samples=4)
 
 
