@@ -29,6 +29,7 @@
 #include "common/run_command.h"
 #include "egca/core/files.h"
 #include "egca/trainer/policy/checkpoint.h"
+#include "cli_test_util.h"
 #include "model_test_util.h"
 
 namespace egca::trainer {
@@ -131,10 +132,7 @@ std::string WriteConfig(const std::string& path, const std::string& model, const
   return path;
 }
 
-std::string Slurp(const std::string& path) {
-  auto s = ReadFile(path);
-  return s.ok() ? *s : "";
-}
+using testing::Slurp;
 
 // Largest |a - b| over every parameter of two checkpoints.
 double MaxWeightDifference(const std::string& a, const std::string& b) {
@@ -299,11 +297,7 @@ TEST(DistFaults, KilledRankEndsTheJobAndResumeMatchesAnUninterruptedRun) {
   const std::vector<std::string> args = {"--quiet", "--config", cfg_killed, "--rollouts", rollouts};
   const pid_t r0 = StartRank(0, port, args, dir.file("rank0.log"));
   const pid_t r1 = StartRank(1, port, args, dir.file("rank1.log"));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(400);
-  while (!fs::exists(killed + "/checkpoints/step-1/trainer_state.json") &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  testing::WaitForFile(killed + "/checkpoints/step-1/trainer_state.json", std::chrono::seconds(400));
   kill(r1, SIGKILL);
   double t1 = 0, t0 = 0;
   Reap(r1, std::chrono::seconds(60), &t1);

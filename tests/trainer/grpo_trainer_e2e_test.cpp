@@ -20,6 +20,7 @@
 #include "egca/core/files.h"
 #include "egca/trainer/policy/checkpoint.h"
 #include "egca/trainer/rl/grpo_trainer.h"
+#include "cli_test_util.h"
 #include "model_test_util.h"
 
 namespace egca::trainer {
@@ -431,10 +432,7 @@ std::string WriteConfig(const std::string& path, const std::string& model, const
   return path;
 }
 
-std::string Slurp(const std::string& path) {
-  auto s = ReadFile(path);
-  return s.ok() ? *s : "";
-}
+using testing::Slurp;
 
 TEST(EgcaTrainCli, TrainsLogsCheckpointsAndResumesIdentically) {
   testing::ScratchDir dir("egca_train_cli");
@@ -486,23 +484,10 @@ TEST(EgcaTrainCli, TrainsLogsCheckpointsAndResumesIdentically) {
 
   // Run B: the same run, killed with SIGKILL after its step-2 checkpoint, then resumed.
   const std::string cfg_b = WriteConfig(dir.file("b.yaml"), model, dir.file("run_b"));
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 2);
-    execl(kTrain.c_str(), kTrain.c_str(), "--config", cfg_b.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
-  while (!fs::exists(dir.file("run_b/checkpoints/step-2/trainer_state.json")) &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "the run ended before it was killed";
+  ASSERT_TRUE(testing::RunAndKillAt({kTrain, "--config", cfg_b},
+                                    dir.file("run_b/checkpoints/step-2/trainer_state.json"),
+                                    std::chrono::seconds(240)))
+      << "the run ended before it was killed";
   ASSERT_FALSE(fs::exists(dir.file("run_b/checkpoints/step-4")));
   auto b = egca::testing::RunCommand(kTrain + " --resume " + dir.file("run_b") + " 2>&1");
   ASSERT_EQ(b.exit_code, 0) << b.out;

@@ -20,6 +20,7 @@
 #include "egca/datasets/datasets.h"
 #include "egca/trainer/policy/checkpoint.h"
 #include "egca/trainer/rl/multi_agent.h"
+#include "cli_test_util.h"
 #include "model_test_util.h"
 
 namespace egca::trainer {
@@ -116,11 +117,6 @@ INSTANTIATE_TEST_SUITE_P(Modes, EgcaTrainMultiAgentCli,
                            return s;
                          });
 
-std::string Slurp(const std::string& path) {
-  auto s = ReadFile(path);
-  return s.ok() ? *s : "";
-}
-
 TEST(EgcaTrainMultiAgentCli, SigkillAndResumeGiveTheSameWeightsForBothAgents) {
   testing::ScratchDir dir("ma_cli_kill");
   const std::string model = testing::MakeTinyQwen3(dir.file("model"));
@@ -130,31 +126,18 @@ TEST(EgcaTrainMultiAgentCli, SigkillAndResumeGiveTheSameWeightsForBothAgents) {
       " 2>&1");
   ASSERT_EQ(a.exit_code, 0) << a.out;
   const std::string cfg_b = WriteConfig(dir.file("b.yaml"), model, dir.file("run_b"), extra);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 2);
-    execl(kTrain.c_str(), kTrain.c_str(), "--config", cfg_b.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(600);
-  while (!fs::exists(dir.file("run_b/agents/main/checkpoints/step-1/trainer_state.json")) &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "the run ended before it was killed";
+  ASSERT_TRUE(testing::RunAndKillAt(
+      {kTrain, "--config", cfg_b}, dir.file("run_b/agents/main/checkpoints/step-1/trainer_state.json"),
+      std::chrono::seconds(600)))
+      << "the run ended before it was killed";
   ASSERT_FALSE(fs::exists(dir.file("run_b/agents/main/checkpoints/step-2/trainer_state.json")));
   auto b = egca::testing::RunCommand(kTrain + " --resume " + dir.file("run_b") + " 2>&1");
   ASSERT_EQ(b.exit_code, 0) << b.out;
   EXPECT_NE(b.out.find("resumed"), std::string::npos) << b.out;
   for (const char* name : {"aux", "main"}) {
-    const std::string wa = Slurp(
+    const std::string wa = testing::Slurp(
         dir.file(std::string("run_a/agents/") + name + "/checkpoints/step-2/model.safetensors"));
-    const std::string wb = Slurp(
+    const std::string wb = testing::Slurp(
         dir.file(std::string("run_b/agents/") + name + "/checkpoints/step-2/model.safetensors"));
     ASSERT_FALSE(wa.empty()) << name;
     EXPECT_TRUE(wa == wb) << name << ": resumed weights differ from the uninterrupted run's";
