@@ -75,8 +75,10 @@ struct Spare {
 };
 
 // A child whose reply went out as soon as it was done (RunOne, "Reply before exit"): killed,
-// its teardown (freeing its memory, ~1.8 ms) not yet finished. Reaped, and its private
-// directory emptied, before the next job goes to a child (FinishDying).
+// its teardown (freeing its memory, ~1.8 ms) not yet finished. Before the next job goes to
+// a child, none of its tasks can act any more and the private directory is emptied
+// (QuiesceDying); it is reaped between jobs when its pidfd says so (FinishDying), or at
+// the latest before the spare that takes its uid is forked (ReapDying).
 struct Dying {
   pid_t pid = 0;
   UniqueFd pidfd;  // readable once it has exited (invalid: waitpid only)
@@ -539,7 +541,9 @@ constexpr unsigned kPfExiting = 0x4;  // PF_EXITING: the task is in do_exit
 // True once no task of `pid` can make another system call: each one is exiting (PF_EXITING
 // in the flags of /proc/<pid>/task/<tid>/stat, set when a task enters do_exit, before its
 // memory and files are released) or gone. A killed process gets here within microseconds
-// of running again; its teardown (freeing its memory) takes milliseconds more.
+// of running again; its teardown (freeing its memory) takes milliseconds more. (Reading a
+// task's stat takes a reference on its memory for a moment: should the task drop its own
+// in that moment, the server frees the memory itself. Slower, never unsafe.)
 bool AllTasksExiting(pid_t pid) {
   char path[96];
   std::snprintf(path, sizeof(path), "/proc/%d/task", static_cast<int>(pid));
