@@ -81,7 +81,8 @@ struct Spare {
 // the latest before the spare that takes its uid is forked (ReapDying).
 struct Dying {
   pid_t pid = 0;
-  UniqueFd pidfd;  // readable once it has exited (invalid: waitpid only)
+  UniqueFd pidfd;         // readable once it has exited (invalid: waitpid only)
+  bool quiesced = false;  // QuiesceDying done: no task of it can act, the directory emptied
 };
 
 struct ServerState {
@@ -577,8 +578,10 @@ bool AllTasksExiting(pid_t pid) {
 // it is reaped), so that the directory can be emptied for the job without waiting for the
 // child's memory to be freed. Its reap follows once the job runs (ReapDying, before its
 // slot's uid takes a new spare).
+// Done right after the reply, while the caller takes its verdict (and again, if not done
+// then, before the next job).
 void QuiesceDying(ServerState& state) {
-  if (state.dying == nullptr) return;
+  if (state.dying == nullptr || state.dying->quiesced) return;
   const double give_up = MonotonicSeconds() + 0.05;
   while (!AllTasksExiting(state.dying->pid)) {
     if (MonotonicSeconds() > give_up) {
@@ -587,7 +590,9 @@ void QuiesceDying(ServerState& state) {
     }
     sched_yield();
   }
-  state.work_dir_empty = false;  // PrepareWorkDir empties it
+  if (state.dying != nullptr) state.dying->quiesced = true;
+  EmptyDirectoryAt(state.work_dir);
+  state.work_dir_empty = DirectoryIsEmpty(state.work_dir);
 }
 
 // Kills and reaps the spare (it never got a job).
@@ -1093,9 +1098,12 @@ void ServerMain(const ForkServerOptions& options, int sock) {
     explicit_bzero(request.payload.data(), request.payload.size());
     explicit_bzero(request.stdin_data.data(), request.stdin_data.size());
     if (!WriteAll(kServerSocketFd, EncodeOutcome(outcome, error))) break;
+    // Replied before the child's exit: the private directory is made ready for the next
+    // job as soon as none of the child's tasks can act any more.
+    QuiesceDying(state);
     if (state.dying != nullptr && state.dying->pidfd.valid()) {
-      // Replied before the child's exit: it is reaped when its teardown ends, or before
-      // the next job if the caller sends one first (RunOne).
+      // It is reaped when its teardown ends, or after the next job's dispatch if the
+      // caller sends one first (RunOne).
       pollfd fds[2] = {{kServerSocketFd, POLLIN, 0}, {state.dying->pidfd.get(), POLLIN, 0}};
       int ready;
       do {
