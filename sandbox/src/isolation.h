@@ -29,20 +29,8 @@ struct ViolationRecord {
   int64_t job_ns;        // the job's limits applied, child_main about to start
   int64_t ready_minflt;  // a spare's minor faults when it began to wait for its job
   int64_t main_done_ns;  // child_main returned
-  // Written after child_main returned, just before the child closes its result channel:
-  // its exit code and what getrusage(RUSAGE_SELF) says then, then `done` = kDoneMagic.
-  // The server may then reply at once and kill the child instead of waiting for its exit
-  // (server.cpp, "Reply before exit"). The program can forge all of it; doing so is the
-  // same as calling _exit(code) at that moment (the server bounds what it takes: CPU time
-  // at least its own reading, peak size at most the memory limit).
-  int64_t usage_cpu_ns;      // user + system
-  int64_t usage_minflt;      // minor faults since the fork
-  int64_t usage_maxrss_kib;  // peak resident size
-  int32_t exit_code;
-  uint32_t done;
 };
 constexpr uint32_t kViolationMagic = 0x53595331;
-constexpr uint32_t kDoneMagic = 0x444f4e45;
 
 // Done once in the server process, before warm-up. Creates namespaces where permitted
 // (root: net + mount; unprivileged: inside a user namespace if the kernel allows it),

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <poll.h>
-#include <sched.h>
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -74,17 +73,6 @@ struct Spare {
   }
 };
 
-// A child whose reply went out as soon as it was done (RunOne, "Reply before exit"): killed,
-// its teardown (freeing its memory, ~1.8 ms) not yet finished. Before the next job goes to
-// a child, none of its tasks can act any more and the private directory is emptied
-// (QuiesceDying); it is reaped between jobs when its pidfd says so (FinishDying), or at
-// the latest before the spare that takes its uid is forked (ReapDying).
-struct Dying {
-  pid_t pid = 0;
-  UniqueFd pidfd;         // readable once it has exited (invalid: waitpid only)
-  bool quiesced = false;  // QuiesceDying done: no task of it can act, the directory emptied
-};
-
 struct ServerState {
   const ForkServerOptions* options;
   Capabilities caps;
@@ -97,7 +85,6 @@ struct ServerState {
   seccomp_notif* notification = nullptr;     // receive buffer (seccomp_notify_alloc)
   std::unique_ptr<Spare> spare;              // the next job's child, when one is ready
   bool work_dir_empty = false;               // emptied and checked since the last child ran there
-  std::unique_ptr<Dying> dying;              // the last job's child, killed, not yet reaped
 };
 
 // Everything the child needs after fork (its copy-on-write copy of the server's memory;
@@ -276,19 +263,6 @@ bool ReceiveJob(int sock, std::string* buffer, std::string* payload, Limits* lim
   record->main_done_ns = MonotonicNs();
   std::fflush(stdout);
   std::fflush(stderr);
-  // Done: the exit code, then the mark, then the result channel closes. The server, woken
-  // by its end of file, replies and kills this process instead of waiting for its exit
-  // (the teardown of its memory, ~1.8 ms, leaves the caller's critical path).
-  rusage self{};
-  getrusage(RUSAGE_SELF, &self);
-  record->usage_cpu_ns =
-      (static_cast<int64_t>(self.ru_utime.tv_sec + self.ru_stime.tv_sec)) * 1000000000 +
-      static_cast<int64_t>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) * 1000;
-  record->usage_minflt = self.ru_minflt;
-  record->usage_maxrss_kib = self.ru_maxrss;
-  record->exit_code = rc & 0xff;
-  __atomic_store_n(&record->done, kDoneMagic, __ATOMIC_RELEASE);
-  close(kChildResultFd);
   _exit(rc & 0xff);
 }
 
@@ -517,84 +491,6 @@ std::string ForkSpare(ServerState& state, int slot) {
   return {};
 }
 
-// Reaps the last job's child, killed after its early reply (blocks until the kernel has
-// torn it down).
-void ReapDying(ServerState& state) {
-  if (state.dying == nullptr) return;
-  while (waitpid(state.dying->pid, nullptr, __WALL) < 0 && errno == EINTR) {
-  }
-  state.dying.reset();
-}
-
-// Between jobs, once the dying child has exited: reaped, and cleared up after as after
-// any job (the orphan sweep, a safety net: with the filter it made no process; its private
-// directory emptied).
-void FinishDying(ServerState& state) {
-  if (state.dying == nullptr) return;
-  ReapDying(state);
-  SweepOrphans(state.self, state.spare != nullptr ? state.spare->pid : 0);
-  EmptyDirectoryAt(state.work_dir);
-  state.work_dir_empty = DirectoryIsEmpty(state.work_dir);
-}
-
-constexpr unsigned kPfExiting = 0x4;  // PF_EXITING: the task is in do_exit
-
-// True once no task of `pid` can make another system call: each one is exiting (PF_EXITING
-// in the flags of /proc/<pid>/task/<tid>/stat, set when a task enters do_exit, before its
-// memory and files are released) or gone. A killed process gets here within microseconds
-// of running again; its teardown (freeing its memory) takes milliseconds more. (Reading a
-// task's stat takes a reference on its memory for a moment: should the task drop its own
-// in that moment, the server frees the memory itself. Slower, never unsafe.)
-bool AllTasksExiting(pid_t pid) {
-  char path[96];
-  std::snprintf(path, sizeof(path), "/proc/%d/task", static_cast<int>(pid));
-  DIR* d = opendir(path);
-  if (d == nullptr) return errno == ENOENT || errno == ESRCH;
-  bool all = true;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    std::snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", static_cast<int>(pid), e->d_name);
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;  // that task is gone
-    char buf[1024];
-    const ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0) continue;
-    buf[n] = '\0';
-    // Field 9 (flags): after the command name's ')', the state and fields 4-8.
-    const char* p = std::strrchr(buf, ')');
-    for (int field = 3; field < 9 && p != nullptr; ++field) p = std::strchr(p + 1, ' ');
-    if (p == nullptr || (std::strtoul(p + 1, nullptr, 10) & kPfExiting) == 0) {
-      all = false;
-      break;
-    }
-  }
-  closedir(d);
-  return all;
-}
-
-// Before the next job starts in the private directory the dying child worked in: waits
-// until none of its tasks can write there any more (AllTasksExiting; at most 50 ms, then
-// it is reaped), so that the directory can be emptied for the job without waiting for the
-// child's memory to be freed. Its reap follows once the job runs (ReapDying, before its
-// slot's uid takes a new spare).
-// Done right after the reply, while the caller takes its verdict (and again, if not done
-// then, before the next job).
-void QuiesceDying(ServerState& state) {
-  if (state.dying == nullptr || state.dying->quiesced) return;
-  const double give_up = MonotonicSeconds() + 0.05;
-  while (!AllTasksExiting(state.dying->pid)) {
-    if (MonotonicSeconds() > give_up) {
-      ReapDying(state);
-      break;
-    }
-    sched_yield();
-  }
-  if (state.dying != nullptr) state.dying->quiesced = true;
-  EmptyDirectoryAt(state.work_dir);
-  state.work_dir_empty = DirectoryIsEmpty(state.work_dir);
-}
-
 // Kills and reaps the spare (it never got a job).
 void DiscardSpare(ServerState& state) {
   if (state.spare == nullptr) return;
@@ -680,11 +576,6 @@ std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outc
     ~EraseInline() { explicit_bzero(job.data(), job.size()); }
   } erase_inline{inline_job};
 
-  // The last job's child, if its reply went out before its exit: none of its tasks can act
-  // any more before this job starts in the same private directory; it is reaped before
-  // its uid's slot takes a new spare. Without a spare, the fork below may take its slot.
-  if (state.spare == nullptr) ReapDying(state);
-  QuiesceDying(state);
   double fork_seconds = 0;
   double dispatched = 0;
   std::unique_ptr<Spare> child;
@@ -726,9 +617,6 @@ std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outc
   stdin_fd.Reset();
   peer_fd.Reset();  // the child's now: the server keeps no end of it
   const double start = dispatched;
-  // The last job's child (killed, its teardown overlapping this job) is reaped before its
-  // slot's uid goes to a new spare: RLIMIT_NPROC counts its tasks until then.
-  ReapDying(state);
   // The next job's spare, isolating itself while this job runs. Its uid is the other slot's.
   // A failure here only means the next job forks its own.
   ForkSpare(state, 1 - child->slot);
@@ -754,24 +642,6 @@ std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outc
   int violation_nr = -1;
   bool listener_used = false;  // the child reports violations through the listener
   double next_handover_check = start + kHandoverInterval;
-  // Reply before exit (see below): only with the seccomp filter, under which the child
-  // cannot have made a process outside its group that the reply would have to wait for.
-  const bool early_reply_allowed = state.caps.seccomp;
-  bool done_early = false;
-  // True when a violation may be waiting on the listener, or the listener has not come
-  // over yet: the ordinary path (exit, reap) then sees it.
-  auto ViolationPending = [&] {
-    if (notify_server_end.valid()) {
-      const int fd = ReceiveFd(notify_server_end.get());
-      if (fd < 0 && errno == EAGAIN) return true;
-      if (fd >= 0) listener_used = true;
-      listener.Reset(fd);
-      notify_server_end.Reset();
-    }
-    if (!listener.valid()) return false;
-    pollfd p{listener.get(), POLLIN, 0};
-    return poll(&p, 1, 0) != 0;
-  };
   if (notify_server_end.valid()) {
     // A spare that finished its isolation handed its listener over already: taken now, the
     // server need not wake for it later.
@@ -855,46 +725,9 @@ std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outc
       if (ProcessCpuSeconds(pid) > limits.cpu_seconds) kill_for(KillReason::kCpu);
     }
     pid_t got = wait4(pid, &status, WNOHANG | __WALL, &usage);
-    if (got == pid) {
-      reaped = true;
-    } else if (early_reply_allowed && !open[kChildResultFd] && reason == KillReason::kNone &&
-               __atomic_load_n(&record_page->done, __ATOMIC_ACQUIRE) == kDoneMagic &&
-               !ViolationPending()) {
-      done_early = true;
-      break;
-    }
+    if (got == pid) reaped = true;
   }
   double end = MonotonicSeconds();
-  if (done_early) {
-    // Reply before exit: child_main returned and the result channel is closed (or the
-    // program forged both: then this is the same as its calling _exit(code) now). Its CPU
-    // time is read, then the whole group is killed: no thread of it runs another
-    // instruction of the program, nothing it writes from now on is read (the pipes are
-    // drained below of what was written before), and its private directory is emptied
-    // only once none of its tasks can act (QuiesceDying, before the next job). The reply
-    // does not wait for the kernel to free its memory. What wait4's rusage would have said
-    // comes from the child's own report in its shared page, bounded: CPU time at least the
-    // server's reading of the child's clock, peak size at most the memory limit (forging
-    // either gains what allocating that much and exiting would); faults are diagnostic.
-    const double cpu =
-        std::max(ProcessCpuSeconds(pid),
-                 static_cast<double>(std::max<int64_t>(record_page->usage_cpu_ns, 0)) * 1e-9);
-    KillGroup(pid);
-    status = W_EXITCODE(record_page->exit_code & 0xff, 0);
-    int64_t peak_kib = std::max<int64_t>(record_page->usage_maxrss_kib, 0);
-    if (limits.memory_bytes > 0) {
-      peak_kib = std::min(peak_kib, static_cast<int64_t>(limits.memory_bytes >> 10));
-    }
-    usage.ru_minflt = static_cast<long>(std::max<int64_t>(record_page->usage_minflt, 0));
-    usage.ru_maxrss = static_cast<long>(peak_kib);
-    usage.ru_utime.tv_sec = static_cast<time_t>(cpu);
-    usage.ru_utime.tv_usec = static_cast<suseconds_t>((cpu - std::floor(cpu)) * 1e6);
-    usage.ru_stime = {};
-    auto dying = std::make_unique<Dying>();
-    dying->pid = pid;
-    dying->pidfd = std::move(pidfd);
-    state.dying = std::move(dying);
-  }
   if (notify_server_end.valid()) {
     // Take the listener out of the socket before closing it: closing a unix socket while
     // descriptors are in flight runs the kernel's unix garbage collector (~1 ms).
@@ -1098,21 +931,6 @@ void ServerMain(const ForkServerOptions& options, int sock) {
     explicit_bzero(request.payload.data(), request.payload.size());
     explicit_bzero(request.stdin_data.data(), request.stdin_data.size());
     if (!WriteAll(kServerSocketFd, EncodeOutcome(outcome, error))) break;
-    // Replied before the child's exit: the private directory is made ready for the next
-    // job as soon as none of the child's tasks can act any more.
-    QuiesceDying(state);
-    if (state.dying != nullptr && state.dying->pidfd.valid()) {
-      // It is reaped when its teardown ends, or after the next job's dispatch if the
-      // caller sends one first (RunOne).
-      pollfd fds[2] = {{kServerSocketFd, POLLIN, 0}, {state.dying->pidfd.get(), POLLIN, 0}};
-      int ready;
-      do {
-        ready = poll(fds, 2, -1);
-      } while (ready < 0 && errno == EINTR);
-      if (ready > 0 && fds[1].revents != 0) FinishDying(state);
-      continue;
-    }
-    FinishDying(state);
     // What the child left in its private directory goes after the reply, off the caller's
     // wait; unless it is then found empty, the next dispatch empties it again.
     if (state.caps.seccomp) SweepOrphans(state.self, state.spare != nullptr ? state.spare->pid : 0);

@@ -14,7 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -117,23 +116,10 @@ std::vector<pid_t> ProcessesRelatedTo(pid_t pid) {
   return out;
 }
 
-// The server replies as soon as a job's child is done and kills it; it reaps it once the
-// kernel has torn it down (server.cpp, "Reply before exit"). Waits, up to 60 s whatever the
-// machine's speed, until `child` is no longer below `server`.
-void WaitUntilReaped(pid_t server, pid_t child) {
-  for (int i = 0; i < 6000; ++i) {
-    const std::vector<pid_t> related = ProcessesRelatedTo(server);
-    if (std::find(related.begin(), related.end(), child) == related.end()) return;
-    usleep(10000);
-  }
-}
-
 // What is left below a server after its runs, apart from its spare: the child it forked
 // ahead for the next job (a direct child in its own process group, not `last_child`, the
-// last job's, and with no process of its own). Empty: nothing stray. The last job's child
-// is given the time to be reaped (WaitUntilReaped); if it is not, it is stray.
+// last job's, and with no process of its own). Empty: nothing stray.
 std::vector<pid_t> StrayBelow(pid_t server, pid_t last_child) {
-  WaitUntilReaped(server, last_child);
   std::vector<pid_t> related = ProcessesRelatedTo(server);
   std::vector<pid_t> stray;
   bool spare_seen = false;
@@ -474,10 +460,9 @@ TEST_F(SandboxForkServerTest, EveryRunStartsInAnEmptyPrivateDir) {
   EXPECT_EQ(next.result, "");
 }
 
-// The server replies as soon as a child is done (child_main returned) and kills it without
-// waiting for its exit (server.cpp, "Reply before exit"). A thread still running then, and
-// writing files and output, is killed with it: the reply is the main thread's, and the next
-// job finds an empty private directory and nothing of that process left.
+// A child's main thread is done (child_main returned) while a thread of its keeps writing
+// files and output: the thread ends with the process, the reply is the main thread's, and
+// the next job finds an empty private directory and nothing of that process left.
 TEST_F(SandboxForkServerTest, NothingAChildDoesAfterItIsDoneReachesTheNextJob) {
   pid_t last = 0;
   for (int i = 0; i < 5; ++i) {
@@ -488,8 +473,7 @@ TEST_F(SandboxForkServerTest, NothingAChildDoesAfterItIsDoneReachesTheNextJob) {
     ChildOutcome next = MustRun(Req("list_cwd"));
     EXPECT_EQ(next.termination, Termination::kExited);
     EXPECT_EQ(next.result, "");
-    // Reaped before the server forked the spare that takes its uid, during the next job.
-    EXPECT_FALSE(ProcessAlive(o.pid)) << o.pid;
+    EXPECT_FALSE(ProcessAlive(o.pid)) << o.pid;  // reaped
     last = next.pid;
   }
   EXPECT_TRUE(StrayBelow(server_->server_pid(), last).empty());
@@ -559,9 +543,7 @@ TEST(SandboxForkServer, TheNextJobsChildIsForkedAheadAndGetsTheJobsLimits) {
   a.max_open_files = 60;
   ChildOutcome first = ids(a);
   EXPECT_GT(first.phases.fork, 0);  // a fresh server has no spare yet: forked for this job
-  // Between jobs the server holds one child, the next job's, which has run nothing (once
-  // the last job's child, killed at the reply, is reaped).
-  WaitUntilReaped(server->server_pid(), first.pid);
+  // Between jobs the server holds one child, the next job's, which has run nothing.
   std::vector<pid_t> below = ProcessesRelatedTo(server->server_pid());
   ASSERT_EQ(below.size(), 1u);
   const pid_t spare = below[0];

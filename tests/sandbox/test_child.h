@@ -324,8 +324,8 @@ inline int TestChild(std::string_view payload, int result_fd) {
   }
   if (cmd == "thread_writes_after_return") {
     // Its job done, the main thread returns while a thread of its keeps creating files in
-    // the private directory and writing to stdout: the server replies as soon as the main
-    // thread is done and kills the process; nothing the thread does may reach the next job.
+    // the private directory and writing to stdout: nothing the thread does may reach the
+    // next job.
     static std::atomic<bool> started{false};
     started = false;
     pthread_t t;
