@@ -131,26 +131,12 @@ constexpr size_t kInlineJobBytes = 32 << 10;
 // or sent something else.
 bool ReceiveJob(int sock, std::string* buffer, std::string* payload, Limits* limits, int* stdin_fd,
                 int* peer_fd) {
-  iovec iov{buffer->data(), buffer->size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  ssize_t got;
-  do {
-    got = recvmsg(sock, &msg, 0);
-  } while (got < 0 && errno == EINTR);
-  if (got < 1 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) return false;
   int fds[3] = {-1, -1, -1};
   int count = 0;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      count = static_cast<int>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-      std::memcpy(fds, CMSG_DATA(c), std::min(count, 3) * sizeof(int));
-    }
-  }
+  int flags = 0;
+  const ssize_t got =
+      ReceiveWithFds(sock, buffer->data(), buffer->size(), 0, fds, 3, &count, &flags);
+  if (got < 1 || (flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) return false;
   const char kind = (*buffer)[0];
   const bool inline_job = kind == 'I';
   if ((!inline_job && kind != 'M') || count < (inline_job ? 1 : 2) || count > 3) return false;

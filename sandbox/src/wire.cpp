@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <type_traits>
@@ -103,8 +104,8 @@ std::string EncodeOptions(const ForkServerOptions& o) {
   Encoder e;
   e.Put<uint32_t>(kWireVersion);
   e.PutString(o.scratch_root);
-  for (bool b : {o.install_seccomp, o.use_namespaces, o.use_landlock, o.confine_reads,
-                 o.seccomp_notify}) {
+  for (bool b :
+       {o.install_seccomp, o.use_namespaces, o.use_landlock, o.confine_reads, o.seccomp_notify}) {
     e.Put<uint8_t>(b);
   }
   e.Put<uint64_t>(o.readable_paths.size());
@@ -215,35 +216,50 @@ bool SendRequest(int sock, const std::string& frame, int peer_fd) {
          WriteAll(sock, std::string_view(frame).substr(1));
 }
 
-bool ReceiveRequest(int fd, ChildRequest* request) {
-  request->peer_fd = -1;
-  // The first byte alone, with whatever descriptor came with it.
-  char first = 0;
-  iovec iov{&first, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+ssize_t ReceiveWithFds(int sock, void* data, size_t size, int flags, int* fds, int max_fds,
+                       int* fd_count, int* msg_flags) {
+  *fd_count = 0;
+  *msg_flags = 0;
+  max_fds = std::clamp(max_fds, 0, kMaxReceivedFds);
+  iovec iov{data, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(kMaxReceivedFds * sizeof(int))] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
+  msg.msg_controllen = CMSG_SPACE(max_fds * sizeof(int));
   ssize_t got;
   do {
-    got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    got = recvmsg(sock, &msg, flags);
   } while (got < 0 && errno == EINTR);
-  if (got != 1) return false;
-  int peer = -1;
+  if (got < 0) return got;
+  *msg_flags = msg.msg_flags;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-        c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-      std::memcpy(&peer, CMSG_DATA(c), sizeof(int));
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      *fd_count = static_cast<int>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      std::memcpy(fds, CMSG_DATA(c), std::min(*fd_count, max_fds) * sizeof(int));
     }
   }
+  return got;
+}
+
+bool ReceiveRequest(int fd, ChildRequest* request) {
+  request->peer_fd = -1;
+  // The first byte alone, with whatever descriptor came with it.
+  char first = 0;
+  int peer = -1;
+  int count = 0;
+  int flags = 0;
+  if (ReceiveWithFds(fd, &first, 1, MSG_CMSG_CLOEXEC, &peer, 1, &count, &flags) != 1) {
+    return false;
+  }
+  if (count < 1) peer = -1;
   uint32_t magic = 0;
   std::memcpy(&magic, &first, 1);
   uint8_t rest[3];
   uint64_t size = 0;
   std::string body;
-  bool ok = (msg.msg_flags & MSG_CTRUNC) == 0 && ReadExact(fd, rest, 3);
+  bool ok = (flags & MSG_CTRUNC) == 0 && ReadExact(fd, rest, 3);
   if (ok) {
     std::memcpy(reinterpret_cast<char*>(&magic) + 1, rest, 3);
     ok = magic == kRequestMagic && ReadExact(fd, &size, sizeof(size));

@@ -5,6 +5,8 @@
 // number so a desynchronized stream is caught.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 
@@ -38,6 +40,15 @@ std::string EncodeOptions(const ForkServerOptions& options);
 // Sends an EncodeRequest() frame; with `peer_fd` >= 0 that descriptor travels with it
 // (SCM_RIGHTS on the frame's first byte).
 bool SendRequest(int sock, const std::string& frame, int peer_fd);
+
+// One recvmsg of at most `size` bytes into `data` (retried on EINTR), with the descriptors
+// sent alongside (SCM_RIGHTS): up to `max_fds` (at most kMaxReceivedFds) of them into
+// `fds`, and in *fd_count how many the message carried (possibly more than were kept).
+// `flags`: recvmsg's (MSG_CMSG_CLOEXEC, ...). Returns recvmsg's result; *msg_flags: the
+// message's flags (MSG_TRUNC, MSG_CTRUNC: the data or the descriptors did not fit).
+constexpr int kMaxReceivedFds = 3;
+ssize_t ReceiveWithFds(int sock, void* data, size_t size, int flags, int* fds, int max_fds,
+                       int* fd_count, int* msg_flags);
 
 // Each Receive* reads one frame from `fd`; false on EOF/error/bad magic.
 bool ReceiveReady(int fd, ReadyMessage* ready);

@@ -460,6 +460,25 @@ TEST_F(SandboxForkServerTest, EveryRunStartsInAnEmptyPrivateDir) {
   EXPECT_EQ(next.result, "");
 }
 
+// A child's main thread is done (child_main returned) while a thread of its keeps writing
+// files and output: the thread ends with the process, the reply is the main thread's, and
+// the next job finds an empty private directory and nothing of that process left.
+TEST_F(SandboxForkServerTest, NothingAChildDoesAfterItIsDoneReachesTheNextJob) {
+  pid_t last = 0;
+  for (int i = 0; i < 5; ++i) {
+    ChildOutcome o = MustRun(Req("thread_writes_after_return"));
+    EXPECT_EQ(o.termination, Termination::kExited) << TerminationName(o.termination);
+    EXPECT_EQ(o.exit_code, 0);
+    EXPECT_EQ(o.result, "returned");
+    ChildOutcome next = MustRun(Req("list_cwd"));
+    EXPECT_EQ(next.termination, Termination::kExited);
+    EXPECT_EQ(next.result, "");
+    EXPECT_FALSE(ProcessAlive(o.pid)) << o.pid;  // reaped
+    last = next.pid;
+  }
+  EXPECT_TRUE(StrayBelow(server_->server_pid(), last).empty());
+}
+
 TEST_F(SandboxForkServerTest, FixedEnvironment) {
   ChildOutcome o = MustRun(Req("env"));
   EXPECT_NE(o.result.find("PYTHONHASHSEED=0\n"), std::string::npos);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -319,6 +320,30 @@ inline int TestChild(std::string_view payload, int result_fd) {
       ++started;
     }
     WriteAllFd(result_fd, std::to_string(started));
+    return 0;
+  }
+  if (cmd == "thread_writes_after_return") {
+    // Its job done, the main thread returns while a thread of its keeps creating files in
+    // the private directory and writing to stdout: nothing the thread does may reach the
+    // next job.
+    static std::atomic<bool> started{false};
+    started = false;
+    pthread_t t;
+    pthread_create(
+        &t, nullptr,
+        [](void*) -> void* {
+          for (unsigned n = 0;; ++n) {
+            if (n < 20000) {
+              close(open(fmt::format("late-{}", n).c_str(), O_WRONLY | O_CREAT, 0600));
+              if (n % 64 == 0) WriteAllFd(1, "late ");
+            }
+            started = true;
+          }
+          return nullptr;
+        },
+        nullptr);
+    while (!started) sched_yield();
+    WriteAllFd(result_fd, "returned");
     return 0;
   }
   if (cmd == "thread_exit_main") {

@@ -601,27 +601,43 @@ class Executor::Impl {
     StatusOr<sandbox::Verdict> verdict =
         MapVerdict(*outcome, has_record ? record.get() : nullptr, options.limits);
     if (!verdict.ok()) return verdict.status().WithContext(what);
+    StatusOr<TestResult> paired = PairResult(std::move(verdict).value(), *outcome, *test_outcome,
+                                             test_record, record.get(), options);
+    if (!paired.ok()) return paired.status().WithContext(what);
+    TestResult result = std::move(paired).value();
+    if (has_record) TakeRecordTrace(record, source, options, &result);
+    return result;
+  }
+
+  // A pair's result from its candidate process's verdict (`candidate_verdict`, MapVerdict)
+  // and outcome: when the program ran normally and served every call it got, the test
+  // process's record decides (JudgeByTestProcess) and the candidate process's costs stay
+  // with it; the candidate process's faults, phases, ending and output go with the result
+  // (its output moved out of `outcome`). RunPair, and a batch's first test that ran as in
+  // a pair of its own (RunBatch). An error carries no context: the caller names the test.
+  static StatusOr<TestResult> PairResult(sandbox::Verdict candidate_verdict,
+                                         sandbox::ChildOutcome& outcome,
+                                         const sandbox::ChildOutcome& test_outcome,
+                                         const proto::ExecResult* test_record,
+                                         const proto::ExecResult* candidate_record,
+                                         const RunOptions& options) {
     TestResult result;
-    result.verdict = std::move(verdict).value();
+    result.verdict = std::move(candidate_verdict);
     sandbox::Verdict& v = result.verdict;
     if (v.kind == sandbox::VerdictKind::kOk) {
-      // The program ran and served every call it got: the test process decides.
-      StatusOr<sandbox::Verdict> judged =
-          JudgeByTestProcess(*test_outcome, test_record, record.get(), options);
-      if (!judged.ok()) return judged.status().WithContext(what);
-      sandbox::Verdict t = std::move(judged).value();
+      EGCA_ASSIGN_OR_RETURN(sandbox::Verdict t, JudgeByTestProcess(test_outcome, test_record,
+                                                                   candidate_record, options));
       t.wall_seconds = v.wall_seconds;
       t.cpu_seconds = v.cpu_seconds;
       t.max_rss_bytes = v.max_rss_bytes;
       v = std::move(t);
     }
-    v.minor_faults = outcome->minor_faults;
-    v.phases = outcome->phases;
-    result.termination = outcome->termination;
-    result.exit_code = outcome->exit_code;
-    result.stderr_data = std::move(outcome->stderr_data);
-    result.stdout_data = std::move(outcome->stdout_data);
-    if (has_record) TakeRecordTrace(record, source, options, &result);
+    v.minor_faults = outcome.minor_faults;
+    v.phases = outcome.phases;
+    result.termination = outcome.termination;
+    result.exit_code = outcome.exit_code;
+    result.stderr_data = std::move(outcome.stderr_data);
+    result.stdout_data = std::move(outcome.stdout_data);
     return result;
   }
 
@@ -1177,26 +1193,10 @@ class Executor::Impl {
     batch.stop = stop;
     if (stop != 0) return batch;
     // The batch's first test, which ran as in a pair of its own: RunPair's verdict.
-    TestResult result;
-    result.verdict = candidate_verdict;
-    sandbox::Verdict& v = result.verdict;
-    if (v.kind == sandbox::VerdictKind::kOk) {
-      StatusOr<sandbox::Verdict> judged =
-          JudgeByTestProcess(stop_test_outcome, stop_test_record, record, options);
-      if (!judged.ok()) return judged.status().WithContext(fmt::format("test {}", order[0] + 1));
-      sandbox::Verdict t = std::move(judged).value();
-      t.wall_seconds = v.wall_seconds;
-      t.cpu_seconds = v.cpu_seconds;
-      t.max_rss_bytes = v.max_rss_bytes;
-      v = std::move(t);
-    }
-    v.minor_faults = outcome->minor_faults;
-    v.phases = outcome->phases;
-    result.termination = outcome->termination;
-    result.exit_code = outcome->exit_code;
-    result.stderr_data = std::move(outcome->stderr_data);
-    result.stdout_data = std::move(outcome->stdout_data);
-    batch.stop_result = std::move(result);
+    StatusOr<TestResult> result = PairResult(std::move(candidate_verdict), *outcome,
+                                             stop_test_outcome, stop_test_record, record, options);
+    if (!result.ok()) return result.status().WithContext(fmt::format("test {}", order[0] + 1));
+    batch.stop_result = std::move(result).value();
     return batch;
   }
 
