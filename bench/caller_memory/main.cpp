@@ -31,6 +31,7 @@
 #include <fmt/ranges.h>
 
 #include "egca/tracer/executor.h"
+#include "../common/stats.h"
 
 namespace {
 
@@ -55,12 +56,7 @@ struct Config {
   int failures = 0;
 };
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using egca::bench::Median;
 
 bool Create(Config* c) {
   ExecutorOptions options;

@@ -1,4 +1,5 @@
-// Shared set-up of the training-step benchmarks (egca_overhead, tree_rollout): CodeT's
+// Shared set-up of the training-step benchmarks (egca_overhead, tree_rollout,
+// multi_agent_step): CodeT's
 // HumanEval programs as fixed rollouts and a random Qwen3-shaped policy with the real
 // Qwen3 vocabulary. Header-only; the including target defines EGCA_DATA_DIR and
 // EGCA_SOURCE_DIR and links egca::trainer and egca::datasets.
@@ -23,6 +24,8 @@ struct CodetPolicy {
   std::string model;      // the random checkpoint (with tokenizer.json)
   std::unique_ptr<trainer::Tokenizer> tokenizer;
   std::shared_ptr<trainer::FixedRolloutSource> source;  // up to `group` programs per problem
+  std::vector<std::string> problem_ids;                 // the problems, in the file's order
+  std::map<std::string, std::vector<std::string>> answers;  // what `source` answers, by problem id
 };
 
 // The first `problems` HumanEval problems, up to `group` CodeT programs each as fenced chat
@@ -42,7 +45,10 @@ inline StatusOr<CodetPolicy> MakeCodetPolicy(int problems, int group, int hidden
                         datasets::ConvertSamples(codet, datasets::SampleSource::kCodeT, records, {}, &report));
   std::map<std::string, std::vector<std::string>> texts;
   std::map<std::string, const datasets::ProblemRecord*> by_id;
-  for (const auto& r : records) by_id[r.id] = &r;
+  for (const auto& r : records) {
+    by_id[r.id] = &r;
+    out.problem_ids.push_back(r.id);
+  }
   for (const auto& s : samples) {
     auto& v = texts[s.problem_id];
     if (static_cast<int>(v.size()) >= group) continue;
@@ -65,6 +71,7 @@ inline StatusOr<CodetPolicy> MakeCodetPolicy(int problems, int group, int hidden
   EGCA_RETURN_IF_ERROR(trainer::CreateRandomCheckpoint(out.model, mc, 1));
   std::filesystem::copy_file(tokenizer_dir + "/tokenizer.json", out.model + "/tokenizer.json");
   EGCA_ASSIGN_OR_RETURN(out.tokenizer, trainer::Tokenizer::FromFile(tokenizer_dir));
+  out.answers = texts;
   out.source = std::make_shared<trainer::FixedRolloutSource>(*out.tokenizer, std::move(texts));
   return out;
 }

@@ -20,6 +20,7 @@
 #include "egca/cpp/analysis.h"
 #include "egca/cpp/executor.h"
 #include "egca/datasets/datasets.h"
+#include "../common/stats.h"
 
 using namespace egca;
 
@@ -29,11 +30,7 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using egca::bench::Median;
 
 }  // namespace
 

@@ -28,6 +28,7 @@
 #include "egca/trainer/policy/checkpoint.h"
 #include "egca/trainer/rl/grpo_trainer.h"
 #include "../common/codet_policy.h"
+#include "../common/stats.h"
 
 using namespace egca;
 using namespace egca::trainer;
@@ -35,11 +36,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using egca::bench::Median;
 
 struct Phases {
   std::vector<double> total, generate, route_wait, credit, update;

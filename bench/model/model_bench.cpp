@@ -60,6 +60,7 @@
 
 #include "egca/trainer/policy/checkpoint.h"
 #include "egca/trainer/policy/sampler.h"
+#include "../common/stats.h"
 
 namespace {
 
@@ -167,12 +168,7 @@ Usage UsageFromJson(const json& j) {
   return u;
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using egca::bench::Median;
 
 // Median of one field over samples.
 double MedianOf(const std::vector<Usage>& samples, double Usage::*field) {

@@ -27,6 +27,7 @@
 #include "egca/trainer/policy/cpu_runtime.h"
 #include "egca/trainer/rl/grpo_trainer.h"
 #include "egca/trainer/rl/multi_agent.h"
+#include "../common/stats.h"
 
 using namespace egca;
 using namespace egca::trainer;
@@ -34,11 +35,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using egca::bench::Median;
 
 struct Phases {
   std::vector<double> total, generate, route_wait, credit, update, generations, programs;
@@ -72,31 +69,13 @@ int main(int argc, char** argv) {
   // The agents' texts: main the CodeT programs, aux small helpers (the joint program is the
   // prompt's imports + aux + main).
   std::map<std::string, std::vector<std::string>> texts;
-  {
-    datasets::LoadReport report;
-    datasets::DatasetOptions dopt;
-    dopt.limit = problems;
-    auto records = datasets::LoadProblems(setup->humaneval, dopt, &report);
-    if (!records.ok()) return 2;
-    auto codet = datasets::ConvertSamples(
-        EGCA_DATA_DIR "/samples/codet/HumanEval_codegen16B_temp0.8_topp0.95_num100.jsonl.gz",
-        datasets::SampleSource::kCodeT, *records, {}, &report);
-    if (!codet.ok()) return 2;
-    std::map<std::string, const datasets::ProblemRecord*> by_id;
-    for (const auto& r : *records) by_id[r.id] = &r;
-    for (const auto& s : *codet) {
-      auto& v = texts[s.problem_id + "@main"];
-      if (static_cast<int>(v.size()) >= group) continue;
-      v.push_back("Here is the function:\n```python\n" + by_id[s.problem_id]->prompt +
-                  s.completion + "\n```\n");
-    }
-    for (const auto& r : *records) {
-      auto& v = texts[r.id + "@aux"];
-      for (int k = 0; k < group; ++k) {
-        v.push_back(fmt::format(
-            "A helper:\n```python\ndef aux(x):\n    return x if x is not None else {}\n```\n", k));
-      }
-      texts[r.id] = texts[r.id + "@main"];  // the single-agent step
+  for (const auto& id : setup->problem_ids) {
+    texts[id + "@main"] = setup->answers[id];
+    texts[id] = setup->answers[id];  // the single-agent step
+    auto& aux = texts[id + "@aux"];
+    for (int k = 0; k < group; ++k) {
+      aux.push_back(fmt::format(
+          "A helper:\n```python\ndef aux(x):\n    return x if x is not None else {}\n```\n", k));
     }
   }
   auto source = std::make_shared<FixedRolloutSource>(*setup->tokenizer, texts);

@@ -39,6 +39,7 @@
 #include "egca/tracer/trace_options.h"
 #include "trace_recorder.h"
 #include "value_encoder.h"
+#include "../common/stats.h"
 
 namespace {
 
@@ -269,11 +270,7 @@ class Bench {
     return true;
   }
 
-  static double Median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  }
+  static double Median(std::vector<double> v) { return egca::bench::Median(std::move(v)); }
 
  private:
   static void Call(PyObject* module, const char* fn, const char* arg) {

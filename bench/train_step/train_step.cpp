@@ -43,6 +43,7 @@
 
 #include "egca/trainer/policy/checkpoint.h"
 #include "egca/trainer/rl/grpo_loss.h"
+#include "../common/stats.h"
 
 using namespace egca::trainer;
 namespace fs = std::filesystem;
@@ -80,10 +81,7 @@ ModelConfig Shape(const std::string& name) {
   return c;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using egca::bench::Median;
 
 std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
 
