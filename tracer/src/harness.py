@@ -2237,9 +2237,23 @@ def session_begin():
     _session_state["recursion"] = _sys.getrecursionlimit()
     _session_state["streams"] = (_sys.stdin, _sys.stdout, _sys.stderr)
     _session_state["cwd"] = _os.getcwd()
+    # Emptied between tests only when it is the sandbox's private directory (the fork server
+    # sets TMPDIR to it and starts there): the harness imported anywhere else never deletes
+    # the files of the directory it happens to run in.
+    _session_state["private_dir"] = _private_dir(_session_state["cwd"])
     _session_state["gc"] = (_gc.isenabled(), _gc.get_threshold())
     _session_state["sys_attrs"] = _set(_sys.__dict__)
     session_reset()
+
+
+def _private_dir(cwd):
+    tmpdir = _os.environ.get("TMPDIR", "")
+    if not tmpdir or cwd == "/":
+        return False
+    try:
+        return _os.path.samefile(cwd, tmpdir)
+    except OSError:
+        return False
 
 
 def _empty_directory(path):
@@ -2292,7 +2306,8 @@ def session_reset():
     _sys.stdin, _sys.stdout, _sys.stderr = _session_state["streams"]
     try:
         _os.chdir(_session_state["cwd"])
-        _empty_directory(".")
+        if _session_state["private_dir"]:
+            _empty_directory(".")
     except OSError:
         pass
     enabled, threshold = _session_state["gc"]
