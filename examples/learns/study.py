@@ -519,7 +519,7 @@ class Study:
                     try:
                         self.finish(kind, t, wall)
                         done.add(key)
-                        if kind not in ("pretrain", "calib") and not resumed:  # whole runs only: the ETA's unit
+                        if kind in ("run",) and not resumed:  # whole 100-step runs only: the ETA's unit
                             self.finished_times.append(wall)
                         self.log("done %s (%.0f s)" % (key, wall))
                     except (OSError, RuntimeError, ValueError, KeyError) as e:
