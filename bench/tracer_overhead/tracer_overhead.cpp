@@ -260,17 +260,15 @@ class Bench {
     Py_DECREF(tests);
     if (!ok) return false;
     row->name = p.name;
-    row->untraced = Median(untraced);
-    row->egca = Median(egca);
-    row->settrace_deep = Median(deep);
-    row->settrace = Median(settrace);
-    row->settrace_repr = Median(settrace_repr);
+    row->untraced = egca::bench::Median(untraced);
+    row->egca = egca::bench::Median(egca);
+    row->settrace_deep = egca::bench::Median(deep);
+    row->settrace = egca::bench::Median(settrace);
+    row->settrace_repr = egca::bench::Median(settrace_repr);
     row->events = trace.events_size();
     row->truncated = trace.truncated();
     return true;
   }
-
-  static double Median(std::vector<double> v) { return egca::bench::Median(std::move(v)); }
 
  private:
   static void Call(PyObject* module, const char* fn, const char* arg) {
@@ -591,7 +589,7 @@ int main(int argc, char** argv) {
     auto min_of = [](const std::vector<double>& v) {
       return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
     };
-    auto med = [](const std::vector<double>& v) { return v.empty() ? 0.0 : Bench::Median(v); };
+    auto med = [](const std::vector<double>& v) { return egca::bench::Median(v); };
     std::printf("[%s] %zu programs\n", set.c_str(), overhead.size());
     std::printf("  egca/untraced:      median %6.2fx  max %7.2fx (%s)  aggregate %.2fx  "
                 "target: median <= 5x\n",
