@@ -57,13 +57,16 @@ def load_runs(out_dir):
     return runs
 
 
-def localization(runs, near_misses):
-    """Counts over every rollout of every run: LOGIC samples that are catalogued near-misses."""
+def localization(run_dirs, near_misses):
+    """Counts over every dumped rollout (RUN_DIR/rollouts/step-*.jsonl) of the given run
+    directories: LOGIC samples that are exactly a catalogued near-miss of their problem, and
+    how often each span (earliest, last, random) covers its bug line ("hits") or is absent
+    ("missing"); by_kind: bug kind -> [earliest hits, matched]. Also study.py's, per run."""
     catalogue = {(m["problem_id"], m["program"].rstrip()): m for m in near_misses}
     stats = dict(logic=0, matched=0, hits={"earliest": 0, "last": 0, "random": 0},
                  missing={"earliest": 0, "last": 0, "random": 0}, by_kind=defaultdict(lambda: [0, 0]))
-    for run in runs.values():
-        for path in glob.glob(os.path.join(run["dir"], "rollouts", "step-*.jsonl")):
+    for run_dir in run_dirs:
+        for path in glob.glob(os.path.join(run_dir, "rollouts", "step-*.jsonl")):
             for r in read_jsonl(path):
                 if r.get("mode") != "LOGIC":
                     continue
@@ -195,7 +198,7 @@ def main():
                              modes=windows,
                              seconds=sum(row.get("time/step", 0) for r in rs for row in r["train"]) / max(1, len(rs)))
 
-    loc = localization(runs, near_misses)
+    loc = localization([r["dir"] for r in runs.values()], near_misses)
     svg_plot(curves, os.path.join(out, "pass_at_1.svg"), reaches)
 
     cfg_path = next((os.path.join(r["dir"], "config.yaml") for r in runs.values() if r["target"] != "start"), None)

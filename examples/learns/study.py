@@ -50,6 +50,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import report  # noqa: E402  (the learns report's localization scoring, shared)
 
 ARMS = {  # arm name -> egca-train overrides (PREREGISTRATION.md, "Arms")
     "uniform": ["credit.target=uniform"],
@@ -562,46 +564,14 @@ class Study:
 
 
 def localization(run_dir, near_misses_path):
-    """Localization accuracy over a run's dumped rollouts (as docs/results/learns scores it):
-    LOGIC samples whose program is exactly a catalogued near-miss of their problem, and how
-    often each span (earliest, last, random) covers the catalogued bug line. Programs with more
-    than one change, or v1's surface variation, match no entry and are not scored. None when
-    the run dumped no rollouts."""
-    dump = os.path.join(run_dir, "rollouts")
-    if not os.path.isdir(dump):
+    """Localization accuracy over one run's dumped rollouts, scored as docs/results/learns
+    scores it (report.localization): LOGIC samples that are exactly a catalogued near-miss,
+    and how often each span covers the bug line. Programs with more than one change, or v1's
+    surface variation, match no entry and are not scored. None when the run dumped nothing."""
+    if not os.path.isdir(os.path.join(run_dir, "rollouts")):
         return None
-    catalogue = {}
-    with open(near_misses_path) as f:
-        for line in f:
-            m = json.loads(line)
-            catalogue[(m["problem_id"], m["program"].rstrip())] = m
-    out = dict(logic=0, matched=0, covers_bug_line={"earliest": 0, "last": 0, "random": 0},
-               no_span={"earliest": 0, "last": 0, "random": 0}, by_kind={})
-    for name in sorted(os.listdir(dump)):
-        if not name.endswith(".jsonl"):
-            continue
-        with open(os.path.join(dump, name)) as f:
-            for line in f:
-                r = json.loads(line)
-                if r.get("mode") != "LOGIC":
-                    continue
-                out["logic"] += 1
-                known = catalogue.get((r.get("problem_id"), (r.get("program") or "").rstrip()))
-                if known is None:
-                    continue
-                out["matched"] += 1
-                kind = out["by_kind"].setdefault(known["bug_kind"], [0, 0])
-                kind[1] += 1
-                for which in ("earliest", "last", "random"):
-                    span = (r.get("spans") or {}).get(which)
-                    if not span:
-                        out["no_span"][which] += 1
-                        continue
-                    hit = span["line"] <= known["bug_line"] <= span["end_line"]
-                    out["covers_bug_line"][which] += int(hit)
-                    if which == "earliest":
-                        kind[0] += int(hit)
-    return out
+    loc = report.localization([run_dir], report.read_jsonl(near_misses_path))
+    return dict(loc, by_kind=dict(loc["by_kind"]))
 
 
 def matched_lr(lr_ref, kl_target, kl_at_ref):

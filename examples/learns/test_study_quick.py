@@ -71,7 +71,7 @@ def main():
             assert len(r["train"]["steps"]) == 2 and "cancellation/divergent_share" in r["train"], path
             loc = r["localization"]  # scored from the run's rollout dump
             assert loc["matched"] <= loc["logic"] and all(
-                loc["covers_bug_line"][w] + loc["no_span"][w] <= loc["matched"] for w in ("earliest", "last", "random")), loc
+                loc["hits"][w] + loc["missing"][w] <= loc["matched"] for w in ("earliest", "last", "random")), loc
         assert len(r["evals"][-1]["problems"]) == 8, path
     # Paired design: the arms of a seed share the start's model and the evaluation problems.
     v0 = {json.load(open(p))["arm"]: json.load(open(p)) for p in runs if os.path.basename(p).startswith("v0-")

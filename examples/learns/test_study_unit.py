@@ -93,8 +93,8 @@ def test_localization_by_hand():
                 f.write(json.dumps(r) + "\n")
         loc = study.localization(run, nm)
         assert loc["logic"] == 3 and loc["matched"] == 2, loc
-        assert loc["covers_bug_line"] == {"earliest": 1, "last": 0, "random": 1}, loc
-        assert loc["no_span"] == {"earliest": 0, "last": 0, "random": 1}, loc
+        assert loc["hits"] == {"earliest": 1, "last": 0, "random": 1}, loc
+        assert loc["missing"] == {"earliest": 0, "last": 0, "random": 1}, loc
         assert loc["by_kind"] == {"bound": [1, 1], "init": [0, 1]}, loc
 
 
