@@ -18,18 +18,37 @@
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
-#include <glog/logging.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
+// Backends: Gloo where LibTorch was built with it and its headers are there (Debian's
+// LibTorch and the CPU downloads; a pip wheel's defines USE_C10D_GLOO but ships no gloo/
+// headers), NCCL in CUDA builds (EGCA_HAVE_NCCL).
+#if defined(USE_C10D_GLOO) && __has_include(<gloo/algorithm.h>)
+#define EGCA_HAVE_GLOO 1
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #ifdef EGCA_HAVE_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+// c10d logs through glog where LibTorch was built with it (Debian's is): EGCA_HAVE_GLOG.
+#ifdef EGCA_HAVE_GLOG
+#include <glog/logging.h>
 #endif
 
 namespace egca::trainer::dist {
 
 namespace {
+
+// The object the collectives are called on: LibTorch 1.x's backends are ProcessGroups; from
+// 2.0 they are c10d::Backend (a ProcessGroup dispatches to them), with the same collective
+// signatures.
+#if TORCH_VERSION_MAJOR >= 2
+using CollectiveGroup = c10d::Backend;
+#else
+using CollectiveGroup = c10d::ProcessGroup;
+#endif
 
 using Clock = std::chrono::steady_clock;
 
@@ -176,6 +195,7 @@ class ProcessGroupDistribution final : public Distribution {
     try {
       auto prefixed = c10::make_intrusive<c10d::PrefixStore>("pg", store_);
       if (backend == "gloo") {
+#ifdef EGCA_HAVE_GLOO
         auto o = c10d::ProcessGroupGloo::Options::create(options_.timeout);
         if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
           o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
@@ -185,6 +205,10 @@ class ProcessGroupDistribution final : public Distribution {
         o->threads = 2;
         pg_ = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, static_cast<int>(env_.rank),
                                                           static_cast<int>(env_.world_size), o);
+#else
+        return FailedPrecondition(
+            "train.backend: gloo: this LibTorch was built without Gloo's headers (use nccl)");
+#endif
       } else if (backend == "nccl") {
 #ifdef EGCA_HAVE_NCCL
         auto o = c10d::ProcessGroupNCCL::Options::create();
@@ -615,7 +639,7 @@ class ProcessGroupDistribution final : public Distribution {
   LaunchEnvironment env_;
   ConnectOptions options_;
   c10::intrusive_ptr<c10d::TCPStore> store_;
-  c10::intrusive_ptr<c10d::ProcessGroup> pg_;
+  c10::intrusive_ptr<CollectiveGroup> pg_;
   int port_ = 0;
   std::string backend_;
   at::Device comm_device_ = at::kCPU;
@@ -642,10 +666,14 @@ class ProcessGroupDistribution final : public Distribution {
 
 StatusOr<std::shared_ptr<Distribution>> ConnectProcessGroup(const LaunchEnvironment& env,
                                                             const ConnectOptions& options) {
-  if (env.world_size <= 1) return std::shared_ptr<Distribution>(std::make_shared<SingleProcess>());
+  if (env.world_size <= 1 && !options.group_for_one_rank) {
+    return std::shared_ptr<Distribution>(std::make_shared<SingleProcess>());
+  }
+#ifdef EGCA_HAVE_GLOG
   // c10d reports connection trouble through glog (several lines with timestamps); egca says
   // it in one line per rank. GLOG_minloglevel=0 in the environment shows c10d's own.
   if (!std::getenv("GLOG_minloglevel")) FLAGS_minloglevel = google::GLOG_FATAL;
+#endif
   auto d = std::make_shared<ProcessGroupDistribution>(env, options);
   EGCA_RETURN_IF_ERROR(d->Connect());
   return std::shared_ptr<Distribution>(d);

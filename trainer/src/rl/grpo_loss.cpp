@@ -1,5 +1,7 @@
 #include "egca/trainer/rl/grpo_loss.h"
 
+#include <ATen/core/grad_mode.h>
+
 #include <algorithm>
 
 namespace egca::trainer {

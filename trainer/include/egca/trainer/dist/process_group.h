@@ -66,6 +66,9 @@ struct ConnectOptions {
   double heartbeat_seconds = 1.0;
   double heartbeat_timeout = 60.0;  // a peer silent this long is dead
   int64_t bucket_bytes = 25 << 20;  // gradient bucket cap
+  // A world of 1 still builds the store and the process group (benchmarks of a backend on
+  // one device); otherwise it runs SingleProcess.
+  bool group_for_one_rank = false;
   // Called on rank 0 once its store listens (with the port: tests pass port 0 and learn
   // the one the kernel chose).
   std::function<void(int)> on_listening;
