@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egca/core/files.h"
+#include "egca/core/remove_tree.h"
 #include "egca/trainer/policy/checkpoint.h"
 #include "egca/trainer/policy/cpu_runtime.h"
 
@@ -181,7 +182,7 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
   EGCA_RETURN_IF_ERROR(im.distribution->Barrier());
   // 4. The run directory (written by the writer only; every rank reads the checkpoint).
   if (writer) {
-    if (options.overwrite && exists && !options.resume) fs::remove_all(c.run_dir);
+    if (options.overwrite && exists && !options.resume) egca::RemoveTree(c.run_dir);
     fs::create_directories(fs::path(c.run_dir) / "checkpoints");
   }
   if (options.resume) {
@@ -244,7 +245,7 @@ Status GrpoTrainer::SaveCheckpoint() {
   const fs::path final_dir = root / fmt::format("step-{}", step_);
   const fs::path tmp = root / fmt::format(".tmp-step-{}-{}", step_, getpid());
   std::error_code ec;
-  fs::remove_all(tmp, ec);
+  egca::RemoveTree(tmp, ec);
   // The training dtype, so that resuming continues from exactly these weights.
   EGCA_RETURN_IF_ERROR(
       trainer::SaveCheckpoint(*policy_, tmp.string(), SaveOptions().set_dtype(policy_->dtype())));
@@ -272,7 +273,7 @@ Status GrpoTrainer::SaveCheckpoint() {
   // Written last: a directory without it is an incomplete save and is never resumed from.
   EGCA_RETURN_IF_ERROR(
       WriteFileAtomic((tmp / "trainer_state.json").string(), state.dump(2) + "\n"));
-  fs::remove_all(final_dir, ec);
+  egca::RemoveTree(final_dir, ec);
   fs::rename(tmp, final_dir, ec);
   if (ec)
     return DataLoss(
@@ -280,7 +281,7 @@ Status GrpoTrainer::SaveCheckpoint() {
   if (c.keep_checkpoints > 0) {
     auto all = ListCheckpoints(c.run_dir);
     for (size_t i = 0; i + static_cast<size_t>(c.keep_checkpoints) < all.size(); ++i)
-      fs::remove_all(all[i].second, ec);
+      egca::RemoveTree(all[i].second, ec);
   }
   return im.distribution->Barrier();
 }

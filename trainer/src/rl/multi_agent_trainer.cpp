@@ -27,6 +27,7 @@
 #include <torch/serialize.h>
 #include <nlohmann/json.hpp>
 
+#include "egca/core/remove_tree.h"
 #include "egca/core/files.h"
 #include "egca/core/mix.h"
 #include "egca/credit/grpo.h"
@@ -264,7 +265,7 @@ StatusOr<std::unique_ptr<MultiAgentTrainer>> MultiAgentTrainer::Create(const Grp
 
   // 3. The run directory (writer) and resume: the newest step every agent has complete.
   if (writer) {
-    if (options.overwrite && exists && !options.resume) fs::remove_all(c.run_dir);
+    if (options.overwrite && exists && !options.resume) egca::RemoveTree(c.run_dir);
     for (const AgentState& a : s.agents)
       fs::create_directories(fs::path(c.run_dir) / "agents" / a.spec.name / "checkpoints");
   }
@@ -1100,7 +1101,7 @@ Status MultiAgentTrainer::SaveCheckpoint() {
     const fs::path final_dir = root / fmt::format("step-{}", s.step);
     const fs::path tmp = root / fmt::format(".tmp-step-{}-{}", s.step, getpid());
     std::error_code ec;
-    fs::remove_all(tmp, ec);
+    egca::RemoveTree(tmp, ec);
     EGCA_RETURN_IF_ERROR(trainer::SaveCheckpoint(*a.policy, tmp.string(),
                                                  SaveOptions().set_dtype(a.policy->dtype())));
     {
@@ -1124,7 +1125,7 @@ Status MultiAgentTrainer::SaveCheckpoint() {
         ScheduledLearningRate(c.lr, a.optimizer_steps, c.warmup_steps, c.steps * c.mu, c.lr_decay);
     EGCA_RETURN_IF_ERROR(
         WriteFileAtomic((tmp / "trainer_state.json").string(), state.dump(2) + "\n"));
-    fs::remove_all(final_dir, ec);
+    egca::RemoveTree(final_dir, ec);
     fs::rename(tmp, final_dir, ec);
     if (ec)
       return DataLoss(
@@ -1132,7 +1133,7 @@ Status MultiAgentTrainer::SaveCheckpoint() {
     if (c.keep_checkpoints > 0) {
       auto all = CompleteCheckpoints(root);
       for (size_t i = 0; i + static_cast<size_t>(c.keep_checkpoints) < all.size(); ++i) {
-        fs::remove_all(root / fmt::format("step-{}", all[i]), ec);
+        egca::RemoveTree(root / fmt::format("step-{}", all[i]), ec);
       }
     }
   }
