@@ -4,6 +4,7 @@
 //   train_step [--device cpu|cuda] [--shape tiny|small|qwen2.5-0.5b] [--dtype float32|bfloat16]
 //              [--batch B] [--seq T] [--prompt P] [--steps N] [--warmup W] [--threads N]
 //              [--python PATH] [--impl auto|transformers|baseline] [--no-python]
+//              [--gen-prompts P --gen-samples G --gen-tokens N --gen-reps R]
 //
 // The step (both sides): log-probs of the completion tokens (positions P..T-1 of each row,
 // only they go through lm_head), the GRPO clipped surrogate with fixed advantages, backward,
@@ -13,6 +14,10 @@
 // else bench/model's transformers-style decoder. Both load the checkpoint written here.
 // Prints step time (median), tokens/s and peak memory (CUDA: the caching allocator's peak
 // allocated bytes; CPU: peak resident set of the process), and the ratios.
+// --gen-prompts P (> 0) adds sampling: P prompts of --prompt tokens x G samples x N new
+// tokens at temperature 1 with no stop token (every row runs N tokens), C++ Generate (KV
+// cache, one prefill per prompt) against transformers' generate (do_sample, min_new_tokens
+// = N) on the same weights after the training steps; tokens/s = P x G x N / median of R runs.
 //
 // The GPU figures of the issue ("Qwen2.5-0.5B shape, bf16, batch 8 x 1,024"):
 //   train_step --device cuda --shape qwen2.5-0.5b --dtype bfloat16 --batch 8 --seq 1024
@@ -41,45 +46,18 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
+#include "egca/core/remove_tree.h"
 #include "egca/trainer/policy/checkpoint.h"
+#include "egca/trainer/policy/sampler.h"
 #include "egca/trainer/rl/grpo_loss.h"
+#include "../common/crash_backtrace.h"
+#include "../common/model_shapes.h"
 #include "../common/stats.h"
 
 using namespace egca::trainer;
 namespace fs = std::filesystem;
 
 namespace {
-
-ModelConfig Shape(const std::string& name) {
-  ModelConfig c;
-  if (name == "qwen2.5-0.5b") {  // Qwen/Qwen2.5-0.5B's config.json
-    c.family = ModelFamily::kQwen2;
-    c.model_type = "qwen2";
-    c.vocab_size = 151936;
-    c.hidden_size = 896;
-    c.intermediate_size = 4864;
-    c.num_hidden_layers = 24;
-    c.num_attention_heads = 14;
-    c.num_key_value_heads = 2;
-    c.head_dim = 64;
-    c.rope_theta = 1000000.0;
-    c.tie_word_embeddings = true;
-    c.max_position_embeddings = 32768;
-  } else {
-    const bool small = name == "small";
-    c.family = ModelFamily::kQwen3;
-    c.model_type = "qwen3";
-    c.vocab_size = small ? 32768 : 4096;
-    c.hidden_size = small ? 256 : 64;
-    c.intermediate_size = small ? 768 : 128;
-    c.num_hidden_layers = small ? 4 : 2;
-    c.num_attention_heads = 4;
-    c.num_key_value_heads = 2;
-    c.head_dim = c.hidden_size / 4;
-    c.max_position_embeddings = 8192;
-  }
-  return c;
-}
 
 using egca::bench::Median;
 
@@ -92,6 +70,7 @@ int main(int argc, char** argv) {
   std::string device_name = "cpu", shape = "tiny", dtype_name = "float32", python = EGCA_TORCH_PYTHON,
               impl = "auto";
   int64_t batch = 4, seq = 256, prompt = 64, steps = 5, warmup = 2, threads = 0;
+  int64_t gen_prompts = 0, gen_samples = 8, gen_tokens = 256, gen_reps = 3;
   bool no_python = false;
   app.add_option("--device", device_name, "cpu, cuda or cuda:N");
   app.add_option("--shape", shape, "tiny, small or qwen2.5-0.5b")->check(CLI::IsMember({"tiny", "small", "qwen2.5-0.5b"}));
@@ -105,7 +84,13 @@ int main(int argc, char** argv) {
   app.add_option("--python", python, "Python with torch (and transformers, for the SDPA baseline)");
   app.add_option("--impl", impl, "Python side: auto, transformers or baseline");
   app.add_flag("--no-python", no_python, "C++ side only");
+  app.add_option("--gen-prompts", gen_prompts, "sampling: prompts (0: no sampling section)");
+  app.add_option("--gen-samples", gen_samples, "sampling: samples per prompt");
+  app.add_option("--gen-tokens", gen_tokens, "sampling: new tokens per sample");
+  app.add_option("--gen-reps", gen_reps, "sampling: timed runs per side (median)");
   CLI11_PARSE(app, argc, argv);
+  egca::bench::InstallCrashBacktrace();
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // a table printed survives a later crash
   if (prompt < 1 || prompt >= seq) {
     std::fprintf(stderr, "train_step: --prompt must be in [1, --seq)\n");
     return 2;
@@ -119,7 +104,7 @@ int main(int argc, char** argv) {
   const at::ScalarType dtype = dtype_name == "bfloat16" ? at::kBFloat16 : at::kFloat;
 
   const fs::path dir = fs::temp_directory_path() / fmt::format("egca_train_step_{}", getpid());
-  ModelConfig mc = Shape(shape);
+  ModelConfig mc = egca::bench::ModelShape(shape);
   mc.torch_dtype = dtype_name;
   if (auto s = CreateRandomCheckpoint(dir.string(), mc, 5); !s.ok()) {
     std::fprintf(stderr, "train_step: %s\n", s.ToString().c_str());
@@ -192,6 +177,38 @@ int main(int argc, char** argv) {
     peak = static_cast<double>(ru.ru_maxrss) * 1024;
   }
   const double cpp_step = Median(times);
+  std::fprintf(stderr, "[train_step] C++ step: %.1f ms (median of %lld)\n", cpp_step * 1e3, static_cast<long long>(steps));
+
+  // Sampling: the same prompts on both sides (the first gen_prompts rows' prompt tokens).
+  double cpp_gen_tps = 0;
+  if (gen_prompts > 0) {
+    m.eval();
+    std::vector<std::vector<int32_t>> gp(gen_prompts);
+    for (int64_t b = 0; b < gen_prompts; ++b) {
+      for (int64_t t = 0; t < prompt; ++t) {
+        gp[b].push_back(static_cast<int32_t>(((b * seq + t) * 13 + 7) % mc.vocab_size));
+      }
+    }
+    SamplingOptions so;
+    so.set_num_samples_per_prompt(gen_samples).set_max_new_tokens(gen_tokens).set_temperature(1.0);
+    std::vector<double> gt;
+    for (int64_t r = 0; r <= gen_reps; ++r) {  // run 0 warms up
+      so.set_seed(static_cast<uint64_t>(r + 1));
+      sync();
+      const auto t0 = std::chrono::steady_clock::now();
+      auto out = Generate(m, gp, so);
+      sync();
+      if (!out.ok()) {
+        std::fprintf(stderr, "train_step: Generate: %s\n", out.status().ToString().c_str());
+        return 1;
+      }
+      int64_t n = 0;
+      for (const auto& c : *out) n += static_cast<int64_t>(c.token_ids.size());
+      if (r > 0) gt.push_back(static_cast<double>(n) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    cpp_gen_tps = Median(gt);
+    std::fprintf(stderr, "[train_step] C++ sampling: %.0f tokens/s\n", cpp_gen_tps);
+  }
 
   std::printf("GRPO training step, %s, shape %s, %s, batch %lld x %lld tokens (%lld completion), AdamW\n\n",
               device_name.c_str(), shape.c_str(), dtype_name.c_str(), static_cast<long long>(batch),
@@ -209,9 +226,9 @@ int main(int argc, char** argv) {
   if (!no_python) {
     const std::string cmd = fmt::format(
         "'{}' '{}' --checkpoint '{}' --device {} --dtype {} --batch {} --seq {} --prompt {} --steps {} "
-        "--warmup {} --threads {} --impl {}",
+        "--warmup {} --threads {} --impl {} --gen-prompts {} --gen-samples {} --gen-tokens {} --gen-reps {}",
         python, EGCA_TRAIN_STEP_SCRIPT, dir.string(), device_name, dtype_name, batch, seq, prompt, steps, warmup,
-        threads, impl);
+        threads, impl, gen_prompts, gen_samples, gen_tokens, gen_reps);
     std::string out;
     if (FILE* p = popen(cmd.c_str(), "r")) {
       char buf[4096];
@@ -230,9 +247,27 @@ int main(int argc, char** argv) {
       std::printf("\nC++ step speed relative to Python: %.2fx (Python step / C++ step); peak memory C++/Python: "
                   "%.2f\n",
                   py / cpp_step, peak / j["peak_bytes"].get<double>());
+      if (gen_prompts > 0) {
+        const double py_tps = j.value("gen_tokens_per_s", 0.0);
+        std::printf("\nSampling %lld prompts x %lld samples x %lld new tokens (temperature 1, no stop), tokens/s "
+                    "(median of %lld):\n| side | tokens/s |\n|---|---|\n| egca C++ Generate | %.0f |\n",
+                    static_cast<long long>(gen_prompts), static_cast<long long>(gen_samples),
+                    static_cast<long long>(gen_tokens), static_cast<long long>(gen_reps), cpp_gen_tps);
+        if (py_tps > 0) {
+          std::printf("| python %s generate | %.0f |\n\nC++ sampling relative to Python: %.2fx\n",
+                      j["impl"].get<std::string>().c_str(), py_tps, cpp_gen_tps / py_tps);
+        } else {
+          std::printf("| python | not measured (%s) |\n", j.value("gen_note", std::string("no generate")).c_str());
+        }
+      }
     }
   }
+  if (no_python && gen_prompts > 0) {
+    std::printf("\nSampling %lld prompts x %lld samples x %lld new tokens: egca C++ Generate %.0f tokens/s\n",
+                static_cast<long long>(gen_prompts), static_cast<long long>(gen_samples),
+                static_cast<long long>(gen_tokens), cpp_gen_tps);
+  }
   std::error_code ec;
-  fs::remove_all(dir, ec);
+  egca::RemoveTree(dir, ec);
   return 0;
 }

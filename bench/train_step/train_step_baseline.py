@@ -3,6 +3,7 @@
 
   train_step_baseline.py --checkpoint DIR --device cpu|cuda --dtype float32|bfloat16
                          --batch B --seq T --prompt P --steps N --warmup W [--impl auto|transformers|baseline]
+                         [--gen-prompts P --gen-samples G --gen-tokens N --gen-reps R]
 
 The step: teacher-forced log-probs of the completion tokens (positions P..T-1 of each row),
 the GRPO clipped surrogate with the same fixed advantages as the C++ side (pi_old = the
@@ -10,6 +11,9 @@ detached log-probs, so rho = 1; beta = 0), backward, AdamW (lr 1e-6), zero_grad.
 impl=transformers: AutoModelForCausalLM with attn_implementation="sdpa" (needs
 transformers); impl=baseline: bench/model's transformers-style decoder; auto: transformers
 when importable. Prints one JSON object: impl, median step seconds, tokens/s, peak memory.
+--gen-prompts P > 0 (transformers only): after the steps, generate() with do_sample at
+temperature 1, G samples per prompt, exactly N new tokens (min_new_tokens = N), the median
+tokens/s of R runs after one warm-up (gen_tokens_per_s).
 """
 import argparse
 import json
@@ -47,6 +51,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--impl", default="auto")
+    ap.add_argument("--gen-prompts", type=int, default=0)
+    ap.add_argument("--gen-samples", type=int, default=8)
+    ap.add_argument("--gen-tokens", type=int, default=256)
+    ap.add_argument("--gen-reps", type=int, default=3)
     a = ap.parse_args()
     if a.threads > 0:
         torch.set_num_threads(a.threads)
@@ -123,8 +131,32 @@ def main():
     peak = (torch.cuda.max_memory_allocated() if dev.type == "cuda"
             else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     med = statistics.median(times)
-    print(json.dumps({"impl": impl, "torch": torch.__version__, "step_s": med,
-                      "tokens_per_s": a.batch * a.seq / med, "peak_bytes": peak, "first_mean_logprob": first}))
+    result = {"impl": impl, "torch": torch.__version__, "step_s": med,
+              "tokens_per_s": a.batch * a.seq / med, "peak_bytes": peak, "first_mean_logprob": first}
+    if a.gen_prompts > 0:
+        if impl != "transformers":
+            result["gen_note"] = "generate needs transformers"
+        else:
+            model.eval()
+            prompts = fixed_ids(a.batch if a.batch >= a.gen_prompts else a.gen_prompts, a.seq,
+                                cfg["vocab_size"])[:a.gen_prompts, :a.prompt].to(dev)
+            inputs = prompts.repeat_interleave(a.gen_samples, 0)
+            rates = []
+            with torch.no_grad():
+                for r in range(a.gen_reps + 1):  # run 0 warms up
+                    torch.manual_seed(r + 1)
+                    sync()
+                    t0 = time.perf_counter()
+                    out = model.generate(inputs, attention_mask=torch.ones_like(inputs), do_sample=True,
+                                         temperature=1.0, top_k=0, top_p=1.0,
+                                         max_new_tokens=a.gen_tokens, min_new_tokens=a.gen_tokens,
+                                         pad_token_id=0)
+                    sync()
+                    n = (out.shape[1] - inputs.shape[1]) * out.shape[0]
+                    if r > 0:
+                        rates.append(n / (time.perf_counter() - t0))
+            result["gen_tokens_per_s"] = statistics.median(rates)
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":
