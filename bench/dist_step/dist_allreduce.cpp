@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/crash_backtrace.h"
+#include "../common/fixed_batch.h"
 #include "../common/model_shapes.h"
 #include "../common/stats.h"
 #include "egca/core/remove_tree.h"
@@ -144,21 +145,11 @@ int main(int argc, char** argv) {
   m.train();
   std::vector<at::Tensor> params = m.parameters();
 
-  std::vector<std::vector<int32_t>> prompts(batch), completions(batch);
   const int64_t prompt = seq / 4 > 0 ? seq / 4 : 1;
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t t = 0; t < seq; ++t) {
-      const auto id = static_cast<int32_t>(((b * seq + t) * 13 + 7) % mc.vocab_size);
-      (t < prompt ? prompts[b] : completions[b]).push_back(id);
-    }
-  }
-  const int64_t width = seq - prompt;
-  at::Tensor adv = at::empty({batch, width}, at::kFloat);
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t t = 0; t < width; ++t) {
-      adv[b][t] = static_cast<float>(((b * 7 + t) % 11) - 5) / (10.0f * static_cast<float>(width));
-    }
-  }
+  auto fixed = egca::bench::MakeFixedBatch(batch, seq, prompt, mc.vocab_size);
+  const auto& prompts = fixed.prompts;
+  const auto& completions = fixed.completions;
+  at::Tensor adv = fixed.advantages;
   adv = adv.to(device);
   GrpoLossOptions lo;
   lo.beta = 0;

@@ -51,6 +51,7 @@
 #include "egca/trainer/policy/sampler.h"
 #include "egca/trainer/rl/grpo_loss.h"
 #include "../common/crash_backtrace.h"
+#include "../common/fixed_batch.h"
 #include "../common/model_shapes.h"
 #include "../common/stats.h"
 
@@ -120,20 +121,11 @@ int main(int argc, char** argv) {
   torch::optim::AdamW opt(m.parameters(), torch::optim::AdamWOptions(1e-6));
 
   // The same ids and advantages as train_step_baseline.py.
-  std::vector<std::vector<int32_t>> prompts(batch), completions(batch);
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t t = 0; t < seq; ++t) {
-      const auto id = static_cast<int32_t>(((b * seq + t) * 13 + 7) % mc.vocab_size);
-      (t < prompt ? prompts[b] : completions[b]).push_back(id);
-    }
-  }
+  auto fixed = egca::bench::MakeFixedBatch(batch, seq, prompt, mc.vocab_size);
+  const auto& prompts = fixed.prompts;
+  const auto& completions = fixed.completions;
   const int64_t width = seq - prompt;
-  at::Tensor adv = at::empty({batch, width}, at::kFloat);
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t t = 0; t < width; ++t) {
-      adv[b][t] = static_cast<float>(((b * 7 + t) % 11) - 5) / (10.0f * static_cast<float>(width));
-    }
-  }
+  at::Tensor adv = fixed.advantages;
   adv = adv.to(device);
   GrpoLossOptions lo;
   lo.beta = 0;
@@ -186,7 +178,7 @@ int main(int argc, char** argv) {
     std::vector<std::vector<int32_t>> gp(gen_prompts);
     for (int64_t b = 0; b < gen_prompts; ++b) {
       for (int64_t t = 0; t < prompt; ++t) {
-        gp[b].push_back(static_cast<int32_t>(((b * seq + t) * 13 + 7) % mc.vocab_size));
+        gp[b].push_back(egca::bench::FixedTokenId(b, t, seq, mc.vocab_size));
       }
     }
     SamplingOptions so;
