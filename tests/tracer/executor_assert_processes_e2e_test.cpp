@@ -408,5 +408,54 @@ TEST_F(AssertProcesses, ProtocolExceptionsComeBackAsRuntimeError) {
   EXPECT_EQ(caught.verdict.kind, VerdictKind::kOk) << Describe(caught);
 }
 
+TEST_F(AssertProcesses, ScalarsKeepTheirExactTypeBothWaysAndThroughChangesInPlace) {
+  // Protocol 3 sends str, int and float as bare JSON (harness.py, "Assert tests in two
+  // processes"). The test checks types and reprs, which == would not: 1 == 1.0 == True.
+  const std::string program =
+      "def ident(*xs):\n    return xs[0] if len(xs) == 1 else xs\n"
+      "def retype(xs, d, s):\n"
+      "    xs[0] = 1  # was 1.0\n"
+      "    xs[1] = 0.0  # was -0.0\n"
+      "    xs[2] = 1  # was True\n"
+      "    xs[3] = 1.0  # was 1\n"
+      "    d['k'] = True  # was 1\n"
+      "    s.discard(2.0); s.add(2)\n"
+      "def same(xs):\n    xs[0] = xs[0]\n    return xs\n"
+      "class I(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = "
+      "int.__hash__\n"
+      "def liar():\n    return I(3)\n";
+  const std::string test =
+      "import math\n"
+      "for v in [1, 1.0, True, -0.0, 0.0, 2 ** 63, 2 ** 63 - 1, -(2 ** 63), 2 ** 100, 1e16,\n"
+      "          float('inf'), float('-inf'), '1', 'true', '', None, 5e-324]:\n"
+      "    got = ident(v)\n"
+      "    assert type(got) is type(v) and repr(got) == repr(v), (v, got)\n"
+      "    got = ident([v, v])\n"
+      "    assert [type(x) for x in got] == [type(v)] * 2 and repr(got) == repr([v, v])\n"
+      "    got = ident(v, 'x')\n"
+      "    assert type(got) is tuple and type(got[0]) is type(v) and repr(got[0]) == repr(v)\n"
+      "nan = ident(float('nan'))\n"
+      "assert type(nan) is float and math.isnan(nan)\n"
+      "assert math.copysign(1, ident(-0.0)) == -1 and math.copysign(1, ident([-0.0])[0]) == -1\n"
+      "xs = [1.0, -0.0, True, 1]\n"
+      "d = {'k': 1}\n"
+      "s = {2.0}\n"
+      "retype(xs, d, s)\n"
+      "assert [type(x) for x in xs] == [int, float, int, float], xs\n"
+      "assert repr(xs) == '[1, 0.0, 1, 1.0]', xs\n"
+      "assert d['k'] is True and type(list(s)[0]) is int, (d, s)\n"
+      "ys = [1.5, 'a']\n"
+      "alias = ys\n"
+      "assert same(ys) is ys and alias == [1.5, 'a']\n"
+      "assert type(liar()) is int and liar() != 5\n";
+  TestResult r = Run(program, TestCase::Asserts(test), Generous());
+  EXPECT_EQ(r.verdict.kind, VerdictKind::kOk) << Describe(r);
+  // The control: a candidate that returns 1 where 1.0 is expected fails a type check.
+  TestResult wrong = Run("def ident(x):\n    return int(x)\n",
+                         TestCase::Asserts("assert type(ident(1.0)) is float\n"), Generous());
+  EXPECT_EQ(wrong.verdict.kind, VerdictKind::kRuntimeError) << Describe(wrong);
+  EXPECT_EQ(wrong.verdict.error_type, "AssertionError");
+}
+
 }  // namespace
 }  // namespace egca::tracer

@@ -46,9 +46,10 @@ result = "ok" if not bad and type(sub[0]) is str and sub == ["a"] else "bad: %r 
 TEST(HarnessWire, AnythingButAnEncodedValueIsRefused) {
   EXPECT_EQ(RunInHarness(R"(
 refused = []
+# (A bare JSON string or number is a value since protocol 3: HarnessWire.BareScalars...)
 cases = [[], ["i"], ["i", 5], ["q", "x"], ["l", "x"], ["d", [[1]]], ["d", [["l", []]]],
-         ["f", "zz"], ["b", "xyz"], ["c", "1", 2], {"a": 1}, "str", 5, 1.5,
-         ["S", [["l", []]]], ["t", [["s", 1]]], ["bi", "len"], ["h", 0]]
+         ["f", "zz"], ["b", "xyz"], ["c", "1", 2], {"a": 1}, ["l", [{"a": 1}]],
+         ["t", [1, {}]], ["S", [["l", []]]], ["t", [["s", 1]]], ["bi", "len"], ["h", 0]]
 deep = None
 for _ in range(150):
     deep = ["l", [deep]]
@@ -86,7 +87,7 @@ for value in [Anything(), [Anything()], {1: Anything()}, len, int, (x for x in [
     except _NotPlain:
         pass
 gen, objs = _encode_result(x * x for x in range(3))
-result = "ok" if not sent and gen == ["it", [["i", "0x0"], ["i", "0x1"], ["i", "0x4"]]] and objs == [] else "sent: %r %r" % (sent, gen)
+result = "ok" if not sent and gen == ["it", [0, 1, 4]] and objs == [] else "sent: %r %r" % (sent, gen)
 )"),
             "ok");
 }
@@ -112,8 +113,8 @@ def send(args):
     enc = _Encoder(_TestSide.graph, _test_kind_of, _test_inline, False)
     wire = [enc.value(a) for a in args]
     enc.drain()
-    return json.loads(_json_dumps({"args": wire, "objs": enc.entries,
-                                   "classes": _TestSide.new_classes}))
+    return json.loads(_frame_dumps({"args": wire, "objs": enc.entries,
+                                    "classes": _TestSide.new_classes}))
 
 class Candidate:  # the candidate process's side, in the same interpreter for the test
     def __init__(self):
@@ -125,12 +126,11 @@ class Candidate:  # the candidate process's side, in the same interpreter for th
                 _mirror_class(self.graph, key, qualname)
         self.received = _apply_entries(self.graph, frame["objs"],
                                        lambda key: _object_new(self.graph.classes[key]), [])
-        for wid, _k, _c, body in frame["objs"]:
-            self.graph.last[wid] = body
+        _received(self.graph, frame["objs"])  # as _serve_one records what it received
         return [_from_wire(a, 0, [], self.graph) for a in frame["args"]]
     def reply(self, value):
         wire, objs = _encode_result(value, self.graph, self.received)
-        return json.loads(_json_dumps({"value": wire, "objs": objs}))
+        return json.loads(_frame_dumps({"value": wire, "objs": objs}))
 
 def take(reply):
     _apply_entries(_TestSide.graph, reply["objs"], _test_new_object, _handle_for)
@@ -217,6 +217,169 @@ ok = not accepted and len(made) == 1 and type(made[0]) is Node and made[0].value
 result = "ok" if ok else "accepted %r made %r" % (accepted, made)
 )";
   EXPECT_EQ(RunInHarness(code.c_str()), "ok");
+}
+
+// Protocol 3: str, int (up to 63 bits) and float cross as bare JSON scalars, lists and
+// tuples of them as plain JSON arrays. JSON keeps 1, 1.0 and true apart, and -0.0, nan and
+// the infinities; each value must come back with exactly its type both ways (these checks
+// compare types and repr, never ==, which would take 1 == 1.0 == True).
+constexpr const char* kExact = R"(
+import math
+def exact(a, b):
+    if type(a) is not type(b):
+        return False
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(exact(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return list(a.keys()) == list(b.keys()) and all(
+            exact(k1, k2) and exact(a[k1], b[k2]) for k1, k2 in zip(a, b))
+    if type(a) in (set, frozenset):
+        return sorted(map(repr, a)) == sorted(map(repr, b))
+    if type(a) is float:
+        return repr(a) == repr(b) and math.copysign(1, a) == math.copysign(1, b)
+    return repr(a) == repr(b)
+
+SCALARS = [0, 1, -1, 7, 2 ** 62, 2 ** 63 - 1, -(2 ** 63) + 1, 2 ** 63, -(2 ** 63), 2 ** 200,
+           -(2 ** 200), True, False, None, 1.0, 0.0, -0.0, float("nan"), float("inf"),
+           float("-inf"), 1e300, 5e-324, 1e16, 0.1, "", "1", "1.0", "true", "null", "NaN",
+           "x\ud800\u00e9\x00", b"", b"1", 1 + 0j]
+CONTAINERS = [list(SCALARS), tuple(SCALARS), [1, 1.0, True], (1, 1.0, True), [True, 1, 1.0],
+              [-0.0, 0.0], (-0.0,), [2 ** 63, 1], ["a", 1], ["a", "b"], [1, 2, 3], [],
+              (), [[1], [1.0], [True]], ((1,), (1.0,)), {"k": 1.0, 1: True, 1.5: -0.0},
+              {1.0, 2}, frozenset({True, 2.5})]
+)";
+
+TEST(HarnessWire, BareScalarsCrossWithExactlyTheirType) {
+  std::string code = std::string(kExact) + std::string(kGraphRoundTrip) + R"(
+problems = []
+for v in SCALARS + CONTAINERS:
+    # The program's globals (_to_wire), an argument (the test's encoder, the candidate's
+    # decoder) and a returned value (the candidate's encoder, the test's decoder).
+    if not exact(_from_wire(json.loads(_frame_dumps(_to_wire(v)))), v):
+        problems.append("global %r" % (v,))
+    test_side()
+    c = Candidate()
+    (got,) = c.receive(send([v]))
+    if not exact(got, v):
+        problems.append("argument %r -> %r" % (v, got))
+    back = take(c.reply(got))
+    if not exact(back, v):
+        problems.append("returned %r -> %r" % (v, back))
+    back = take(c.reply(v))  # the candidate's own object
+    if not exact(back, v):
+        problems.append("made %r -> %r" % (v, back))
+# The proxies' own fast paths: a call with scalar arguments only and a scalar result.
+test_side()
+frame = json.loads(_frame_dumps({"args": _bare_items((1, 1.0, True, "s", None)), "objs": []}))
+args = [_from_wire(a, 0, [], _Graph(-1)) for a in frame["args"]]
+if not exact(args, [1, 1.0, True, "s", None]):
+    problems.append("bare arguments %r" % args)
+for v in SCALARS:
+    wire, objs = _encode_result(v)
+    if not exact(_from_wire(json.loads(_frame_dumps(wire)), 0, _handle_for, _Graph(1)), v) or objs:
+        problems.append("bare result %r" % (v,))
+# Only what may go bare goes bare: big ints, bytes and complex keep their tags.
+if _bare_items([2 ** 63]) is not None or _bare_items([b"x"]) is not None or _bare_items([1j]) is not None:
+    problems.append("tagged values sent bare")
+if _scalar_wire(2 ** 63) != ["i", hex(2 ** 63)] or _scalar_wire(-(2 ** 63)) != ["i", hex(-(2 ** 63))]:
+    problems.append("the 63-bit bound")
+result = "ok" if not problems else "; ".join(problems)
+)";
+  EXPECT_EQ(RunInHarness(code.c_str()), "ok");
+}
+
+TEST(HarnessWire, AChangeOfTypeAloneInAnArgumentComesBack) {
+  // The candidate process sends back an object the call received only if it changed.
+  // Replacing 1.0 by 1 (or -0.0 by 0.0, True by 1) is a change, though the values are ==.
+  std::string code = std::string(kExact) + std::string(kGraphRoundTrip) + R"(
+problems = []
+cases = [
+    ([1.0, 2], lambda l: l.__setitem__(0, 1), [1, 2]),
+    ([1, 2], lambda l: l.__setitem__(0, 1.0), [1.0, 2]),
+    ([True, 2], lambda l: l.__setitem__(0, 1), [1, 2]),
+    ([1, 2], lambda l: l.__setitem__(0, True), [True, 2]),
+    ([-0.0], lambda l: l.__setitem__(0, 0.0), [0.0]),
+    ([0.0], lambda l: l.__setitem__(0, -0.0), [-0.0]),
+    ([0], lambda l: l.__setitem__(0, False), [False]),
+    (["1"], lambda l: l.__setitem__(0, 1), [1]),
+    ([2 ** 70], lambda l: l.__setitem__(0, float(2 ** 70)), [float(2 ** 70)]),
+    ([[1.0]], lambda l: l[0].__setitem__(0, 1), [[1]]),
+    ({"k": 1.0}, lambda d: d.__setitem__("k", 1), {"k": 1}),
+    ({"k": -0.0}, lambda d: d.__setitem__("k", 0.0), {"k": 0.0}),
+    ({1.0: "v"}, lambda d: (d.clear(), d.__setitem__(1, "v")), {1: "v"}),
+    ({1.0}, lambda s: (s.clear(), s.add(1)), {1}),
+    ({True}, lambda s: (s.clear(), s.add(1)), {1}),
+    ([(1.0,)], lambda l: l.__setitem__(0, (1,)), [(1,)]),
+    ([1, 2, 3], lambda l: l.append(4), [1, 2, 3, 4]),
+    ([1, 2, 3], lambda l: l.pop(), [1, 2]),
+    ([3, 1, 2], lambda l: l.sort(), [1, 2, 3]),
+]
+for original, change, expected in cases:
+    test_side()
+    c = Candidate()
+    mine = original
+    (got,) = c.receive(send([mine]))
+    change(got)
+    take(c.reply(None))
+    if not exact(mine, expected):
+        problems.append("%r changed to %r reads %r" % (original, expected, mine))
+# Unchanged objects are not sent again (also when the same values are written back).
+for original, touch in [([1, 2.5, "x", True, None], lambda l: None),
+                        ([1, 2.5, "x"], lambda l: l.__setitem__(0, l[0])),
+                        ([1, 2, 3], lambda l: (l.append(9), l.pop())),
+                        ([[1], [2]], lambda l: None), ({"a": 1}, lambda d: None)]:
+    test_side()
+    c = Candidate()
+    (got,) = c.receive(send([original]))
+    touch(got)
+    reply = c.reply(None)
+    if reply["objs"] != []:
+        problems.append("unchanged %r sent again: %r" % (original, reply["objs"]))
+# An object changed in one call and passed again in the next: its new state counts.
+test_side()
+c = Candidate()
+xs = [1.0, 2.0]
+(got,) = c.receive(send([xs]))
+got[0] = 1
+take(c.reply(None))
+(got,) = c.receive(send([xs]))
+if not exact(got, [1, 2.0]) or c.reply(None)["objs"] != []:
+    problems.append("second call %r" % (got,))
+got[1] = 2
+take(c.reply(None))
+if not exact(xs, [1, 2]):
+    problems.append("second change %r" % (xs,))
+result = "ok" if not problems else "; ".join(problems)
+)";
+  EXPECT_EQ(RunInHarness(code.c_str()), "ok");
+}
+
+TEST(HarnessWire, FramesDecodeAsJsonLoadsDecodesThem) {
+  // _frame_loads takes the C scanner's answer only for a whole frame; anything else is
+  // json.loads's to accept or refuse, exactly as before.
+  EXPECT_EQ(RunInHarness(R"(
+import json
+samples = ['{"a":1}', '{"a":1} ', ' {"a":1}', '{"a":1}x', '{"a":1}{}', '', 'x', '[1,2', '"\\ud800"',
+           'NaN', '-Infinity', '[1e400, -0.0, 1E5, 10000000000000000000000]', '{"a":[1,{"b":null}]}',
+           '1' * 5000, '[' * 200 + ']' * 200, '{"a":1,"a":2}', 'tru', 'nul', '"\\x"']
+problems = []
+for text in samples:
+    try:
+        want = ("ok", repr(json.loads(text)))
+    except (ValueError, RecursionError) as exc:
+        want = ("error", type(exc).__name__)
+    try:
+        got = ("ok", repr(_frame_loads(text)))
+    except (ValueError, RecursionError) as exc:
+        got = ("error", type(exc).__name__)
+    if got != want:
+        problems.append("%r: %r vs %r" % (text[:20], got, want))
+for obj in [{"a": [1, 1.0, True, None, "x\ud800", -0.0, float("nan"), float("inf")]}, [], {}]:
+    if _frame_dumps(obj) != _json_dumps(obj):
+        problems.append("dumps %r" % obj)
+result = "ok" if not problems else "; ".join(problems)
+)"),
+            "ok");
 }
 
 }  // namespace

@@ -385,14 +385,14 @@ static void ExerciseCandidateRole() {
   }
   ::close(sv[0]);
   std::string frames;
-  // Scalars, two lists of the test's (table entries; the reply is a new list), an
-  // exception the program raises.
+  // Scalars (bare, as harness.py sends them, and one tagged), two lists of the test's
+  // (table entries; the reply is a new list), an exception the program raises.
   for (const char* call :
-       {R"({"call": "add", "args": [["i", "0x1"], ["i", "0x2"]]})",
-        R"({"call": "add", "args": [["s", "a"], ["s", "b"]]})",
-        R"({"call": "add", "args": [["r", 1], ["r", 2]], "objs": [[1, "l", null, [["i", "0x1"], )"
-        R"(["s", "x"]]], [2, "l", null, [["f", "0x1.8000000000000p+1"], null, true]]]})",
-        R"({"call": "add", "args": [["i", "0x1"], ["s", "a"]]})"}) {
+       {R"({"call": "add", "args": [1, 2], "kwargs": [], "objs": []})",
+        R"({"call": "add", "args": ["a", "b"], "kwargs": [], "objs": []})",
+        R"({"call": "add", "args": [["r", 1], ["r", 2]], "kwargs": [], "objs": [[1, "l", null, )"
+        R"([1, "x"]], [2, "l", null, [3.5, null, true, ["t", [1, 2.5]]]]]})",
+        R"({"call": "add", "args": [["i", "0x1"], "a"], "kwargs": [], "objs": []})"}) {
     const uint32_t n = static_cast<uint32_t>(std::strlen(call));
     const char size[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
                           static_cast<char>(n >> 8), static_cast<char>(n)};

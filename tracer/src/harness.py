@@ -810,17 +810,22 @@ def _run_candidate(code, namespace, kind, prepared):
 # its process, reaches the test process: the verdict comes from a process that never ran
 # candidate code. The candidate process never sees the test code.
 #
-# Frames: 4-byte big-endian length, then UTF-8 JSON. Values: null, true, false, or
-# [tag, ...]: ["i", hex] int, ["f", float.hex()] float, ["c", re, im] complex, ["s", str],
-# ["b", hex] bytes, ["l", [...]] list, ["t", [...]] tuple, ["S", [...]] set,
-# ["F", [...]] frozenset, ["d", [[k, v], ...]] dict, ["it", [...]] an iterator (the
-# candidate side consumes it, at most _MAX_ITEMS items).
+# Frames: 4-byte big-endian length, then UTF-8 JSON. Values: null, true, false, a JSON
+# string (a str), a JSON number (an int when it has no fraction or exponent, else a float:
+# repr's digits, NaN, Infinity, -Infinity; the encoder writes ints of up to 63 bits this
+# way), or [tag, ...]: ["i", hex] int (any size), ["f", float.hex()] float, ["c", re, im]
+# complex, ["s", str], ["b", hex] bytes, ["l", [...]] list, ["t", [...]] tuple,
+# ["S", [...]] set, ["F", [...]] frozenset, ["d", [[k, v], ...]] dict, ["it", [...]] an
+# iterator (the candidate side consumes it, at most _MAX_ITEMS items). JSON keeps int,
+# float and bool apart (1, 1.0, true), and -0.0, so a bare scalar decodes to exactly the
+# value sent; nothing compares wire values with == (1 == 1.0 == true), see _same_wire.
 
 _PEER_FD = 4
 # Version of the protocol between the two processes (in the candidate's first frame; the
 # test process refuses another). 2: callables of the test as handles back into the test
-# process ("tf", "cb"/"cbr"), namedtuples ("nt"), limits replies ("limit").
-_PAIR_PROTOCOL = 2
+# process ("tf", "cb"/"cbr"), namedtuples ("nt"), limits replies ("limit"). 3: bare JSON
+# scalars (str, int, float).
+_PAIR_PROTOCOL = 3
 # One message between the processes, either way. Containers and iterators have no count
 # of their own below this (any count that fits in a frame crosses, both ways); a sender
 # checks the size before sending, so a receiver never has to refuse a frame its peer
@@ -829,10 +834,56 @@ _MAX_FRAME = 16 << 20
 _MAX_ITEMS = _MAX_FRAME // 4  # no encoded item is shorter than 4 bytes with its comma
 _MAX_HANDLES = 1 << 20
 _MAX_DEPTH = 100
+# Ints in (-_BARE_INT, _BARE_INT) cross as JSON numbers, bigger ones as ["i", hex] (decimal
+# conversion of a huge int is slow and limited to 4300 digits).
+_BARE_INT = 1 << 63
+_NoneType = _type(None)
+_BARE_TYPES = _frozenset((_str, _int, _float, _bool, _NoneType))  # what JSON decodes to
+_INT_BOOL = _frozenset((_int, _bool))
+_STR_ONLY = _frozenset((_str,))
+_map = map
+_min = min
+_all = all
+_is = __import__("operator").is_
 _os_read = _os.read
 _os_write = _os.write
 _json_dumps = _json.JSONEncoder(ensure_ascii=True, check_circular=False,
                                 separators=(",", ":")).encode
+_json_encoder = _json.encoder
+_json_join = "".join
+try:
+    # The C encoder _json_dumps makes on every call, made once (the same output: ASCII,
+    # no spaces, floats by repr with NaN / Infinity, no circularity check).
+    _c_encode = _json_encoder.c_make_encoder(
+        None, _json.JSONEncoder().default, _json_encoder.encode_basestring_ascii, None,
+        ":", ",", False, False, True)
+except (AttributeError, TypeError):
+    _c_encode = None
+try:
+    # The C scanner json.loads runs, without its two whitespace matches (a frame has none;
+    # anything it does not take whole goes through json.loads, which decides as before).
+    _c_scan = _json.scanner.c_make_scanner(_json.decoder.JSONDecoder())
+except (AttributeError, TypeError):
+    _c_scan = None
+
+
+def _frame_dumps(obj):
+    if _c_encode is not None:
+        return _json_join(_c_encode(obj, 0))
+    return _json_dumps(obj)
+
+
+def _frame_loads(text):
+    if _c_scan is not None:
+        try:
+            obj, end = _c_scan(text, 0)
+            if end == _len(text):
+                return obj
+        except StopIteration:
+            pass
+    return _json_loads(text)
+
+
 _float_hex = _float.hex
 _float_fromhex = _float.fromhex
 _int_to_bytes = _int.to_bytes
@@ -854,17 +905,19 @@ def _limit_text(what, size):
 
 
 def _send_frame(obj):
-    data = _json_dumps(obj).encode("ascii")
-    if _len(data) > _MAX_FRAME:
-        raise _TooLarge(_len(data))
-    data = _len(data).to_bytes(4, "big") + data
-    view = memoryview(data)
-    while view:
-        try:
-            written = _os_write(_PEER_FD, view)
-        except OSError:
-            raise _PeerGone("the channel is closed") from None
-        view = view[written:]
+    data = _frame_dumps(obj).encode("ascii")
+    size = _len(data)
+    if size > _MAX_FRAME:
+        raise _TooLarge(size)
+    data = size.to_bytes(4, "big") + data
+    try:
+        written = _os_write(_PEER_FD, data)
+        if written < size + 4:
+            view = memoryview(data)[written:]
+            while view:
+                view = view[_os_write(_PEER_FD, view):]
+    except OSError:
+        raise _PeerGone("the channel is closed") from None
 
 
 _inbox = bytearray()  # bytes read from the peer and not yet taken
@@ -886,11 +939,30 @@ def _read_exact(n):
 
 
 def _recv_frame():
-    size = _int.from_bytes(_read_exact(4), "big")
-    if size > _MAX_FRAME:
-        raise _PeerGone("a frame of %d bytes" % size)
+    body = None
+    if not _inbox:
+        # The usual case: one read brings one whole frame.
+        try:
+            chunk = _os_read(_PEER_FD, 1 << 16)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            raise _PeerGone("the channel is closed")
+        if _len(chunk) >= 4:
+            size = _int.from_bytes(chunk[:4], "big")
+            if size > _MAX_FRAME:
+                raise _PeerGone("a frame of %d bytes" % size)
+            if _len(chunk) == size + 4:
+                body = chunk[4:]
+        if body is None:
+            _inbox.extend(chunk)
+    if body is None:
+        size = _int.from_bytes(_read_exact(4), "big")
+        if size > _MAX_FRAME:
+            raise _PeerGone("a frame of %d bytes" % size)
+        body = _read_exact(size)
     try:
-        return _json_loads(_read_exact(size).decode("ascii"))
+        return _frame_loads(body.decode("ascii"))
     except (_ValueError, _RecursionError):
         raise _PeerGone("a frame that is not JSON") from None
 
@@ -901,20 +973,50 @@ _NOTHING = object()  # no value (None is one)
 def _scalar_wire(value):
     """A scalar of an exact plain type on the wire (None, bool, int, float, str, bytes,
     complex), or _NOTHING for anything else."""
-    if value is None or value is True or value is False:
-        return value
     t = _type(value)
+    if t is _str or t is _float or value is None or t is _bool:
+        return value
     if t is _int:
-        return ["i", hex(value)]
-    if t is _float:
-        return ["f", _float_hex(value)]
-    if t is _str:
-        return ["s", value]
+        return value if -_BARE_INT < value < _BARE_INT else ["i", hex(value)]
     if t is bytes:
         return ["b", value.hex()]
     if t is complex:
         return ["c", _float_hex(value.real), _float_hex(value.imag)]
     return _NOTHING
+
+
+def _bare_items(items):
+    """The items of an exact list or tuple as a wire body when every one is a scalar that
+    crosses bare (float, bool, None; ints of up to 63 bits; strs within a frame), else None
+    (the caller encodes them one by one)."""
+    types = _set(_map(_type, items))
+    if not types <= _BARE_TYPES:
+        return None
+    if _int in types:
+        ints = items if types <= _INT_BOOL else [x for x in items if _type(x) is _int]
+        if not (-_BARE_INT < _min(ints) and _max(ints) < _BARE_INT):
+            return None
+    if _str in types:
+        strs = items if types == _STR_ONLY else [x for x in items if _type(x) is _str]
+        if _max(_map(_len, strs)) > _MAX_FRAME:
+            return None
+    return _list(items)
+
+
+def _bare_body(body):
+    """A decoded wire body (a list) whose items are all bare scalars, as the list of their
+    values (each is exactly the value it stands for); None otherwise."""
+    if _set(_map(_type, body)) <= _BARE_TYPES:
+        return _list(body)
+    return None
+
+
+def _same_wire(a, b):
+    """Whether two wire trees are the same encoding: by their JSON text, since == on the
+    trees would take 1, 1.0 and true (or 0.0 and -0.0) for one another."""
+    if a is None or b is None:
+        return a is b
+    return _frame_dumps(a) == _frame_dumps(b)
 
 
 def _to_wire(value, depth=0):
@@ -926,6 +1028,10 @@ def _to_wire(value, depth=0):
     if wire is not _NOTHING:
         return wire
     t = _type(value)
+    if t is _list or t is _tuple:
+        items = _bare_items(value)
+        if items is not None:
+            return ["l" if t is _list else "t", items]
     if t is _list:
         return ["l", [_to_wire(v, depth + 1) for v in value]]
     if t is _tuple:
@@ -1005,9 +1111,10 @@ def _from_wire(node, depth=0, handles=None, graph=None):
     `graph` allows references (["r", id]) to the objects of that table."""
     if depth > _MAX_DEPTH:
         raise _ValueError("nested deeper than %d" % _MAX_DEPTH)
-    if node is None or node is True or node is False:
-        return node
-    if _type(node) is not _list or not node or _type(node[0]) is not _str:
+    t = _type(node)
+    if t is _str or t is _int or t is _float or node is None or t is _bool:
+        return node  # a bare scalar: JSON decoded it to exactly its type
+    if t is not _list or not node or _type(node[0]) is not _str:
         raise _ValueError("not an encoded value")
     tag = node[0]
     if tag == "c" and _len(node) == 3 and _type(node[1]) is _str and _type(node[2]) is _str:
@@ -1045,11 +1152,11 @@ def _from_wire(node, depth=0, handles=None, graph=None):
     if _type(body) is not _list or _len(body) > _MAX_ITEMS:
         raise _ValueError("bad %r payload" % tag)
     d = depth + 1
-    if tag == "l" or tag == "it":
-        items = [_from_wire(v, d, handles, graph) for v in body]
-        return items if tag == "l" else iter(items)
-    if tag == "t":
-        return _tuple(_from_wire(v, d, handles, graph) for v in body)
+    if tag == "l" or tag == "it" or tag == "t":
+        items = _bare_body(body) if d <= _MAX_DEPTH else None
+        if items is None:
+            items = [_from_wire(v, d, handles, graph) for v in body]
+        return items if tag == "l" else iter(items) if tag == "it" else _tuple(items)
     if tag == "S":
         return {_from_wire(v, d, handles, graph) for v in body}
     if tag == "F":
@@ -1089,6 +1196,7 @@ _object_new = object.__new__
 _object_getattribute = object.__getattribute__
 _object_setattr = object.__setattr__
 _list_setitem = _list.__setitem__
+_list_len = _list.__len__
 _dict_clear = _dict.clear
 _dict_update = _dict.update
 _set_clear = _set.clear
@@ -1107,6 +1215,10 @@ class _Graph:
         self.classes = {}   # class key -> class (the test's own, or mirrors)
         self.key_of = {}    # id(class) -> class key
         self.last = {}      # candidate process: wire id -> body last received or sent
+        # Candidate process: wire id -> the body of a list received as bare scalars only,
+        # which are then the list's very items: while they are (by identity), the list is
+        # as the test process last sent it.
+        self.bare = {}
 
     def add(self, obj, wid=None):
         if wid is None:
@@ -1150,10 +1262,24 @@ class _Encoder:
     def value(self, v, depth=0):
         if depth > _MAX_DEPTH:
             raise _NotPlain("nested deeper than %d" % _MAX_DEPTH)
+        t = _type(v)
+        if t is _str:
+            if _len(v) > _MAX_FRAME:
+                raise _TooLarge(_len(v))  # one str over a frame: fail fast
+            return v
+        if t is _int:
+            if -_BARE_INT < v < _BARE_INT:
+                return v
+        elif t is _float or v is None or t is _bool:
+            return v
+        elif t is _tuple:
+            items = _bare_items(v)
+            if items is not None:
+                return ["t", items]
         wire = _scalar_wire(v)
         if wire is not _NOTHING:
             if _type(wire) is _list and _len(wire[1]) > _MAX_FRAME:
-                raise _TooLarge(_len(wire[1]))  # one str or bytes over a frame: fail fast
+                raise _TooLarge(_len(wire[1]))  # one big int or bytes over a frame
             return wire
         if self.inline is not None:
             wire = self.inline(v)
@@ -1176,11 +1302,11 @@ class _Encoder:
         if _isinstance(v, _frozenset):
             return ["F", [self.value(x, depth + 1) for x in _frozenset_iter(v)]]
         if _isinstance(v, _int):
-            return ["i", hex(_int_index(v))]
+            return _scalar_wire(_int_index(v))
         if _isinstance(v, _float):
-            return ["f", _float_hex(_float_float(v))]
+            return _float_float(v)
         if _isinstance(v, _str):
-            return ["s", _str_str(v)]
+            return _str_str(v)
         if _isinstance(v, bytes):
             return ["b", _bytes_bytes(v).hex()]
         if _isinstance(v, complex):
@@ -1204,6 +1330,10 @@ class _Encoder:
                 out.append([name, self.value(v, 1)])
             return out
         if kind == "l":
+            if _type(obj) is _list:
+                items = _bare_items(obj)
+                if items is not None:
+                    return items
             return [self.value(v, 1) for v in _list_iter(obj)]
         if kind == "d":
             return [[self.value(k, 1), self.value(v, 1)] for k, v in _dict_items(obj)]
@@ -1214,11 +1344,17 @@ class _Encoder:
         g = self.graph
         while self.queue:
             wid, obj, kind = self.queue.pop()
+            if self.changed_only and kind == "l":
+                bare = g.bare.get(wid)
+                if (bare is not None and _list_len(obj) == _len(bare)
+                        and _all(_map(_is, _list_iter(obj), bare))):
+                    continue  # the same objects as received: unchanged
             body = self.body(obj, kind)
             if self.changed_only:
-                if g.last.get(wid) == body:
+                if _same_wire(g.last.get(wid), body):
                     continue
                 g.last[wid] = body
+                g.bare.pop(wid, None)
             key = g.key_of.get(_id(_type(obj))) if kind == "o" else None
             self.entries.append([wid, kind, key, body])
             if _len(self.entries) > _MAX_ENTRIES:
@@ -1243,6 +1379,8 @@ def _apply_entries(graph, entries, new_object, handles, writable=None):
     Returns the ids the entries named."""
     if _type(entries) is not _list or _len(entries) > _MAX_ENTRIES:
         raise _ValueError("a malformed object table")
+    if not entries:
+        return []
     staged = []
     for entry in entries:
         if _type(entry) is not _list or _len(entry) != 4:
@@ -1280,7 +1418,11 @@ def _apply_entries(graph, entries, new_object, handles, writable=None):
                 _dict_clear(d)
                 _dict_update(d, attrs)
             elif kind == "l":
-                _list_setitem(target, _slice(None), [_from_wire(v, 1, handles, graph) for v in body])
+                if _set(_map(_type, body)) <= _BARE_TYPES:
+                    _list_setitem(target, _slice(None), body)  # bare scalars: the values
+                else:
+                    _list_setitem(target, _slice(None),
+                                  [_from_wire(v, 1, handles, graph) for v in body])
             elif kind == "d":
                 out = {}
                 for pair in body:
@@ -1294,6 +1436,20 @@ def _apply_entries(graph, entries, new_object, handles, writable=None):
                 _set_clear(target)
                 _set_update(target, items)
     return [entry[0] for entry in entries]
+
+
+def _received(graph, entries):
+    """Candidate process: what the test process sent of each object (after
+    _apply_entries took the entries): the body it holds now, and for a list of bare
+    scalars the items themselves (_Encoder.drain sends it back only if they changed)."""
+    last = graph.last
+    bare = graph.bare
+    for wid, kind, _key, body in entries:
+        last[wid] = body
+        if kind == "l" and _set(_map(_type, body)) <= _BARE_TYPES:
+            bare[wid] = body
+        else:
+            bare.pop(wid, None)
 
 
 def _is_iterator(value):
@@ -1384,6 +1540,13 @@ def _candidate_inline(v):
 def _encode_result(value, graph=None, received=()):
     """The candidate's reply: (value on the wire, table entries). Iterators are consumed
     here; the objects the call received are sent again if they changed."""
+    if not received:
+        # A scalar that crosses bare, and no object to send back: the value is the wire.
+        t = _type(value)
+        if (t is _float or t is _bool or value is None
+                or (t is _int and -_BARE_INT < value < _BARE_INT)
+                or (t is _str and _len(value) <= _MAX_FRAME)):
+            return value, []
     if graph is None:
         graph = _Graph(-1)
     enc = _candidate_encoder(graph)
@@ -1465,7 +1628,7 @@ def _describe_namespace(namespace):
             continue
         try:
             wire = _to_wire(_rebuild(value, 1, ()))
-            size = _len(_json_dumps(wire))
+            size = _len(_frame_dumps(wire))
             if size <= budget:  # a huge global is left out, not the frame
                 values[name] = wire
                 budget -= size
@@ -1544,8 +1707,7 @@ def _ask_test(index, args, kwargs):
         _mirror_class(graph, key, qualname)
     _apply_entries(graph, frame.get("objs", []),
                    lambda key: _object_new(graph.classes[key]), _handles)
-    for wid, _kind, _key, body in frame.get("objs", []):
-        graph.last[wid] = body
+    _received(graph, frame.get("objs", []))
     reply = frame["cbr"]
     if _type(reply) is _dict and "value" in reply:
         return _from_wire(reply["value"], 0, _handles, graph)
@@ -1626,8 +1788,7 @@ def _serve_one(frame):
             _mirror_class(graph, key, qualname)
         received = _apply_entries(graph, frame.get("objs", []),
                                   lambda key: _object_new(graph.classes[key]), _handles)
-        for wid, _kind, _key, body in frame.get("objs", []):
-            graph.last[wid] = body
+        _received(graph, frame.get("objs", []))
         args = [_from_wire(a, 0, _handles, graph) for a in frame.get("args", ())]
         kwargs = {k: _from_wire(v, 0, _handles, graph) for k, v in frame.get("kwargs", ())}
         if "call" in frame:
@@ -1944,22 +2105,32 @@ def _ask_candidate(head, args, kwargs):
     table entries they reach; returns what the reply decodes to. While it waits, the
     candidate process may call the test's callables it got (_serve_callback)."""
     g = _TestSide.graph
-    enc = _test_encoder()
-    try:
+    bare = _bare_items(args) if not kwargs else None
+    if bare is not None:
+        # Scalars that cross bare only: no object, no class, nothing for the encoder.
+        _TestSide.new_classes = []
         frame = _dict(head)
-        frame["args"] = [enc.value(a) for a in args]
-        frame["kwargs"] = [[k, enc.value(v)] for k, v in kwargs.items()]
-        enc.drain()
-    except _NotPlain as exc:
-        _forget_new_classes()
-        raise _TypeError("argument of type %s cannot be sent to the candidate process"
-                         % exc) from None
-    except _TooLarge as exc:
-        _forget_new_classes()
-        raise OverflowError(_limit_text("the arguments of this call", exc.args[0])) from None
-    frame["objs"] = enc.entries
+        frame["args"] = bare
+        frame["kwargs"] = []
+        frame["objs"] = []
+    else:
+        enc = _test_encoder()
+        try:
+            frame = _dict(head)
+            frame["args"] = [enc.value(a) for a in args]
+            frame["kwargs"] = [[k, enc.value(v)] for k, v in kwargs.items()]
+            enc.drain()
+        except _NotPlain as exc:
+            _forget_new_classes()
+            raise _TypeError("argument of type %s cannot be sent to the candidate process"
+                             % exc) from None
+        except _TooLarge as exc:
+            _forget_new_classes()
+            raise OverflowError(_limit_text("the arguments of this call", exc.args[0])) from None
+        frame["objs"] = enc.entries
+        frame = _with_classes(frame)
     try:
-        _send_frame(_with_classes(frame))
+        _send_frame(frame)
     except _TooLarge as exc:
         raise OverflowError(_limit_text("the arguments of this call", exc.args[0])) from None
     while True:
@@ -2191,7 +2362,7 @@ def _exercise_pair_codecs():
     sample = {"a": [1, 2.5, "x", b"y", (1, None), {3}, frozenset({4}), 1j, True], "b": -1}
     for _ in _range(64):
         wire = _to_wire(_rebuild(sample, 1, ()))
-        _from_wire(_json_loads(_json_dumps(wire)))
+        _from_wire(_frame_loads(_frame_dumps(wire)))
         _from_wire(wire, 0, [])
         _describe_namespace({"f": _len, "v": [1, 2], "m": _math, "__name__": "__candidate__"})
         _encode_result(iter([1, 2]))
@@ -2201,15 +2372,24 @@ def _exercise_pair_codecs():
         enc = _Encoder(test_graph, _test_kind_of, _test_inline, False)
         args = [enc.value(a) for a in ([3, 1, 2], sample, _len)]
         enc.drain()
-        frame = _json_loads(_json_dumps({"args": args, "objs": enc.entries}))
+        frame = _frame_loads(_frame_dumps({"args": args, "objs": enc.entries}))
         graph = _Graph(-1)
         received = _apply_entries(graph, frame["objs"], None, [])
+        _received(graph, frame["objs"])
         values = [_from_wire(a, 0, [], graph) for a in frame["args"]]
+        _encode_result(None, graph, received)  # unchanged: nothing goes back
         values[0].sort()
         wire, objs = _encode_result(values[0], graph, received)
-        reply = _json_loads(_json_dumps({"value": wire, "objs": objs}))
+        reply = _frame_loads(_frame_dumps({"value": wire, "objs": objs}))
         _apply_entries(test_graph, reply["objs"], _test_new_object, _handle_for)
         _from_wire(reply["value"], 0, _handle_for, test_graph)
+        # A call with scalars only, both ways (the proxies' fast paths).
+        frame = _frame_loads(_frame_dumps({"call": "f", "args": _bare_items((3, "x", 2.5)),
+                                           "kwargs": [], "objs": []}))
+        values = [_from_wire(a, 0, [], graph) for a in frame["args"]]
+        wire, objs = _encode_result(values[1], graph, ())
+        _from_wire(_frame_loads(_frame_dumps({"value": wire, "objs": objs}))["value"], 0,
+                   _handle_for, test_graph)
     _TestSide.graph = _Graph(1)
     _TestSide.new_classes = []
     code = _compile("def check(candidate):\n    assert candidate(1) == 1\n", TEST_FILENAME,
