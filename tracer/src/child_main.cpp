@@ -1,10 +1,12 @@
 #include "child_main.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -371,48 +373,91 @@ Status ExerciseChildPath(int rounds) {
   return Status::Ok();
 }
 
-// The candidate process's side of an assert test in two processes, for the prefault
-// probe (a fork, discarded): the program runs and answers two calls of a test side whose
-// frames wait in the socket, then the channel closes. The outcome does not matter; the
-// pages this path writes do.
-static void ExerciseCandidateRole() {
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return;
-  if (::dup2(sv[0], sandbox::kChildPeerFd) != sandbox::kChildPeerFd) {
-    ::close(sv[0]);
-    ::close(sv[1]);
-    return;
+namespace {
+
+// The 4-byte big-endian length-prefixed frames in `bytes`; -1 when they do not parse.
+int CountFrames(const std::string& bytes) {
+  int count = 0;
+  for (size_t at = 0; at < bytes.size(); ++count) {
+    if (bytes.size() - at < 4) return -1;
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + at);
+    const size_t n = (size_t{p[0]} << 24) | (size_t{p[1]} << 16) | (size_t{p[2]} << 8) | p[3];
+    if (bytes.size() - at - 4 < n) return -1;
+    at += 4 + n;
   }
-  ::close(sv[0]);
-  std::string frames;
-  // Scalars (bare, as harness.py sends them, and one tagged), two lists of the test's
-  // (table entries; the reply is a new list), an exception the program raises.
-  for (const char* call :
-       {R"({"call": "add", "args": [1, 2], "kwargs": [], "objs": []})",
-        R"({"call": "add", "args": ["a", "b"], "kwargs": [], "objs": []})",
-        R"({"call": "add", "args": [["r", 1], ["r", 2]], "kwargs": [], "objs": [[1, "l", null, )"
-        R"([1, "x"]], [2, "l", null, [3.5, null, true, ["t", [1, 2.5]]]]]})",
-        R"({"call": "add", "args": [["i", "0x1"], "a"], "kwargs": [], "objs": []})"}) {
-    const uint32_t n = static_cast<uint32_t>(std::strlen(call));
-    const char size[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
-                          static_cast<char>(n >> 8), static_cast<char>(n)};
-    frames.append(size, 4).append(call);
+  return count;
+}
+
+}  // namespace
+
+Status ExerciseCandidateRole(const std::string& program, const std::string& frames) {
+  const int calls = CountFrames(frames);
+  if (calls < 0) return InvalidArgument("probe frames: not length-prefixed frames");
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    return Internal(std::string("socketpair: ") + std::strerror(errno));
+  }
+  // Every frame is queued before the candidate side reads one (it never waits on a read),
+  // and every reply fits while nobody reads them.
+  const int buffer = static_cast<int>(std::min<size_t>(frames.size() + (64u << 10), 4u << 20));
+  ::setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &buffer, sizeof(buffer));
+  ::setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &buffer, sizeof(buffer));
+  ::setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &buffer, sizeof(buffer));
+  ::setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &buffer, sizeof(buffer));
+  if (sv[1] == sandbox::kChildPeerFd) {  // the test side's end must not sit where the candidate's goes
+    const int moved = ::fcntl(sv[1], F_DUPFD_CLOEXEC, sandbox::kChildPeerFd + 1);
+    ::close(sv[1]);
+    if (moved < 0) {
+      ::close(sv[0]);
+      return Internal(std::string("fcntl: ") + std::strerror(errno));
+    }
+    sv[1] = moved;
+  }
+  // The candidate's end at kChildPeerFd, where the harness reads it. socketpair() may have
+  // put it there already (the lowest free descriptor): then it stays open. (Closing it
+  // after a dup2 onto itself left the candidate side without a channel: until 2026-11-27
+  // the probe never ran this path, and every spare faulted its pages in the job.)
+  if (sv[0] != sandbox::kChildPeerFd) {
+    if (::dup2(sv[0], sandbox::kChildPeerFd) != sandbox::kChildPeerFd) {
+      const int error = errno;
+      ::close(sv[0]);
+      ::close(sv[1]);
+      return Internal(std::string("dup2: ") + std::strerror(error));
+    }
+    ::close(sv[0]);
   }
   // The test side ends its stream: the candidate side answers what is queued, then sees
   // the channel close (never a read that could wait).
   if (!WriteAll(sv[1], frames) || ::shutdown(sv[1], SHUT_WR) != 0) {
     ::close(sandbox::kChildPeerFd);
     ::close(sv[1]);
-    return;
+    return Internal("probe frames: cannot queue them");
   }
   proto::ExecRequest request;
   request.set_kind(proto::TEST_KIND_ASSERT);
   request.set_role(proto::ASSERT_ROLE_CANDIDATE);
-  request.set_source("def add(a, b):\n    return a + b\n");
+  request.set_source(program);
   request.set_max_report_bytes(2048);
-  RunRequestInProcess(request);
+  const proto::ExecResult record = RunRequestInProcess(request);
   ::close(sandbox::kChildPeerFd);
+  // What the candidate side sent: its names, then one reply per call.
+  std::string replies;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(sv[1], buf, sizeof(buf))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    replies.append(buf, static_cast<size_t>(n));
+  }
   ::close(sv[1]);
+  if (record.outcome() != proto::EXEC_OK) {
+    return Internal(fmt::format("probe program: outcome {} ({}{})", static_cast<int>(record.outcome()),
+                                record.message(), record.detail()));
+  }
+  const int answered = CountFrames(replies);
+  if (answered != calls + 1) {
+    return Internal(fmt::format("probe program: {} frames back for {} calls", answered, calls));
+  }
+  return Status::Ok();
 }
 
 Status WarmUpExecutorServer(const proto::ServerConfig& config) {
@@ -429,10 +474,17 @@ Status WarmUpExecutorServer(const proto::ServerConfig& config) {
   // (the warm interpreter's state, its allocator's pools, the stack): each spare child
   // makes its own copies of them before its job (egca/sandbox/prefault.h). Learned in a
   // fork, so the server's own memory stays as the warm-up left it; no list, no prefault.
-  sandbox::SetSparePrefault(sandbox::ProbeWrittenPages([] {
+  StatusOr<std::string> program = HarnessBytes("PROBE_PROGRAM", /*call=*/false);
+  StatusOr<std::string> frames = HarnessBytes("probe_call_frames", /*call=*/true);
+  if (!program.ok() || !frames.ok()) {
+    return (program.ok() ? frames.status() : program.status()).WithContext("executor warm-up");
+  }
+  sandbox::SetSparePrefault(sandbox::ProbeWrittenPages([&] {
     PyOS_AfterFork_Child();
     if (!ExerciseChildPath(1).ok()) return false;
-    ExerciseCandidateRole();
+    // A candidate side that did not answer every call (a test checks that it does)
+    // leaves part of its pages out: the rest are still worth prefaulting.
+    (void)ExerciseCandidateRole(*program, *frames);
     return true;
   }));
   return Status::Ok();

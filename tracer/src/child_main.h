@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include "egca/core/status.h"
@@ -35,6 +36,13 @@ proto::ExecResult RunRequestInProcess(
 // and filled type/method caches instead of each redoing that work and copy-on-writing
 // the pages it touches. Errors: a sample did not produce a record.
 Status ExerciseChildPath(int rounds);
+
+// The candidate process's side of an assert test in two processes, run in this process
+// for the prefault probe: `program` runs and answers `frames` (length-prefixed call
+// frames, as harness.probe_call_frames() makes them), queued in a socket at
+// sandbox::kChildPeerFd whose other end then closes. Uses and closes descriptor
+// kChildPeerFd. Errors: the program did not complete, or did not answer every call.
+Status ExerciseCandidateRole(const std::string& program, const std::string& frames);
 
 // The executor's fork-server warm-up (both start modes): initialize the interpreter as
 // `config` says, run ExerciseChildPath, freeze the heap. Errors: the interpreter or a

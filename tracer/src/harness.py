@@ -2100,11 +2100,9 @@ def _with_classes(frame):
     return frame
 
 
-def _ask_candidate(head, args, kwargs):
-    """Sends a request (a call, or an attribute of a handle) with its arguments and the
-    table entries they reach; returns what the reply decodes to. While it waits, the
-    candidate process may call the test's callables it got (_serve_callback)."""
-    g = _TestSide.graph
+def _call_frame(head, args, kwargs):
+    """The frame of a request to the candidate process: `head` with the arguments and the
+    table entries they reach."""
     bare = _bare_items(args) if not kwargs else None
     if bare is not None:
         # Scalars that cross bare only: no object, no class, nothing for the encoder.
@@ -2113,22 +2111,93 @@ def _ask_candidate(head, args, kwargs):
         frame["args"] = bare
         frame["kwargs"] = []
         frame["objs"] = []
-    else:
-        enc = _test_encoder()
-        try:
-            frame = _dict(head)
-            frame["args"] = [enc.value(a) for a in args]
-            frame["kwargs"] = [[k, enc.value(v)] for k, v in kwargs.items()]
-            enc.drain()
-        except _NotPlain as exc:
-            _forget_new_classes()
-            raise _TypeError("argument of type %s cannot be sent to the candidate process"
-                             % exc) from None
-        except _TooLarge as exc:
-            _forget_new_classes()
-            raise OverflowError(_limit_text("the arguments of this call", exc.args[0])) from None
-        frame["objs"] = enc.entries
-        frame = _with_classes(frame)
+        return frame
+    enc = _test_encoder()
+    try:
+        frame = _dict(head)
+        frame["args"] = [enc.value(a) for a in args]
+        frame["kwargs"] = [[k, enc.value(v)] for k, v in kwargs.items()]
+        enc.drain()
+    except _NotPlain as exc:
+        _forget_new_classes()
+        raise _TypeError("argument of type %s cannot be sent to the candidate process"
+                         % exc) from None
+    except _TooLarge as exc:
+        _forget_new_classes()
+        raise OverflowError(_limit_text("the arguments of this call", exc.args[0])) from None
+    frame["objs"] = enc.entries
+    return _with_classes(frame)
+
+
+# The prefault probe's candidate process (tracer/src/child_main.cpp): a program whose
+# functions return each kind of plain value, and the calls a test process would send it.
+PROBE_PROGRAM = """\
+import math
+from collections import Counter, defaultdict
+from typing import Dict, List, Optional, Tuple
+
+LIMIT = 10
+NAMES = ["a", "b"]
+
+
+def add(a: int, b: int) -> int:
+    \"\"\"The sum of a and b.
+
+    >>> add(1, 2)
+    3
+    \"\"\"
+    return a + b
+
+
+def echo(x, *rest, **named):
+    return x
+
+
+def push(xs, x):
+    xs.append(x)
+    return len(xs)
+
+
+def boom(x):
+    raise ValueError(x)
+"""
+
+
+def probe_call_frames():
+    """The frames (length-prefixed, as _send_frame writes them) of calls of PROBE_PROGRAM's
+    functions with arguments and results of every plain kind (scalars bare and tagged,
+    lists, tuples, dicts, sets, nesting, a list changed in place, keyword arguments, an
+    exception), encoded by the test process's own encoder. Run in the server before the
+    probe forks; leaves the test side's tables as it found them."""
+    calls = [
+        ("add", (1, 2)), ("add", ("a", "b")), ("add", (1.5, 2)), ("add", (True, -3)),
+        ("add", ([1, "x"], [3.5, None, True, (1, 2.5)])), ("add", ((1, 2), (3,))),
+        ("add", ([[1, 2], [3]], [["a"], []])), ("add", (1, "a")),
+        ("echo", ({"k": [1, 2], "j": {"x": 1.0}},)), ("echo", ({1, 2, 3},)),
+        ("echo", (frozenset({"a"}),)), ("echo", (None,)), ("echo", (-2 ** 70,)),
+        ("echo", (b"xy",)), ("echo", (1j,)), ("echo", ("s", 2), {"key": [1]}),
+        ("echo", ([(1, "a"), (2, "b")],)), ("echo", ("",)), ("echo", (0.1,)),
+        ("push", ([1, 2], 3)), ("boom", ("e",)),
+    ]
+    saved = _TestSide.graph, _TestSide.new_classes
+    _TestSide.graph = _Graph(1)
+    out = []
+    try:
+        for call in calls:
+            frame = _call_frame({"call": call[0]}, call[1], call[2] if _len(call) > 2 else {})
+            data = _frame_dumps(frame).encode("ascii")
+            out.append(_len(data).to_bytes(4, "big") + data)
+    finally:
+        _TestSide.graph, _TestSide.new_classes = saved
+    return b"".join(out)
+
+
+def _ask_candidate(head, args, kwargs):
+    """Sends a request (a call, or an attribute of a handle) with its arguments and the
+    table entries they reach; returns what the reply decodes to. While it waits, the
+    candidate process may call the test's callables it got (_serve_callback)."""
+    g = _TestSide.graph
+    frame = _call_frame(head, args, kwargs)
     try:
         _send_frame(frame)
     except _TooLarge as exc:

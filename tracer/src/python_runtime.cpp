@@ -144,6 +144,26 @@ Status CallHarness(const char* name) {
   return Status::Ok();
 }
 
+StatusOr<std::string> HarnessBytes(const char* name, bool call) {
+  if (g_harness == nullptr) return Internal("embedded Python: the harness is not loaded");
+  PyRef value = PyRef::Steal(call ? PyObject_CallMethod(g_harness, name, nullptr)
+                                  : PyObject_GetAttrString(g_harness, name));
+  if (!value) return Internal(std::string("embedded Python: harness.") + name + ": " + FetchPythonError());
+  char* data = nullptr;
+  Py_ssize_t size = 0;
+  if (PyBytes_Check(value.get())) {
+    if (PyBytes_AsStringAndSize(value.get(), &data, &size) != 0) data = nullptr;
+  } else if (PyUnicode_Check(value.get())) {
+    const char* utf8 = PyUnicode_AsUTF8AndSize(value.get(), &size);
+    data = const_cast<char*>(utf8);
+  }
+  if (data == nullptr) {
+    PyErr_Clear();
+    return Internal(std::string("embedded Python: harness.") + name + " is not bytes or str");
+  }
+  return std::string(data, static_cast<size_t>(size));
+}
+
 bool HarnessRetracePending() {
   if (g_harness == nullptr) return false;
   PyRef pending = PyRef::Steal(PyObject_CallMethod(g_harness, "retrace_pending", nullptr));

@@ -86,6 +86,9 @@ bool HarnessRetrace();
 // session_reset). Errors carry the Python exception.
 Status CallHarness(const char* name);
 
+// harness.<name>, or the result of calling it when `call`, as bytes (a bytes or str value).
+StatusOr<std::string> HarnessBytes(const char* name, bool call);
+
 // "TypeError: message" for the pending Python exception, which is cleared. Requires the GIL.
 std::string FetchPythonError();
 
