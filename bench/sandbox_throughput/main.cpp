@@ -4,7 +4,7 @@
 // /usr/bin/python3.11 process per execution.
 //
 //   sandbox_throughput_bench [--rounds N] [--baseline-rounds N] [--data DIR]
-//   sandbox_throughput_bench --loop floor|humaneval SECONDS [--caller-heap-mb N]
+//   sandbox_throughput_bench --loop floor|humaneval|humaneval-one-process SECONDS [--caller-heap-mb N]
 //
 // Rows: executor with 1 and 2 workers (trace off), executor with native tracing and with
 // the pure-Python settrace baseline tracer (1 worker), fresh-process baseline with 1 and
@@ -553,7 +553,7 @@ int main(int argc, char** argv) {
   int rounds = 5;
   int baseline_rounds = 1;
   bool only_executor = false;
-  std::string loop_program;  // --loop floor|humaneval SECONDS
+  std::string loop_program;  // --loop floor|humaneval|humaneval-one-process SECONDS
   double loop_seconds = 0;
   int caller_heap_mb = 0;
   int human_eval_rounds = 1;
@@ -563,7 +563,7 @@ int main(int argc, char** argv) {
   const char* usage =
       "usage: sandbox_throughput_bench [--executor-only] [--rounds N] [--baseline-rounds N]\n"
       "         [--human-eval-rounds N] [--problems N] [--data DIR] [--caller-heap-mb MB]\n"
-      "         [--loop floor|humaneval SECONDS]\n";
+      "         [--loop floor|humaneval|humaneval-one-process SECONDS]\n";
   // Options in any order; each value is checked (the old parser read options in pairs, so
   // a flag without a value shifted every option after it).
   auto need = [&](int i, int values) {
@@ -611,6 +611,12 @@ int main(int argc, char** argv) {
   if (problem_limit > 0 && static_cast<size_t>(problem_limit) < problems.size()) {
     problems.resize(static_cast<size_t>(problem_limit));
   }
+  if (!loop_program.empty() && loop_program != "floor" && loop_program != "humaneval" &&
+      loop_program != "humaneval-one-process") {
+    fmt::print(stderr, "sandbox_throughput_bench: --loop: unknown program '{}'\n{}", loop_program,
+               usage);
+    return 2;
+  }
   if (!loop_program.empty()) {
     // A caller holding a large heap (a trainer with its model) when it starts the pool.
     // A forked server (ServerStart::kFork) would copy the page tables of that heap at
@@ -621,11 +627,13 @@ int main(int argc, char** argv) {
     if (!pool.ok()) return 2;
     std::vector<Problem> empty(problems.size(),
                                Problem{"empty", "pass\n", "def check(c):\n    pass\n", "print"});
-    const bool real = loop_program == "humaneval";
+    const bool one_process = loop_program == "humaneval-one-process";
+    const bool real = loop_program == "humaneval" || one_process;
     auto end = Clock::now() + std::chrono::duration<double>(loop_seconds);
-    Row total(real ? "humaneval" : "floor", 1);
+    Row total(real ? loop_program : "floor", 1);
     while (Clock::now() < end) {
-      Row r = RunExecutor(total.name, pool->get(), real ? problems : empty, TraceMode::kNone, 1);
+      Row r = RunExecutor(total.name, pool->get(), real ? problems : empty, TraceMode::kNone, 1,
+                          one_process);
       total.executions += r.executions;
       total.seconds += r.seconds;
       total.child_seconds += r.child_seconds;
