@@ -31,6 +31,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tokenize
@@ -139,8 +140,8 @@ def route(egca_batch, family_dir, programs, work, workers):
             f.write(json.dumps(dict(problem_id=pid, completion="```python\n" + program + "\n```",
                                     sample_id=str(i))) + "\n")
     store = os.path.join(work, "store")
-    if os.path.exists(os.path.join(store, "results.jsonl")):
-        os.remove(os.path.join(store, "results.jsonl"))
+    # egca-batch resumes a store it finds; these samples are new each time.
+    shutil.rmtree(store, ignore_errors=True)
     cmd = [egca_batch, "run", "--problems", problems, "--format", "mbpp", "--samples", samples,
            "--store", store, "--workers", str(workers), "--progress", "never"]
     r = subprocess.run(cmd, capture_output=True, text=True)
