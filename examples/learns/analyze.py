@@ -28,7 +28,8 @@ the variant), and the probability of improvement over the baseline arm (the chan
 run of the arm scores above a run of the baseline, ties counting half). Per arm against the
 baseline, paired by seed: the mean paired difference, its bootstrap interval, the paired t
 interval, the per-problem paired difference with a problem-clustered standard error, and
-the minimum difference the design detects at 80% power (alpha 0.05, two-sided) from the
+how many problems the contrast is ahead on, behind on or even
+(the per-problem mean over seeds beyond +-0.005), the minimum difference the design detects at 80% power (alpha 0.05, two-sided) from the
 measured variance of the paired differences, split into the part evaluation noise explains
 and the rest.
 """
@@ -146,6 +147,17 @@ def clustered_mean_se(values, clusters):
     for c in np.unique(clusters):
         total += float(np.sum(values[clusters == c] - mean)) ** 2
     return mean, math.sqrt(total) / len(values)
+
+
+def problem_direction(values, clusters, threshold=0.005):
+    """How many problems the contrast favours: per problem (cluster) the mean of its paired
+    differences over seeds; counted as ahead (> threshold), behind (< -threshold) or even."""
+    values = np.asarray(values, dtype=float)
+    clusters = np.asarray(clusters)
+    means = [float(values[clusters == c].mean()) for c in np.unique(clusters)]
+    ahead = sum(1 for m in means if m > threshold)
+    behind = sum(1 for m in means if m < -threshold)
+    return dict(ahead=ahead, behind=behind, even=len(means) - ahead - behind, threshold=threshold)
 
 
 def eval_variance(problems):
@@ -299,6 +311,7 @@ def analyze_variant(runs, baseline, resamples, rng_seed, primary_arm=None):
         sd = float(np.std(d, ddof=1))
         t = t_quantile(0.975, n - 1)
         pm, pse = clustered_mean_se(per_problem, clusters)
+        direction = problem_direction(per_problem, clusters)
         # Evaluation noise of D (independent evaluations: an upper bound when the arms share
         # the sampling stream); what is left is the training seeds' own spread.
         eval_var = float(np.mean(ev))
@@ -306,7 +319,7 @@ def analyze_variant(runs, baseline, resamples, rng_seed, primary_arm=None):
         c = dict(seeds=seeds, differences=d.tolist(), mean=float(d.mean()), sd=sd,
                  bootstrap_ci=bootstrap_ci([d], np.mean, resamples, rng_seed),
                  t_ci=(float(d.mean() - t * sd / math.sqrt(n)), float(d.mean() + t * sd / math.sqrt(n))),
-                 per_problem_mean=pm, per_problem_clustered_se=pse,
+                 per_problem_mean=pm, per_problem_clustered_se=pse, per_problem_direction=direction,
                  eval_sd=math.sqrt(eval_var), train_sd=math.sqrt(train_var),
                  mdd_80=minimum_detectable_difference(sd, n))
         t_stat = c["mean"] / (sd / math.sqrt(n)) if sd > 0 else math.inf
@@ -406,13 +419,16 @@ def markdown(result):
         if res["contrasts"]:
             lines.append("")
             lines.append("| contrast | seeds | mean paired D [bootstrap 95% CI] | paired t CI | p (Holm) "
-                         "| per-problem D +- clustered SE | SD of D (eval part, rest) | MDD at 80% | verdict |")
-            lines.append("|---|---|---|---|---|---|---|---|---|")
+                         "| per-problem D +- clustered SE | problems ahead / behind / even "
+                         "| SD of D (eval part, rest) | MDD at 80% | verdict |")
+            lines.append("|---|---|---|---|---|---|---|---|---|---|")
             for name, c in res["contrasts"].items():
                 lines.append(f"| {name} | {len(c['seeds'])} | {c['mean']:+.3f} [{c['bootstrap_ci'][0]:+.3f}, "
                              f"{c['bootstrap_ci'][1]:+.3f}] | [{c['t_ci'][0]:+.3f}, {c['t_ci'][1]:+.3f}] | {c['p_value']:.3f}"
                              + (f" ({c['p_holm']:.3f})" if "p_holm" in c else "") + " "
                              f"| {c['per_problem_mean']:+.3f} +- {c['per_problem_clustered_se']:.3f} "
+                             f"| {c['per_problem_direction']['ahead']} / {c['per_problem_direction']['behind']} / "
+                             f"{c['per_problem_direction']['even']} "
                              f"| {c['sd']:.3f} ({c['eval_sd']:.3f}, {c['train_sd']:.3f}) | {c['mdd_80']:.3f} | {c['verdict']} |")
         if res.get("train"):
             lines.append("")

@@ -139,6 +139,9 @@ class EndToEnd(unittest.TestCase):
             self.assertEqual(c["verdict"], "helps")
             self.assertAlmostEqual(c["per_problem_mean"], 0.1)
             self.assertAlmostEqual(c["per_problem_clustered_se"], 0.0, places=12)
+            # +0.1 on every problem: all 10 ahead.
+            self.assertEqual({k: c["per_problem_direction"][k] for k in ("ahead", "behind", "even")},
+                             dict(ahead=10, behind=0, even=0))
             self.assertAlmostEqual(res["v0"]["arms"]["earliest"]["prob_improvement"], 1.0)
             # uniform's final pass@1 per seed: 0.4 + (s % 3) / 100 -> seeds 1..10 give
             # 0.41, 0.42, 0.40, 0.41, 0.42, 0.40, 0.41, 0.42, 0.40, 0.41.
@@ -162,12 +165,21 @@ class EndToEnd(unittest.TestCase):
             # Per-problem differences: problem 0 has +-0.1 per seed, the others 0; clustered by
             # problem the sums of deviations are 0 for every cluster (5 x +0.1, 5 x -0.1).
             self.assertAlmostEqual(c1["per_problem_clustered_se"], 0.0, places=12)
+            # Problem 0's mean over seeds is 0 (5 x +0.1, 5 x -0.1), the others 0: all even.
+            self.assertEqual({k: c1["per_problem_direction"][k] for k in ("ahead", "behind", "even")},
+                             dict(ahead=0, behind=0, even=10))
             for v in ("v0", "v1"):
                 root = ET.parse(os.path.join(out, f"pass_at_1_{v}.svg")).getroot()
                 self.assertTrue(root.tag.endswith("svg"))
                 self.assertEqual(len([e for e in root.iter() if e.tag.endswith("polyline")]), 2)
             with open(os.path.join(out, "analysis.md")) as f:
                 self.assertIn("| earliest - uniform | 10 | +0.100", f.read())
+
+    def test_problem_direction_by_hand(self):
+        # Problem a: +0.02, +0.00 -> mean +0.01 (ahead); b: -0.01, -0.02 -> -0.015 (behind);
+        # c: +0.004, -0.002 -> +0.001 (even, inside +-0.005).
+        d = A.problem_direction([0.02, 0.0, -0.01, -0.02, 0.004, -0.002], ["a", "a", "b", "b", "c", "c"])
+        self.assertEqual((d["ahead"], d["behind"], d["even"]), (1, 1, 1))
 
     def test_holm_by_hand(self):
         # m = 2: the smaller p doubles, the larger stays (never below the smaller's adjusted value).
