@@ -27,10 +27,10 @@ does), 95% percentile bootstrap intervals of both (seeds resampled with replacem
 the variant), and the probability of improvement over the baseline arm (the chance that a
 run of the arm scores above a run of the baseline, ties counting half). Per arm against the
 baseline, paired by seed: the mean paired difference, its bootstrap interval, the paired t
-interval, the per-problem paired difference with a problem-clustered standard error, and
-how many problems the contrast is ahead on, behind on or even
-(the per-problem mean over seeds beyond +-0.005), the minimum difference the design detects at 80% power (alpha 0.05, two-sided) from the
-measured variance of the paired differences, split into the part evaluation noise explains
+interval, the per-problem paired difference with a problem-clustered standard error, how
+many problems the contrast is ahead on, behind on or even (the per-problem mean over seeds
+beyond +-0.005), and the minimum difference the design detects at 80% power (alpha 0.05,
+two-sided) from the measured variance of the paired differences, split into the part evaluation noise explains
 and the rest.
 """
 import argparse

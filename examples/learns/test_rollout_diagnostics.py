@@ -69,7 +69,8 @@ class Diagnostics(unittest.TestCase):
             self.assertEqual((k["positive"], k["zero"], k["negative"]), (2, 1, 1))
             # Only group 0 of step 1 holds a SYNTAX failure: one of the two positives.
             self.assertEqual(k["positive_mixed_group"], 1)
-            # Span tokens 2 + 1 + 1 + 0 + 1 (the step-2 span covers token 0: bytes 10-11).
+            # Span tokens of the four localized LOGIC samples: 2 + 1 + 1 + 1 (the step-2 span
+            # covers token 0: completion bytes 10-11).
             self.assertEqual(k["span_tokens"], 2 + 1 + 1 + 1)
             self.assertEqual(k["tokens"], 4 + 6 + 4 + 4)
             self.assertAlmostEqual(res["runs"][run]["positive_share"], 2 / 4)
