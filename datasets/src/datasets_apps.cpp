@@ -7,6 +7,7 @@
 
 #include "datasets_formats.h"
 #include "egca/core/files.h"
+#include "egca/core/json_depth.h"
 
 namespace egca::datasets::internal {
 namespace fs = std::filesystem;
@@ -19,6 +20,7 @@ std::optional<json> DecodeJsonString(const json& value) {
   const std::string& s = value.get_ref<const std::string&>();
   size_t first = s.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || (s[first] != '{' && s[first] != '[')) return std::nullopt;
+  if (!CheckJsonDepth(s, "").ok()) return std::nullopt;
   json doc = json::parse(s, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return std::nullopt;
   return doc;

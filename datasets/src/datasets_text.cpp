@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "egca/core/files.h"
+#include "egca/core/json_depth.h"
 
 namespace egca::datasets::internal {
 namespace {
@@ -383,6 +384,10 @@ std::optional<json> ParseDocument(std::string_view text, std::string* error) {
   if (bad >= 0) {
     *error = fmt::format("not valid UTF-8 (byte 0x{:02x} at offset {})",
                          static_cast<unsigned char>(text[static_cast<size_t>(bad)]), bad);
+    return std::nullopt;
+  }
+  if (Status deep = CheckJsonDepth(text, "record"); !deep.ok()) {
+    *error = fmt::format("JSON nested deeper than {} levels", kMaxJsonDepth);
     return std::nullopt;
   }
   json doc;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egca/core/files.h"
+#include "egca/core/json_depth.h"
 #include "egca/gates/constraints.h"
 
 namespace egca::gates {
@@ -96,6 +97,7 @@ bool IsRecord(const json& j) {
 StatusOr<ConstraintsByProblem> ParseConstraints(std::string_view text, std::string_view origin) {
   const std::string where(origin);
   ConstraintsByProblem out;
+  EGCA_RETURN_IF_ERROR(CheckJsonDepth(text, where));
   json whole = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (!whole.is_discarded()) {
     if (IsRecord(whole)) {

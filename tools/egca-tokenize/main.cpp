@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "egca/core/json_depth.h"
 #include "egca/tools/cli.h"
 #include "egca/trainer/policy/chat_template.h"
 #include "egca/trainer/policy/tokenizer.h"
@@ -117,6 +118,9 @@ int main(int argc, char** argv) {
   // Input is validated before the (~0.5 s) tokenizer load so bad input fails fast.
   std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
   json message_spans;
+  if (egca::Status deep = egca::CheckJsonDepth(input, "stdin"); !deep.ok() && (chat || decode)) {
+    return Fail(deep.message());
+  }
   if (chat) {
     // Messages in, formatted text out; the rest works on that text.
     json messages = json::parse(input, nullptr, /*allow_exceptions=*/false);

@@ -1,17 +1,13 @@
-// SHA-256 of a program's source, the program identity recorded in every trace.
+// SHA-256 of a program's source, the program identity recorded in every trace. The digest
+// itself lives in core (egca/core/sha256.h), shared with the batch store's sample keys.
 #pragma once
 
-#include <string>
-#include <string_view>
+#include "egca/core/sha256.h"
 
 namespace egca::tracer::hook {
 
-// Lowercase hex SHA-256 (FIPS 180-4) of `data`. Uses the x86 SHA extensions when the CPU
-// has them (checked once), else portable code; the result is the same.
-std::string Sha256Hex(std::string_view data);
-// Always the portable code (for tests comparing the two paths).
-std::string Sha256HexPortable(std::string_view data);
-// True if Sha256Hex() runs on the CPU's SHA extensions.
-bool Sha256UsesCpuExtensions();
+using ::egca::Sha256Hex;
+using ::egca::Sha256HexPortable;
+using ::egca::Sha256UsesCpuExtensions;
 
 }  // namespace egca::tracer::hook

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egca/core/files.h"
+#include "egca/core/json_depth.h"
 
 namespace egca::tracer {
 namespace {
@@ -291,6 +292,8 @@ StatusOr<std::vector<TestCase>> BuildTests(const TestArgs& a) {
     std::vector<std::string> inputs = a.inputs;
     if (inputs.empty()) inputs.push_back("[]");
     for (size_t i = 0; i < inputs.size(); ++i) {
+      EGCA_RETURN_IF_ERROR(CheckJsonDepth(inputs[i], "--input"));
+      if (i < a.expects.size()) EGCA_RETURN_IF_ERROR(CheckJsonDepth(a.expects[i], "--expect"));
       json args = json::parse(inputs[i], nullptr, false);
       if (args.is_discarded() || !args.is_array()) {
         return InvalidArgument(

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <utility>
 
+#include "egca/core/json_depth.h"
+
 namespace egca::tracer {
 namespace {
 
@@ -266,6 +268,7 @@ TestCase TestCase::Asserts(std::string test_code, std::string setup_code) {
 }
 
 StatusOr<std::vector<TestCase>> ParseTestsJson(const std::string& text, const std::string& origin) {
+  EGCA_RETURN_IF_ERROR(CheckJsonDepth(text, origin));
   json doc = ParseProtected(text);
   if (doc.is_discarded()) return InvalidArgument(origin + ": not valid JSON");
   if (doc.is_object()) return FromAppsObject(doc, origin);
@@ -284,6 +287,7 @@ StatusOr<std::vector<TestCase>> ParseTestsJson(const std::string& text, const st
 
 StatusOr<std::vector<TestCase>> TestsFromAppsInputOutput(const std::string& text,
                                                          const std::string& origin) {
+  EGCA_RETURN_IF_ERROR(CheckJsonDepth(text, origin));
   json doc = ParseProtected(text);
   if (doc.is_discarded() || !doc.is_object()) {
     return InvalidArgument(origin + ": not a JSON object");

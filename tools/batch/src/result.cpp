@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "egca/core/json_depth.h"
+
 namespace egca::batch {
 
 using json = nlohmann::ordered_json;
@@ -182,6 +184,7 @@ class Reader {
 };
 
 StatusOr<json> ParseObject(std::string_view text) {
+  EGCA_RETURN_IF_ERROR(CheckJsonDepth(text, "record"));
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("not a JSON object");
   return j;

@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "egca/core/files.h"
+#include "egca/core/json_depth.h"
 
 namespace egca::batch {
 
@@ -100,7 +101,8 @@ Status ParseStoreText(std::string_view text, const std::string& path, StoreConte
       pos = nl + 1;
       continue;
     }
-    json j = json::parse(*object, nullptr, false);
+    json j = CheckJsonDepth(*object, "").ok() ? json::parse(*object, nullptr, false)
+                                              : json(json::value_t::discarded);
     std::string type = j.is_object() && j.contains("type") && j["type"].is_string()
                            ? j["type"].get<std::string>()
                            : "";
@@ -175,6 +177,7 @@ std::string RunConfig::ToJson() const {
 }
 
 StatusOr<RunConfig> RunConfig::FromJson(std::string_view text) {
+  EGCA_RETURN_IF_ERROR(CheckJsonDepth(text, "config"));
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("config is not a JSON object");
   RunConfig c;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egca/core/files.h"
+#include "egca/core/json_depth.h"
 
 namespace egca::trainer {
 namespace {
@@ -46,6 +47,7 @@ StatusOr<ChatTemplate> ChatTemplate::FromJsonFile(const std::string& path) {
 }
 
 StatusOr<ChatTemplate> ChatTemplate::FromJson(std::string_view text, const std::string& name) {
+  EGCA_RETURN_IF_ERROR(CheckJsonDepth(text, name));
   json root;
   try {
     root = json::parse(text.begin(), text.end());

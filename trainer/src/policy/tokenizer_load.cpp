@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "egca/core/json_depth.h"
 #include "tokenizer_impl.h"
 
 namespace egca::trainer {
@@ -303,6 +304,7 @@ class Loader {
 StatusOr<std::unique_ptr<Tokenizer::Impl>> LoadTokenizerJson(std::string_view text,
                                                             const std::string& name,
                                                             const TokenizerOptions& options) {
+  EGCA_RETURN_IF_ERROR(CheckJsonDepth(text, name));
   json root;
   try {
     root = json::parse(text.begin(), text.end());

@@ -1,4 +1,4 @@
-#include "source_digest.h"
+#include "egca/core/sha256.h"
 
 #include <cstdint>
 #include <cstring>
@@ -9,7 +9,7 @@
 #define EGCA_SHA_NI 1
 #endif
 
-namespace egca::tracer::hook {
+namespace egca {
 namespace {
 
 constexpr uint32_t kRound[64] = {
@@ -162,4 +162,4 @@ bool Sha256UsesCpuExtensions() {
 #endif
 }
 
-}  // namespace egca::tracer::hook
+}  // namespace egca
