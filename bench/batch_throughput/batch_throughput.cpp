@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   // ones: routing them again would flatter the engine's dedup, not measure its overhead).
   std::vector<const Sample*> distinct;
   {
-    std::set<std::pair<std::string, uint64_t>> seen;
+    std::set<std::pair<std::string, std::string>> seen;
     for (const auto& s : samples.value()) {
       if (seen.emplace(s.problem_id, SampleKey(s)).second) distinct.push_back(&s);
     }

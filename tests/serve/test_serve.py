@@ -6,6 +6,7 @@ Only 127.0.0.1 is contacted; every wait is bounded."""
 from __future__ import annotations
 
 import concurrent.futures
+import hashlib
 import http.client
 import json
 import os
@@ -61,12 +62,16 @@ def all_samples() -> list[dict]:
 
 
 def sample_key(s: dict) -> str:
-    """egca-batch's sample key (batch::SampleKey): FNV-1a 64 of model, kind, completion."""
-    h = 0xcbf29ce484222325
-    kind = "body" if s["completion_is_body"] else "completion"
-    for b in f"{s['model']}\0{kind}\0{s['completion']}".encode():
-        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return f"{h:016x}"
+    """egca-batch's sample key (batch::SampleKey), computed independently: SHA-256 of
+    model, how the completion is read and the completion, each length-prefixed."""
+    if s.get("completion_is_body") is None:
+        read = "detect"
+    else:
+        read = "body" if s["completion_is_body"] else "program"
+    model, completion = s.get("model", "").encode(), s["completion"].encode()
+    text = (b"egca-sample/2\nmodel %d:" % len(model) + model +
+            b"\nread %s\ncompletion %d:" % (read.encode(), len(completion)) + completion)
+    return hashlib.sha256(text).hexdigest()
 
 
 IGNORED = ("grade_seconds", "localize_seconds", "shared_result", "crc", "type", "origin", "dup",

@@ -210,7 +210,7 @@ egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
     return egca::FailedPrecondition(fmt::format(
         "the store predates stored programs (sample {} has none); run it again with this "
         "egca-batch",
-        HexKey(record.key)));
+        record.key));
   }
   const ProblemResolution* resolution = nullptr;
   for (const ProblemResolution& p : store.problems) {
@@ -259,9 +259,9 @@ egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
       }
       if (routing.reference.empty()) {
         return egca::FailedPrecondition(fmt::format("the stand-in sample {} has no stored program",
-                                                    HexKey(resolution->stand_in_key)));
+                                                    resolution->stand_in_key));
       }
-      out.reference_name = "stand-in sample " + HexKey(resolution->stand_in_key);
+      out.reference_name = "stand-in sample " + resolution->stand_in_key;
       break;
     case ReferenceKind::kNone:
       routing.reference = problem->language == "cpp" ? "" : "pass\n";
@@ -297,7 +297,7 @@ egca::StatusOr<StoredRoute> RouteStoredSample(const StoreContents& store,
   out.tests = std::move(routing.tests);
   out.reference = std::move(routing.reference);
   out.sample_name =
-      fmt::format("sample {}#{} of {} ({}{})", HexKey(record.key), record.dup, record.problem,
+      fmt::format("sample {}#{} of {} ({}{})", record.key, record.dup, record.problem,
                   record.origin, record.model.empty() ? "" : ", " + record.model);
   return out;
 }
@@ -332,7 +332,7 @@ egca::StatusOr<std::map<std::string, std::string>> WriteExampleViews(const Store
   std::error_code ec;
   std::filesystem::create_directories(out_dir + "/views", ec);
   for (const ExampleRef& e : report.summary.examples) {
-    const std::string id = fmt::format("{}#{}", HexKey(e.key), e.dup);
+    const std::string id = fmt::format("{}#{}", e.key, e.dup);
     if (written.count(id)) continue;
     const SampleRecord* record = nullptr;
     for (const SampleRecord& r : store.samples) {
@@ -341,7 +341,7 @@ egca::StatusOr<std::map<std::string, std::string>> WriteExampleViews(const Store
     if (record == nullptr) continue;
     EGCA_ASSIGN_OR_RETURN(StoredRoute routed,
                           RouteStoredSample(store, problems, *record, executor.get(), &cpp_executor));
-    const std::string relative = fmt::format("views/{}-{}.html", HexKey(e.key), e.dup);
+    const std::string relative = fmt::format("views/{}-{}.html", e.key, e.dup);
     EGCA_RETURN_IF_ERROR(egca::WriteFileAtomic(out_dir + "/" + relative,
                                                egca::tools::RouteHtml(ViewOf(routed, *record))));
     written[id] = relative;
@@ -361,7 +361,6 @@ int Show(const ShowArgs& a) {
   auto contents = ReadStore(a.store);
   if (!contents.ok()) return Fail(kExitUsage, contents.status().ToString());
   const StoreContents& store = contents.value();
-  uint64_t key = 0;
   int32_t dup = -1;
   std::string key_text = a.key;
   if (size_t hash = key_text.find('#'); hash != std::string::npos) {
@@ -372,14 +371,17 @@ int Show(const ShowArgs& a) {
     }
     key_text.resize(hash);
   }
-  if (!ParseHexKey(key_text, &key)) {
-    return Fail(kExitUsage, fmt::format("KEY \"{}\": expected 16 hex digits (a sample key of "
-                                        "results.jsonl or report.md)",
+  // A key, or a prefix of one (at least 8 hex digits), as results.jsonl / report.md give it.
+  const bool hex = key_text.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!hex || key_text.size() < 8 || key_text.size() > 64) {
+    return Fail(kExitUsage, fmt::format("KEY \"{}\": expected a sample key of results.jsonl or "
+                                        "report.md (8 to 64 lowercase hex digits)",
                                         a.key));
   }
   std::vector<const SampleRecord*> found;
+  std::set<std::string> keys_found;
   for (const SampleRecord& r : store.samples) {
-    if (r.key != key || (dup >= 0 && r.dup != dup)) continue;
+    if (r.key.compare(0, key_text.size(), key_text) != 0 || (dup >= 0 && r.dup != dup)) continue;
     if (!a.problem.empty() && r.problem != a.problem) continue;
     found.push_back(&r);
   }
@@ -388,7 +390,15 @@ int Show(const ShowArgs& a) {
                                         a.problem.empty() ? "" : " of problem " + a.problem));
   }
   std::set<std::string> problems_found;
-  for (const SampleRecord* r : found) problems_found.insert(r->problem);
+  for (const SampleRecord* r : found) {
+    problems_found.insert(r->problem);
+    keys_found.insert(r->key);
+  }
+  if (keys_found.size() > 1) {
+    return Fail(kExitUsage, fmt::format("KEY \"{}\" is the prefix of {} sample keys ({}, ...); "
+                                        "give more digits",
+                                        a.key, keys_found.size(), *keys_found.begin()));
+  }
   if (problems_found.size() > 1) {
     return Fail(kExitUsage, fmt::format("key {} is a sample of {} problems ({}, ...); give "
                                         "--problem ID",

@@ -1,8 +1,8 @@
 // egca-serve: egca as an HTTP reward service for RL trainers (OpenRLHF's --remote_rm_url,
-// verl-style code-execution calls). HTTP/1.1 on cpp-httplib; routing on a fixed pool of
-// executors (service.h). Endpoints and formats: docs/serve.md.
+// verl-style code-execution calls). HTTP/1.1 on Boost.Beast (http_server.h: bounded
+// connections, bodies and read times); routing on a fixed pool of executors (service.h).
+// Endpoints and formats: docs/serve.md.
 #include <fmt/format.h>
-#include <httplib.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -16,11 +16,13 @@
 
 #include "egca/batch/result.h"
 #include "egca/core/files.h"
+#include "egca/core/json_depth.h"
 #include "egca/credit/grpo.h"
 #include "egca/credit/token_credit.h"
 #include "egca/datasets/datasets.h"
 #include "egca/tools/cli.h"
 #include "egca/tools/trace_view.h"
+#include "http_server.h"
 #include "metrics.h"
 #include "service.h"
 
@@ -74,12 +76,13 @@ double Number(const json& v, const std::string& where) {
   return d;
 }
 
-json ParseBody(const httplib::Request& req) {
-  if (long at = FindInvalidUtf8(req.body); at >= 0) {
+json ParseBody(const std::string& body) {
+  if (long at = FindInvalidUtf8(body); at >= 0) {
     Fail(400, fmt::format("request body is not valid UTF-8 (byte {})", at));
   }
+  if (Status deep = CheckJsonDepth(body, "request body"); !deep.ok()) Fail(400, deep.message());
   try {
-    json j = json::parse(req.body);
+    json j = json::parse(body);
     if (!j.is_object())
       Fail(400, fmt::format("request body: expected a JSON object, got {}", TypeName(j)));
     return j;
@@ -138,6 +141,7 @@ json LabelSpec(const json& label, const std::string& where) {
   std::string text = String(label, where);
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') {
+    if (Status deep = CheckJsonDepth(text, where); !deep.ok()) Fail(400, deep.message());
     try {
       return json::parse(text);
     } catch (const json::parse_error&) {
@@ -548,8 +552,6 @@ std::string HandleTokenAdvantages(const json& body) {
 
 // ---------------------------------------------------------------- the server
 
-thread_local Clock::time_point t_request_start;
-
 std::string EndpointLabel(const std::string& path) {
   for (const char* known : {"/get_reward", "/route", "/token_advantages", "/healthz", "/metrics"}) {
     if (path == known) return path;
@@ -562,7 +564,9 @@ struct Args {
   std::string format = "auto", host = "127.0.0.1", port_file, grading_trace = "auto";
   int port = 8000, workers = 0, http_threads = 0;
   size_t queue = 4096, max_body = 64 << 20, max_samples = 4096;
+  size_t max_connections = 1024, body_budget = 0;
   double timeout = 5, request_timeout = 600;
+  double header_timeout = 10, body_timeout = 60, write_timeout = 30;
   uint64_t seed = 0, max_program_bytes = 1 << 20;
   bool runtime_error_is_logic = false, no_comparability = false, passing_bypasses_gates = false;
   bool extract_constraints = false;
@@ -631,77 +635,55 @@ int Serve(const Args& a) {
   serve::HttpMetrics metrics;
   std::atomic<int> in_flight{0};
 
-  httplib::Server svr;
-  const int http_threads = a.http_threads > 0 ? a.http_threads : std::max(32, 2 * so.workers + 16);
-  svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
-  svr.set_payload_max_length(a.max_body);
-  svr.set_keep_alive_max_count(1000);
-  svr.set_read_timeout(30);
-  svr.set_write_timeout(30);
-  svr.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
-    t_request_start = Clock::now();
-    if (service->draining() && req.path != "/healthz" && req.path != "/metrics") {
-      res.status = 503;
-      res.set_content(ErrorBody("shutting down: no new requests"), "application/json");
-      return httplib::Server::HandlerResponse::Handled;
+  serve::HttpServerOptions ho;
+  ho.host = a.host;
+  ho.port = a.port;
+  ho.max_body = a.max_body;
+  ho.body_budget = std::max(a.max_body, a.body_budget > 0 ? a.body_budget
+                                                         : std::max<size_t>(4 * a.max_body, 256 << 20));
+  ho.max_connections = a.max_connections;
+  ho.handler_threads = a.http_threads > 0 ? a.http_threads : std::max(32, 2 * so.workers + 16);
+  ho.header_timeout = a.header_timeout;
+  ho.body_timeout = a.body_timeout;
+  ho.write_timeout = a.write_timeout;
+  serve::HttpServer server(ho);
+  server.SetLogger([&](const serve::HttpRequest& req, int status, double seconds) {
+    metrics.Observe(EndpointLabel(req.path), status, seconds);
+  });
+  auto json_response = [](int status, std::string body) {
+    return serve::HttpResponse{status, "application/json", std::move(body), {}};
+  };
+  const std::vector<std::string> post_paths = {"/get_reward", "/route", "/token_advantages"};
+  server.SetFallback([&, post_paths](const serve::HttpRequest& req) {
+    if (std::find(post_paths.begin(), post_paths.end(), req.path) != post_paths.end()) {
+      serve::HttpResponse r = json_response(
+          405, ErrorBody(fmt::format("{} takes POST with a JSON body", req.path)));
+      r.headers.emplace_back("Allow", "POST");
+      return r;
     }
-    return httplib::Server::HandlerResponse::Unhandled;
+    return json_response(404, ErrorBody(fmt::format(
+                                   "no endpoint {} {} (POST /get_reward, /route, "
+                                   "/token_advantages; GET /healthz, /metrics)",
+                                   req.method, req.path)));
   });
-  svr.set_logger([&](const httplib::Request& req, const httplib::Response& res) {
-    std::chrono::duration<double> took = Clock::now() - t_request_start;
-    metrics.Observe(EndpointLabel(req.path), res.status, took.count());
-  });
-  svr.set_error_handler([&](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    std::string reason;
-    switch (res.status) {
-      case 404:
-        reason = fmt::format(
-            "no endpoint {} {} (POST /get_reward, /route, /token_advantages; "
-            "GET /healthz, /metrics)",
-            req.method, req.path);
-        break;
-      case 413:
-        reason = fmt::format("request body exceeds --max-body {} bytes", a.max_body);
-        break;
-      default:
-        reason = fmt::format("HTTP {}", res.status);
-    }
-    res.set_content(ErrorBody(reason), "application/json");
-  });
-  svr.set_exception_handler(
-      [&](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        res.status = 500;
-        res.set_content(ErrorBody("internal error: " + what), "application/json");
-      });
 
   auto post = [&](const char* path,
                   std::function<std::string(const json&, Clock::time_point)> handler) {
-    svr.Post(path, [&, handler](const httplib::Request& req, httplib::Response& res) {
+    server.Route("POST", path, [&, handler](const serve::HttpRequest& req) {
+      if (service->draining()) return json_response(503, ErrorBody("shutting down: no new requests"));
       ++in_flight;
+      serve::HttpResponse res;
       try {
-        res.set_content(handler(ParseBody(req), t_request_start), "application/json");
+        res = json_response(200, handler(ParseBody(req.body), req.received));
       } catch (const HttpError& e) {
-        res.status = e.status;
-        res.set_content(ErrorBody(e.reason), "application/json");
+        res = json_response(e.status, ErrorBody(e.reason));
       } catch (const json::exception& e) {  // a type nlohmann refused (never expected)
-        res.status = 400;
-        res.set_content(ErrorBody(std::string("bad request: ") + e.what()), "application/json");
+        res = json_response(400, ErrorBody(std::string("bad request: ") + e.what()));
+      } catch (const std::exception& e) {
+        res = json_response(500, ErrorBody(std::string("internal error: ") + e.what()));
       }
       --in_flight;
-    });
-    svr.Get(path, [path](const httplib::Request&, httplib::Response& res) {
-      res.status = 405;
-      res.set_header("Allow", "POST");
-      res.set_content(ErrorBody(fmt::format("{} takes POST with a JSON body", path)),
-                      "application/json");
+      return res;
     });
   };
   post("/route", [&](const json& body, Clock::time_point start) {
@@ -712,35 +694,37 @@ int Serve(const Args& a) {
   });
   post("/token_advantages",
        [&](const json& body, Clock::time_point) { return HandleTokenAdvantages(body); });
-  svr.Get("/healthz", [&](const httplib::Request&, httplib::Response& res) {
-    auto c = service->Counters();
-    ojson j;
-    j["status"] = service->draining() ? "draining" : "ok";
-    j["problems"] = service->problem_count();
-    j["workers"] = c.workers;
-    j["busy"] = c.busy;
-    j["queue_depth"] = c.queue_depth;
-    j["queue_capacity"] = c.queue_capacity;
-    if (service->draining()) res.status = 503;
-    res.set_content(j.dump(), "application/json");
-  });
-  svr.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics.Render(service->Counters(), in_flight.load(), service->draining()),
-                    "text/plain; version=0.0.4");
-  });
+  // Health and metrics run on the I/O thread: they answer while every handler is busy.
+  server.Route(
+      "GET", "/healthz",
+      [&](const serve::HttpRequest&) {
+        auto c = service->Counters();
+        ojson j;
+        j["status"] = service->draining() ? "draining" : "ok";
+        j["problems"] = service->problem_count();
+        j["workers"] = c.workers;
+        j["busy"] = c.busy;
+        j["queue_depth"] = c.queue_depth;
+        j["queue_capacity"] = c.queue_capacity;
+        j["connections"] = server.open_connections();
+        return json_response(service->draining() ? 503 : 200, j.dump());
+      },
+      /*fast=*/true);
+  server.Route(
+      "GET", "/metrics",
+      [&](const serve::HttpRequest&) {
+        return serve::HttpResponse{
+            200, "text/plain; version=0.0.4",
+            metrics.Render(service->Counters(), in_flight.load(), service->draining()), {}};
+      },
+      /*fast=*/true);
 
-  int port = a.port;
-  if (port == 0) {
-    port = svr.bind_to_any_port(a.host);
-    if (port < 0) {
-      fmt::print(stderr, "egca-serve: cannot bind {} (any port)\n", a.host);
-      return 1;
-    }
-  } else if (!svr.bind_to_port(a.host, port)) {
-    fmt::print(stderr, "egca-serve: cannot bind {}:{} (in use, or not an address of this host)\n",
-               a.host, port);
+  auto bound = server.Bind();
+  if (!bound.ok()) {
+    fmt::print(stderr, "egca-serve: {}\n", bound.status().message());
     return 1;
   }
+  const int port = bound.value();
   if (!a.port_file.empty()) {
     std::string tmp = a.port_file + ".tmp";
     if (FILE* f = std::fopen(tmp.c_str(), "w")) {
@@ -762,20 +746,18 @@ int Serve(const Args& a) {
         fmt::print(stderr, "egca-serve: stopping: finishing {} in-flight requests\n",
                    in_flight.load());
         while (in_flight.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        svr.stop();
+        // The answers of the last requests are written by the I/O thread: give it a moment.
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        server.Stop();
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
-  bool listened = svr.listen_after_bind();
+  server.Run();
   done = true;
   watcher.join();
   service.reset();  // joins the workers, stops the executors
-  if (!g_signalled && !listened) {
-    fmt::print(stderr, "egca-serve: the server stopped unexpectedly\n");
-    return 1;
-  }
   fmt::print(stderr, "egca-serve: stopped\n");
   return 0;
 }
@@ -795,8 +777,21 @@ int main(int argc, char** argv) {
   app.add_option("--workers", a.workers, "executors (default: all cores)")
       ->check(CLI::Range(0, 1024));
   app.add_option("--http-threads", a.http_threads,
-                 "connection threads (default max(32, 2*workers+16))")
+                 "request handlers running at once (default max(32, 2*workers+16))")
       ->check(CLI::Range(0, 4096));
+  app.add_option("--max-connections", a.max_connections,
+                 "open connections (past it the longest-idle one is closed)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20));
+  app.add_option("--body-budget", a.body_budget,
+                 "bytes of all request bodies held at once (default max(4 x --max-body, 256 MiB))")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 40));
+  app.add_option("--header-timeout", a.header_timeout,
+                 "seconds for a request's header to arrive (idle keep-alive time included)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--body-timeout", a.body_timeout, "seconds for a request's body to arrive")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--write-timeout", a.write_timeout, "seconds for a client to take its answer")
+      ->check(CLI::PositiveNumber);
   app.add_option("--queue", a.queue, "jobs waiting for an executor before 503")
       ->check(CLI::Range(size_t{1}, size_t{1} << 24));
   app.add_option("--max-body", a.max_body, "largest request body, bytes (413 above)")

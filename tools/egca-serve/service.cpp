@@ -6,6 +6,7 @@
 
 #include "egca/batch/runner.h"
 #include "egca/core/files.h"
+#include "egca/core/sha256.h"
 #include "egca/diff/divergence.h"
 #include "egca/gates/constraints.h"
 #include "egca/tracer/test_case.h"
@@ -65,12 +66,14 @@ StatusOr<std::shared_ptr<ProblemEntry>> Service::Inline(const std::string& refer
                                                         const std::string& tests_json,
                                                         const std::string& prompt,
                                                         const std::string& entry_point) {
-  std::string text = reference;
-  for (const std::string* part : {&tests_json, &prompt, &entry_point}) {
-    text += '\0';
+  // SHA-256 of the length-prefixed parts: two different problems never share an entry (a
+  // 64-bit hash here let one request's reference and tests grade another's samples).
+  std::string text = "egca-inline-problem/1";
+  for (const std::string* part : {&reference, &tests_json, &prompt, &entry_point}) {
+    text += fmt::format("\n{}:", part->size());
     text += *part;
   }
-  const uint64_t key = batch::Fnv1a64(text);
+  const std::string key = Sha256Hex(text);
   {
     std::lock_guard<std::mutex> lock(inline_mu_);
     auto it = inline_.find(key);
@@ -86,7 +89,7 @@ StatusOr<std::shared_ptr<ProblemEntry>> Service::Inline(const std::string& refer
                         tracer::ParseTestsJson(tests_json, "tests"));
   if (tests.empty()) return InvalidArgument("tests: no test given");
   auto e = std::make_shared<ProblemEntry>();
-  e->record.id = "inline/" + batch::HexKey(key);
+  e->record.id = "inline/" + key;
   e->record.dataset = "inline";
   e->record.prompt = prompt;
   e->record.entry_point = entry_point;
@@ -102,8 +105,9 @@ StatusOr<std::shared_ptr<ProblemEntry>> Service::Inline(const std::string& refer
 Admission Service::Submit(const std::shared_ptr<Batch>& batch, Status* error) {
   Batch& b = *batch;
   b.results.assign(b.samples.size(), {});
-  // Distinct programs of one problem are routed once (egca-batch's identical samples).
-  std::map<std::pair<const ProblemEntry*, uint64_t>, size_t> job_of;
+  // Distinct programs of one problem are routed once (egca-batch's identical samples): the
+  // key is batch::SampleKey, SHA-256 of everything that decides how the sample is read.
+  std::map<std::pair<const ProblemEntry*, std::string>, size_t> job_of;
   for (size_t i = 0; i < b.samples.size(); ++i) {
     const ProblemEntry& p = *b.problems[i];
     datasets::SampleProgram program = datasets::ProgramOf(b.samples[i], p.record);

@@ -147,7 +147,7 @@ class Service {
   std::vector<std::thread> threads_;
 
   mutable std::mutex inline_mu_;
-  std::map<uint64_t, std::shared_ptr<ProblemEntry>> inline_;
+  std::map<std::string, std::shared_ptr<ProblemEntry>> inline_;  // by SHA-256 of the parts
 
   mutable std::mutex mu_;  // the queue and the counters
   std::condition_variable work_;

@@ -366,7 +366,7 @@ json SummaryObject(const Report& report) {
   for (const ExampleRef& e : s.examples) {
     examples.push_back({{"label", e.label},
                         {"problem", e.problem},
-                        {"key", HexKey(e.key)},
+                        {"key", e.key},
                         {"dup", e.dup},
                         {"what", e.what}});
   }
@@ -613,8 +613,8 @@ std::string ReportMarkdown(const Report& report) {
         "|---|---|---|---|\n";
     for (const ExampleRef& e : s.examples) {
       std::string key =
-          fmt::format("`{}{}`", HexKey(e.key), e.dup > 0 ? fmt::format("#{}", e.dup) : "");
-      auto view = report.options.example_views.find(fmt::format("{}#{}", HexKey(e.key), e.dup));
+          fmt::format("`{}{}`", e.key, e.dup > 0 ? fmt::format("#{}", e.dup) : "");
+      auto view = report.options.example_views.find(fmt::format("{}#{}", e.key, e.dup));
       if (view != report.options.example_views.end()) {
         key = fmt::format("[{}]({})", key, view->second);
       }

@@ -21,6 +21,14 @@ uint64_t Fnv1a64(std::string_view data, uint64_t seed) {
 
 std::string HexKey(uint64_t key) { return fmt::format("{:016x}", key); }
 
+bool IsSampleKeyText(std::string_view text) {
+  if (text.size() != 64 && text.size() != 16) return false;
+  for (char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
 bool ParseHexKey(std::string_view text, uint64_t* key) {
   if (text.size() != 16) return false;
   uint64_t v = 0;
@@ -117,12 +125,12 @@ class Reader {
     if (!f->is_boolean()) return Fail(fmt::format("field \"{}\" is not a boolean", name)), false;
     return f->get<bool>();
   }
-  uint64_t Key(const char* name) {
+  std::string Key(const char* name) {
     std::string s = String(name);
-    uint64_t k = 0;
-    if (status_.ok() && !ParseHexKey(s, &k))
-      Fail(fmt::format("field \"{}\" is not a 16-digit hex key", name));
-    return k;
+    if (status_.ok() && !IsSampleKeyText(s))
+      Fail(fmt::format("field \"{}\" is not a sample key (64 hex digits, or 16 in format 1)",
+                       name));
+    return s;
   }
   template <typename T>
   std::optional<T> Optional(const char* name) {
@@ -200,7 +208,7 @@ std::string SampleRecordJson(const SampleRecord& r) {
   }
   json j = {{"type", "sample"},
             {"problem", r.problem},
-            {"key", HexKey(r.key)},
+            {"key", r.key},
             {"dup", r.dup},
             {"model", r.model},
             {"difficulty", r.difficulty},
@@ -252,7 +260,7 @@ std::string ProblemResolutionJson(const ProblemResolution& p) {
             {"references", p.references},
             {"reference", ReferenceKindName(p.reference)},
             {"reference_index", p.reference_index},
-            {"stand_in_key", HexKey(p.stand_in_key)},
+            {"stand_in_key", p.stand_in_key},
             {"reference_failed", p.reference_failed},
             {"reference_failure", p.reference_failure}};
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -335,7 +343,8 @@ StatusOr<ProblemResolution> ParseProblemResolution(std::string_view text) {
   p.references = static_cast<int32_t>(in.Int("references"));
   std::string reference = in.String("reference");
   p.reference_index = static_cast<int32_t>(in.Int("reference_index"));
-  p.stand_in_key = in.Key("stand_in_key");
+  p.stand_in_key = in.String("stand_in_key");  // "" when there is no stand-in
+  if (!p.stand_in_key.empty()) p.stand_in_key = in.Key("stand_in_key");
   p.reference_failed = in.Bool("reference_failed");
   p.reference_failure = in.String("reference_failure");
   EGCA_RETURN_IF_ERROR(in.status());

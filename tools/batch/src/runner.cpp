@@ -18,6 +18,7 @@
 #include "egca/cfg/boundaries.h"
 #include "egca/cfg/cfg.h"
 #include "egca/core/files.h"
+#include "egca/core/sha256.h"
 #include "egca/cpp/router.h"
 #include "egca/diff/divergence.h"
 
@@ -34,7 +35,7 @@ double Since(Clock::time_point t) {
 // One sample of the run, matched to its problem.
 struct Item {
   size_t sample = 0;  // index into the samples
-  uint64_t key = 0;
+  std::string key;
   int32_t dup = 0;
   bool done = false;  // already in the store
 };
@@ -43,7 +44,7 @@ struct Item {
 struct Task {
   size_t problem = 0;  // index into Work::problems
   SampleProgram program;
-  uint64_t key = 0;
+  std::string key;
   std::vector<Item> items;  // copies, dup order
   bool pending() const {
     return std::any_of(items.begin(), items.end(), [](const Item& i) { return !i.done; });
@@ -150,13 +151,16 @@ std::string ProblemKind(const ProblemRecord& problem) {
   return "mixed";
 }
 
-uint64_t SampleKey(const Sample& sample) {
-  std::string text = sample.model;
-  text += '\0';
-  text += sample.completion_is_body ? "body" : "completion";
-  text += '\0';
+std::string SampleKey(const Sample& sample) {
+  // Length-prefixed fields: no two different samples encode to the same text.
+  const char* read = sample.detect_body          ? "detect"
+                     : sample.completion_is_body ? "body"
+                                                 : "program";
+  std::string text = fmt::format("egca-sample/2\nmodel {}:", sample.model.size());
+  text += sample.model;
+  text += fmt::format("\nread {}\ncompletion {}:", read, sample.completion.size());
   text += sample.completion;
-  return Fnv1a64(text);
+  return Sha256Hex(text);
 }
 
 std::optional<double> RelativePosition(int32_t line, int32_t first, int32_t last) {
@@ -321,13 +325,13 @@ void Runner::Plan(std::vector<BadRecord>* bad) {
   }
   std::unordered_map<std::string, std::string> hints;  // unknown id -> did-you-mean text
 
-  std::set<std::tuple<std::string, uint64_t, int32_t>> done;
+  std::set<std::tuple<std::string, std::string, int32_t>> done;
   for (const auto& r : store_->existing().samples) done.emplace(r.problem, r.key, r.dup);
   std::map<std::string, const ProblemResolution*> resolved;
   for (const auto& p : store_->existing().problems) resolved.emplace(p.problem, &p);
 
   // (problem, key) -> task; dup counters.
-  std::map<std::pair<size_t, uint64_t>, size_t> task_of;
+  std::map<std::pair<size_t, std::string>, size_t> task_of;
   int64_t taken = 0;
   for (size_t s = 0; s < samples_.size(); ++s) {
     const Sample& sample = samples_[s];
@@ -349,7 +353,7 @@ void Runner::Plan(std::vector<BadRecord>* bad) {
     if (ProblemShard(problem.id, options_.shard_count) != options_.shard_index) continue;
     if (problem.tests.empty()) continue;  // the problem itself is reported below
     if (options_.limit >= 0 && taken >= options_.limit) break;
-    uint64_t key = SampleKey(sample);
+    std::string key = SampleKey(sample);
     auto [it, fresh] = task_of.emplace(std::make_pair(found->second, key), work_.tasks.size());
     if (fresh) {
       Task t;
@@ -521,7 +525,7 @@ Status Runner::SetUpRouting(WorkProblem& p) {
       if (!found) {
         return FailedPrecondition(fmt::format(
             "problem {}: the store's stand-in sample {} is not among this run's samples",
-            problem.id, HexKey(res.stand_in_key)));
+            problem.id, res.stand_in_key));
       }
       break;
     }

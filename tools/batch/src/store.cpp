@@ -24,7 +24,19 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-constexpr const char* kFormat = "egca-batch-store/1";
+// Format 2 keys samples by SHA-256 (runner.h SampleKey). Format 1 keyed them by a 64-bit
+// FNV-1a that ignored detect_body and could be made to collide: its stores are read
+// (report, show) but never resumed or merged.
+constexpr const char* kFormat = "egca-batch-store/2";
+constexpr const char* kFormat1 = "egca-batch-store/1";
+
+Status RefuseFormat1(const std::string& what) {
+  return FailedPrecondition(fmt::format(
+      "{}: store format {} (64-bit FNV-1a sample keys, which can collide and ignore "
+      "detect_body); this egca writes {} (SHA-256 keys). It can still be read (egca-batch "
+      "report, show) but not resumed or merged: run again into a new --store",
+      what, kFormat1, kFormat));
+}
 constexpr const char* kResultsFile = "results.jsonl";
 constexpr const char* kLockFile = "lock";
 // `,"crc":"xxxxxxxx"}`
@@ -107,14 +119,16 @@ Status ParseStoreText(std::string_view text, const std::string& path, StoreConte
                            ? j["type"].get<std::string>()
                            : "";
     if (!have_header) {
-      if (type != "header" || !j.contains("format") || j["format"] != kFormat ||
-          !j.contains("config")) {
+      const bool format1 = j.is_object() && j.contains("format") && j["format"] == kFormat1;
+      if (type != "header" || !j.contains("format") ||
+          (j["format"] != kFormat && !format1) || !j.contains("config")) {
         return DataLoss(fmt::format("{}:{}: not an egca-batch store header (format {})", path,
                                     line_no, kFormat));
       }
       auto config = RunConfig::FromJson(j["config"].dump());
       if (!config.ok()) return config.status().WithContext(fmt::format("{}:{}", path, line_no));
       out->config = std::move(config).value();
+      out->format = format1 ? 1 : 2;
       have_header = true;
     } else if (type == "sample") {
       auto r = ParseSampleRecord(*object);
@@ -297,6 +311,7 @@ StatusOr<std::unique_ptr<ResultStore>> ResultStore::Open(const std::string& dir,
   if (exists) {
     EGCA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
     EGCA_RETURN_IF_ERROR(ParseStoreText(text, path, &store->existing_));
+    if (store->existing_.format == 1) return RefuseFormat1(dir);
     Status same = CompareConfigs(store->existing_.config, config, ConfigMatch::kResume);
     if (!same.ok()) {
       return FailedPrecondition(
@@ -385,7 +400,7 @@ Status MergeStores(const std::vector<std::string>& inputs, const std::string& ou
                    MergeReport* report) {
   if (inputs.empty()) return InvalidArgument("merge: no input stores");
   StoreContents merged;
-  std::map<std::tuple<std::string, uint64_t, int32_t>, size_t> samples;
+  std::map<std::tuple<std::string, std::string, int32_t>, size_t> samples;
   std::map<std::string, ProblemResolution> problems;
   std::set<std::tuple<std::string, int64_t, std::string>> bad;
   std::map<int32_t, std::string> shards;
@@ -394,6 +409,7 @@ Status MergeStores(const std::vector<std::string>& inputs, const std::string& ou
     auto contents = ReadStore(inputs[i]);
     if (!contents.ok()) return contents.status();
     StoreContents& c = contents.value();
+    if (c.format == 1) return RefuseFormat1("merge: " + inputs[i]);
     if (i == 0) {
       merged.config = c.config;
       shard_count = c.config.shard_count;
@@ -431,7 +447,7 @@ Status MergeStores(const std::vector<std::string>& inputs, const std::string& ou
         if (!SameResult(merged.samples[found->second], s)) {
           return FailedPrecondition(fmt::format(
               "merge: sample {} {} (dup {}) has different results in two stores (second: {})",
-              s.problem, HexKey(s.key), s.dup, inputs[i]));
+              s.problem, s.key, s.dup, inputs[i]));
         }
         if (report) ++report->duplicates;
         continue;

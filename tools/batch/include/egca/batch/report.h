@@ -72,7 +72,7 @@ struct ProblemRow {
 struct ExampleRef {
   std::string label;  // "LOGIC", "divergence: value", "worst problem HumanEval/3"
   std::string problem;
-  uint64_t key = 0;
+  std::string key;
   int32_t dup = 0;
   std::string what;  // its reason, one line
 };

@@ -23,11 +23,17 @@ namespace egca::batch {
 
 using credit::FailureMode;
 
-// 64-bit FNV-1a: stable across platforms and runs (keys, shard assignment, file digests).
+// 64-bit FNV-1a: stable across platforms and runs (shard assignment, file digests). Not
+// collision-resistant: never an identity a candidate chooses the input of (sample keys are
+// SHA-256, runner.h SampleKey).
 uint64_t Fnv1a64(std::string_view data, uint64_t seed = 0xcbf29ce484222325ULL);
 // "%016x", and its inverse (false on anything else).
 std::string HexKey(uint64_t key);
 bool ParseHexKey(std::string_view text, uint64_t* key);
+
+// A sample key as stored: 64 lowercase hex digits (SHA-256, store format 2), or 16 (the
+// 64-bit FNV-1a keys of store format 1, readable but never resumed).
+bool IsSampleKeyText(std::string_view text);
 
 // A span of the program and, when it lies in text the model generated, the same span in
 // the completion.
@@ -66,18 +72,18 @@ struct ProblemResolution {
   int32_t references = 0;  // reference solutions the data set gives
   ReferenceKind reference = ReferenceKind::kGiven;
   int32_t reference_index = -1;  // kGiven: which of the data set's references
-  uint64_t stand_in_key = 0;     // kStandIn: the stand-in sample's key (dup 0)
+  std::string stand_in_key;      // kStandIn: the stand-in sample's key (dup 0)
   // A given reference failed its own tests (first failing one: "test 3: WRONG_ANSWER ...").
   bool reference_failed = false;
   std::string reference_failure;
 };
 
 struct SampleRecord {
-  // Identity: (problem, key, dup). key = Fnv1a64 of the model, the sample kind and the
-  // completion; dup numbers identical samples of one problem in input order (identical
-  // programs are routed once; every copy is its own record).
+  // Identity: (problem, key, dup). key = SampleKey: SHA-256 (hex) of the model, how the
+  // completion is read and the completion; dup numbers identical samples of one problem in
+  // input order (identical programs are routed once; every copy is its own record).
   std::string problem;
-  uint64_t key = 0;
+  std::string key;
   int32_t dup = 0;
   std::string model;
   std::string difficulty;

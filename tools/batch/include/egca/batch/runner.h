@@ -116,8 +116,12 @@ StatusOr<RunStats> RunBatch(const std::vector<ProblemRecord>& problems,
 // ProblemResolution::kind of a problem, from its tests and starter code.
 std::string ProblemKind(const ProblemRecord& problem);
 
-// The sample key: Fnv1a64 of model, '\0', "body"/"completion", '\0', completion.
-uint64_t SampleKey(const Sample& sample);
+// The sample key: lowercase hex SHA-256 of everything that decides how the sample is read
+// and recorded: "egca-sample/2\nmodel <n>:<model>\nread <r>\ncompletion <n>:<completion>",
+// r = "detect" (Sample::detect_body), "body" (completion_is_body) or "program", <n> the
+// byte length of the field that follows. Two samples share a result only when their keys
+// (and problem) are equal.
+std::string SampleKey(const Sample& sample);
 
 // The record of one routed program (exposed for tests): identity fields from `sample`,
 // spans mapped into the completion through `program`.

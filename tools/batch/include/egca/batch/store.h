@@ -1,7 +1,7 @@
 // The result store of a batch run: a directory with one append-only JSONL file,
 // `results.jsonl`, and a lock file.
 //
-//   line 1     {"type":"header","format":"egca-batch-store/1","config":{...},"crc":"..."}
+//   line 1     {"type":"header","format":"egca-batch-store/2","config":{...},"crc":"..."}
 //   then       {"type":"problem",...}  one per problem, before its samples (ProblemResolution)
 //              {"type":"sample",...}   one per sample (SampleRecord)
 //              {"type":"bad",...}      a bad input record (file, line, message)
@@ -14,7 +14,9 @@
 // whole record. A corrupt line in the middle (disk damage) is skipped and counted; its
 // sample is simply routed again.
 //
-// Identity: a sample is keyed by (problem, key, dup); a restart skips done keys. The
+// Identity: a sample is keyed by (problem, key, dup), key = SampleKey (SHA-256, 64 hex);
+// a restart skips done keys. Format 1 stores (16-hex FNV-1a keys) are read but not resumed
+// or merged. The
 // header's config names the data (file digests), the options that change results and the
 // shard; a store refuses to be resumed with a different config (the error names the first
 // field that differs).
@@ -87,6 +89,9 @@ struct StoreContents {
   std::vector<SampleRecord> samples;
   std::vector<BadRecord> bad;
   std::vector<SessionRecord> sessions;
+  // Store format: 2 (SHA-256 sample keys), or 1 (FNV-1a keys: readable, never resumed or
+  // merged; ResultStore::Open and MergeStores refuse it with a message saying so).
+  int format = 2;
   int64_t torn_lines = 0;     // a torn last line (ignored)
   int64_t corrupt_lines = 0;  // lines in the middle failing their check (ignored)
   uint64_t valid_bytes = 0;   // bytes up to the end of the last whole record
