@@ -359,26 +359,37 @@ NodeAdvantages ComputeNodeAdvantages(const MurphyTree& tree, const std::vector<d
 std::vector<MtTrajectory> GrpoMtTrajectories(const MurphyTree& tree,
                                              const GroupAdvantageOptions& options) {
   std::vector<MtTrajectory> out;
+  // Depth-first over retained nodes with an explicit stack (a tree built through the Python
+  // API can be one long chain): path[k] is the node at depth k, next[k] the index of its
+  // next child to visit.
   std::vector<int> path;
-  // Recursion depth is the number of turns (a handful).
-  auto visit = [&](auto&& self, int id) -> void {
-    path.push_back(id);
-    bool leaf = true;
-    for (int c : tree.nodes[id].children) {
-      if (!tree.nodes[c].retained) continue;
+  std::vector<size_t> next;
+  for (int root : tree.root_group) {
+    if (!tree.nodes[root].retained) continue;
+    path.assign(1, root);
+    next.assign(1, 0);
+    bool leaf = true;  // the node on top of the stack has no retained child visited yet
+    while (!path.empty()) {
+      const MurphyNode& n = tree.nodes[path.back()];
+      size_t& k = next.back();
+      while (k < n.children.size() && !tree.nodes[n.children[k]].retained) ++k;
+      if (k < n.children.size()) {
+        const int child = n.children[k++];
+        path.push_back(child);
+        next.push_back(0);
+        leaf = true;
+        continue;
+      }
+      if (leaf) {
+        MtTrajectory t;
+        t.path = path;
+        t.final_reward = n.reward;
+        out.push_back(std::move(t));
+      }
+      path.pop_back();
+      next.pop_back();
       leaf = false;
-      self(self, c);
     }
-    if (leaf) {
-      MtTrajectory t;
-      t.path = path;
-      t.final_reward = tree.nodes[id].reward;
-      out.push_back(std::move(t));
-    }
-    path.pop_back();
-  };
-  for (int id : tree.root_group) {
-    if (tree.nodes[id].retained) visit(visit, id);
   }
   std::vector<double> rewards;
   rewards.reserve(out.size());
@@ -402,9 +413,12 @@ std::string DumpMurphyTree(const MurphyTree& tree, const MurphyDumpOptions& opti
   if (options.advantages) {
     for (const MurphyGroup& g : options.advantages->groups) group_of[g.parent + 1] = &g;
   }
-  auto dump_group = [&](auto&& self, int parent, const std::vector<int>& members,
-                        int depth) -> void {
-    const std::string indent(2 * depth, ' ');
+  // Iterative (a tree built through the Python API can be one long chain): one frame per
+  // open group. Indentation stops growing past kMaxDumpIndent levels (each node line names
+  // its turn), so the text stays linear in the tree's size.
+  constexpr int kMaxDumpIndent = 64;
+  auto group_line = [&](int parent, const std::vector<int>& members, int depth) {
+    const std::string indent(2 * std::min(depth, kMaxDumpIndent), ' ');
     const int retained = static_cast<int>(RetainedMembers(tree, members).size());
     const MurphyGroup* g = group_of[parent + 1];
     if (parent < 0) {
@@ -420,7 +434,27 @@ std::string DumpMurphyTree(const MurphyTree& tree, const MurphyDumpOptions& opti
       out += buf;
     }
     out += '\n';
-    for (int id : members) {
+  };
+  struct Frame {
+    const std::vector<int>* members;
+    size_t next;
+    int depth;
+  };
+  std::vector<Frame> stack;
+  if (!tree.root_group.empty()) {
+    group_line(-1, tree.root_group, 0);
+    stack.push_back({&tree.root_group, 0, 0});
+  }
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.next == f.members->size()) {
+      stack.pop_back();
+      continue;
+    }
+    const int id = (*f.members)[f.next++];
+    const int depth = f.depth;
+    {
+      const std::string indent(2 * std::min(depth, kMaxDumpIndent), ' ');
       const MurphyNode& n = tree.nodes[id];
       if (!n.retained && !options.show_pruned) continue;
       std::snprintf(buf, sizeof(buf), "%s  n%d t%d r=%.4f", indent.c_str(), id, n.turn, n.reward);
@@ -439,10 +473,12 @@ std::string DumpMurphyTree(const MurphyTree& tree, const MurphyDumpOptions& opti
         out += " feedback=\"" + Excerpt(n.feedback, options.feedback_chars) + "\"";
       }
       out += '\n';
-      if (!n.children.empty()) self(self, id, n.children, depth + 2);
+      if (!n.children.empty()) {
+        group_line(id, n.children, depth + 2);
+        stack.push_back({&n.children, 0, depth + 2});  // `f` is not used past this point
+      }
     }
-  };
-  if (!tree.root_group.empty()) dump_group(dump_group, -1, tree.root_group, 0);
+  }
   return out;
 }
 

@@ -2,6 +2,7 @@
 // comments), determinism, and the well-formedness of the SVG.
 #include "egca/batch/report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,12 +12,15 @@
 namespace egca::batch {
 namespace {
 
+// A sample key for tests: `n` as 64 hex digits (keys sort as the numbers do).
+std::string TestKey(uint64_t n) { return fmt::format("{:064x}", n); }
+
 SampleRecord Rec(const std::string& problem, uint64_t key, FailureMode mode,
                  const std::string& model, const std::string& difficulty,
                  std::optional<int32_t> k) {
   SampleRecord r;
   r.problem = problem;
-  r.key = key;
+  r.key = TestKey(key);
   r.mode = mode;
   r.model = model;
   r.difficulty = difficulty;
@@ -331,7 +335,7 @@ TEST(Report, PassAtKPerProblemAndEmptySamplesApart) {
   for (const ExampleRef& e : s.examples) labels.push_back(e.label);
   EXPECT_EQ(labels, (std::vector<std::string>{"SYNTAX", "CONSTRAINT", "LOGIC", "CORRECT",
                                               "worst problem q2", "worst problem q1"}));
-  EXPECT_EQ(s.examples[5].key, 4u);  // q1's smallest failing key
+  EXPECT_EQ(s.examples[5].key, TestKey(4));  // q1's smallest failing key
   std::string md = ReportMarkdown(report);
   EXPECT_NE(md.find("| all samples | 15.00% | 50.00% | n/a |"), std::string::npos) << md;
   EXPECT_NE(md.find("| q1 | 10 | 3 | 1 | 30.00% | 100.00% | 0 | 1 | 6 | 2 |"), std::string::npos)

@@ -104,7 +104,7 @@ TEST(RunBatch, EverySampleOnceAndResumeWritesNothing) {
   ASSERT_TRUE(contents.ok());
   ASSERT_EQ(contents->samples.size(), 50u);
   EXPECT_EQ(contents->problems.size(), 5u);
-  std::set<std::tuple<std::string, uint64_t, int32_t>> keys;
+  std::set<std::tuple<std::string, std::string, int32_t>> keys;
   int64_t localized_in_completion = 0, shared = 0;
   std::map<std::string, const ProblemRecord*> by_id;
   for (const auto& p : s.problems) by_id[p.id] = &p;
@@ -163,7 +163,7 @@ TEST(RunBatch, StandInIsTheSmallestPassingKey) {
   ASSERT_TRUE(executor.ok());
   tracer::RunOptions run;
   run.limits.wall_seconds = run.limits.cpu_seconds = 1;
-  std::optional<uint64_t> expected;
+  std::optional<std::string> expected;
   for (const auto& x : samples) {
     auto graded = (*executor)->RunAll(ProgramOf(x, problem).code, problem.tests, run);
     ASSERT_TRUE(graded.ok());

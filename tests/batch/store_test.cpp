@@ -2,11 +2,13 @@
 // the single-writer lock, and merging shard stores.
 #include "egca/batch/store.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/scratch_dir.h"
 #include "egca/core/files.h"
@@ -25,10 +27,13 @@ SourceSpan Span(uint32_t b, uint32_t e, int l0, int c0, int l1, int c1) {
   return s;
 }
 
+// A sample key for tests: `n` as 64 hex digits (keys sort as the numbers do).
+std::string TestKey(uint64_t n) { return fmt::format("{:064x}", n); }
+
 SampleRecord Logic(const std::string& problem, uint64_t key) {
   SampleRecord r;
   r.problem = problem;
-  r.key = key;
+  r.key = TestKey(key);
   r.model = "codegen16B";
   r.difficulty = "interview";
   r.origin = "samples.jsonl:7";
@@ -81,7 +86,7 @@ TEST(SampleRecord, JsonRoundTrip) {
   EXPECT_EQ(back->earliest->completion.begin_byte, 20u);
   EXPECT_FALSE(back->last->in_completion);
   EXPECT_FALSE(back->violations[1].span.has_value());
-  EXPECT_EQ(HexKey(back->key), "0123456789abcdef");
+  EXPECT_EQ(back->key, "0000000000000000000000000000000000000000000000000123456789abcdef");
 }
 
 TEST(SampleRecord, MissingFieldIsNamed) {
@@ -124,7 +129,7 @@ TEST(ResultStore, RoundTripAndResume) {
     ProblemResolution p;
     p.problem = "apps/1";
     p.reference = ReferenceKind::kStandIn;
-    p.stand_in_key = 42;
+    p.stand_in_key = TestKey(42);
     p.tests = 3;
     ASSERT_TRUE((*store)->AppendProblem(p).ok());
     ASSERT_TRUE((*store)->AppendSamples({Logic("apps/1", 5), Logic("apps/1", 6)}).ok());
@@ -133,10 +138,10 @@ TEST(ResultStore, RoundTripAndResume) {
   auto contents = ReadStore(d);
   ASSERT_TRUE(contents.ok()) << contents.status().ToString();
   ASSERT_EQ(contents->samples.size(), 2u);
-  EXPECT_EQ(contents->samples[1].key, 6u);
+  EXPECT_EQ(contents->samples[1].key, TestKey(6));
   ASSERT_EQ(contents->problems.size(), 1u);
   EXPECT_EQ(contents->problems[0].reference, ReferenceKind::kStandIn);
-  EXPECT_EQ(contents->problems[0].stand_in_key, 42u);
+  EXPECT_EQ(contents->problems[0].stand_in_key, TestKey(42));
   ASSERT_EQ(contents->bad.size(), 1u);
   EXPECT_EQ(contents->bad[0].ToString(), "x.jsonl:4: missing field \"completion\"");
   EXPECT_EQ(contents->torn_lines, 0);
@@ -179,7 +184,7 @@ TEST(ResultStore, TornLastLineIsCutAndIgnored) {
   auto after = ReadStore(d);
   ASSERT_TRUE(after.ok());
   ASSERT_EQ(after->samples.size(), 3u);
-  EXPECT_EQ(after->samples[2].key, 3u);
+  EXPECT_EQ(after->samples[2].key, TestKey(3));
   EXPECT_EQ(after->torn_lines, 0);
   EXPECT_EQ(after->corrupt_lines, 0);
 }
@@ -194,7 +199,7 @@ TEST(ResultStore, CorruptMiddleLineIsSkippedAndCounted) {
   }
   std::string path = d + "/results.jsonl";
   std::string text = ReadFile(path).value();
-  size_t second = text.find("\"key\":\"0000000000000002\"");
+  size_t second = text.find("\"key\":\"" + TestKey(2) + "\"");
   ASSERT_NE(second, std::string::npos);
   text[second + 8] = '9';  // a flipped digit in the key: the crc no longer matches
   ASSERT_TRUE(WriteFileAtomic(path, text).ok());
@@ -244,6 +249,46 @@ TEST(ResultStore, NotAStore) {
   auto bad = ReadStore(dir.path().string());
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("results.jsonl:1"), std::string::npos);
+}
+
+// A store written by format 1 (16-hex FNV-1a keys): read as it is, never resumed or merged.
+TEST(ResultStore, Format1IsReadButNotResumed) {
+  ScratchDir dir("store_format1");
+  std::string d = (dir.path() / "s").string();
+  std::filesystem::create_directories(d);
+  SampleRecord old = Logic("p", 1);
+  std::string record = SampleRecordJson(old);
+  const std::string key_field = "\"key\":\"" + old.key + "\"";
+  record.replace(record.find(key_field), key_field.size(), "\"key\":\"00000000000000aa\"");
+  nlohmann::ordered_json header = {{"type", "header"},
+                                   {"format", "egca-batch-store/1"},
+                                   {"config", nlohmann::ordered_json::parse(Config().ToJson())}};
+  ASSERT_TRUE(WriteFileAtomic(d + "/results.jsonl", FrameLine(header.dump()) + FrameLine(record))
+                  .ok());
+  auto read = ReadStore(d);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->format, 1);
+  ASSERT_EQ(read->samples.size(), 1u);
+  EXPECT_EQ(read->samples[0].key, "00000000000000aa");
+
+  auto resumed = ResultStore::Open(d, Config());
+  ASSERT_FALSE(resumed.ok());
+  EXPECT_NE(resumed.status().message().find("store format egca-batch-store/1"), std::string::npos)
+      << resumed.status().message();
+  EXPECT_NE(resumed.status().message().find("new --store"), std::string::npos);
+  MergeReport report;
+  Status merged = MergeStores({d}, (dir.path() / "m").string(), &report);
+  ASSERT_FALSE(merged.ok());
+  EXPECT_NE(merged.message().find("egca-batch-store/1"), std::string::npos);
+
+  // Control: a store this egca writes says format 2 and resumes.
+  std::string d2 = (dir.path() / "s2").string();
+  ASSERT_TRUE(ResultStore::Open(d2, Config()).ok());
+  EXPECT_NE(ReadFile(d2 + "/results.jsonl").value().find("\"egca-batch-store/2\""),
+            std::string::npos);
+  auto again = ResultStore::Open(d2, Config());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->existing().format, 2);
 }
 
 TEST(ProblemShard, StableAndCovering) {

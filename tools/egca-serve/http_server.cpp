@@ -164,11 +164,11 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (ec == http::error::body_limit) return RefuseTooLarge();
     if (ec == http::error::bad_content_length) {
-      return Refuse(400, "bad Content-Length (malformed, or conflicting with chunked)");
+      return Refuse(400,
+                    "bad Content-Length (malformed, conflicting, or with Transfer-Encoding)");
     }
     if (ec == http::error::bad_transfer_encoding) {
-      return Refuse(400,
-                    "bad Transfer-Encoding (repeated, or together with Content-Length)");
+      return Refuse(400, "bad Transfer-Encoding (repeated, or with Content-Length)");
     }
     if (ec) return Refuse(400, "malformed HTTP request: " + ec.message());
     const auto& req = parser_->get();

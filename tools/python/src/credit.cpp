@@ -240,7 +240,18 @@ void BindCredit(py::module_& m) {
           for (const auto& s : samples) longest = std::max(longest, s.token_bytes.size());
         }
         ThrowIfError(status, "token credit");
+        if (max_len < -1) {
+          Raise(PyExc_ValueError, fmt::format("max_len must be >= 0 or None, got {}", max_len));
+        }
         size_t L = max_len >= 0 ? static_cast<size_t>(max_len) : longest;
+        // [B, L] float32 twice: a size that overflows or cannot be held is refused before
+        // anything is allocated (a huge max_len wrapped B x L and wrote out of bounds).
+        constexpr size_t kMaxCells = size_t{1} << 31;
+        if (!routes.empty() && L > kMaxCells / routes.size()) {
+          Raise(PyExc_ValueError,
+                fmt::format("max_len {} x {} samples exceeds {} cells per array", L,
+                            routes.size(), kMaxCells));
+        }
         std::vector<float> adv = credit::PackTokenAdvantages(credits, L, pad);
         std::vector<float> mask = credit::PackTokenAdvantages(weights, L, 0.0f);
         const auto B = static_cast<py::ssize_t>(routes.size());
