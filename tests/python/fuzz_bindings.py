@@ -123,6 +123,7 @@ def targets(data_dir: str):
 
 def main() -> int:
     seed, calls, log_path, data_dir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    os.makedirs(data_dir, exist_ok=True)
     rng = random.Random(seed)
     gen = Gen(rng, hostile_files(data_dir))
     os.chdir(data_dir)  # anything a call writes stays in the test's directory

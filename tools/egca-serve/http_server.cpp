@@ -68,11 +68,14 @@ class HttpServer::Impl {
     // acceptor and every session go, while the rest of this object is still alive.
     pool->join();
     acceptor.reset();
+    retry.reset();
+    stop_timer.reset();
     io.reset();
   }
 
   void Accept();
   void OnAccept(tcp::socket socket);
+  void StopWhenAnswered(Clock::time_point deadline);
   bool Reserve(size_t bytes) {
     if (bytes > options.body_budget - reserved) return false;
     reserved += bytes;
@@ -92,10 +95,12 @@ class HttpServer::Impl {
   std::unique_ptr<asio::io_context> io;
   std::unique_ptr<asio::thread_pool> pool;
   std::unique_ptr<tcp::acceptor> acceptor;
-  std::unique_ptr<asio::steady_timer> retry;
+  std::unique_ptr<asio::steady_timer> retry;      // accept again after an error
+  std::unique_ptr<asio::steady_timer> stop_timer;  // Stop(): waits for answers in hand
   std::atomic<size_t> open{0};
   // I/O thread only:
   size_t reserved = 0;             // body bytes reserved by the sessions
+  size_t answering = 0;            // requests dispatched whose answer is not written yet
   std::list<Session*> waiting;     // sessions waiting for a request header, oldest first
   std::atomic<bool> stopping{false};
 };
@@ -109,6 +114,7 @@ class Session : public std::enable_shared_from_this<Session> {
     ++server_.open;
   }
   ~Session() {
+    DoneAnswering();
     SetWaiting(false);
     ReleaseBody();
     --server_.open;
@@ -227,6 +233,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Dispatch() {
+    ++server_.answering;
+    answering_ = true;
     http::request<http::string_body> req = parser_->release();
     parser_.reset();
     keep_alive_ = req.keep_alive();
@@ -289,6 +297,7 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.expires_after(Seconds(options().write_timeout));
     http::async_write(stream_, *response_,
                       [self = shared_from_this()](beast::error_code ec, size_t) {
+                        self->DoneAnswering();
                         const bool again = !ec && self->response_->keep_alive();
                         self->response_.reset();
                         if (again) return self->ReadHeader();
@@ -317,7 +326,14 @@ class Session : public std::enable_shared_from_this<Session> {
                             });
   }
 
+  void DoneAnswering() {
+    if (!answering_) return;
+    answering_ = false;
+    --server_.answering;
+  }
+
   void Close() {
+    DoneAnswering();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.close();
@@ -335,6 +351,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool keep_alive_ = true;
   bool closing_ = false;
   bool waiting_ = false;
+  bool answering_ = false;  // counted in server_.answering
   std::list<Session*>::iterator waiting_it_;
   size_t lingered_ = 0;
   std::array<char, 16384> scratch_;
@@ -420,6 +437,7 @@ StatusOr<int> HttpServer::Bind() {
   const int port = acceptor->local_endpoint().port();
   impl_->acceptor = std::move(acceptor);
   impl_->retry = std::make_unique<asio::steady_timer>(*impl_->io);
+  impl_->stop_timer = std::make_unique<asio::steady_timer>(*impl_->io);
   return port;
 }
 
@@ -433,8 +451,18 @@ void HttpServer::Stop() {
   asio::post(*impl_->io, [impl = impl_.get()] {
     beast::error_code ec;
     if (impl->acceptor) impl->acceptor->close(ec);
-    impl->io->stop();
+    impl->StopWhenAnswered(Clock::now() + std::chrono::seconds(10));
   });
+}
+
+// Answers being written (or computed) are finished first, for at most 10 s.
+void HttpServer::Impl::StopWhenAnswered(Clock::time_point deadline) {
+  if (answering == 0 || Clock::now() >= deadline) {
+    io->stop();
+    return;
+  }
+  stop_timer->expires_after(std::chrono::milliseconds(20));
+  stop_timer->async_wait([this, deadline](beast::error_code) { StopWhenAnswered(deadline); });
 }
 
 size_t HttpServer::open_connections() const { return impl_->open.load(); }

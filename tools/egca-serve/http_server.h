@@ -97,8 +97,9 @@ class HttpServer {
   // Connections open now (for tests and metrics).
   size_t open_connections() const;
 
+  class Impl;  // the I/O context, the pool, the sessions' shared state (http_server.cpp)
+
  private:
-  class Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -746,9 +746,7 @@ int Serve(const Args& a) {
         fmt::print(stderr, "egca-serve: stopping: finishing {} in-flight requests\n",
                    in_flight.load());
         while (in_flight.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        // The answers of the last requests are written by the I/O thread: give it a moment.
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        server.Stop();
+        server.Stop();  // after the answers in hand are written
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));

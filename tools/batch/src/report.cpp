@@ -131,7 +131,7 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
       ++s.passing;
       ++row.passing;
       ++model_row.second;
-    } else if (row.first_failing_key == 0 || r->key < row.first_failing_key) {
+    } else if (row.first_failing_key.empty() || r->key < row.first_failing_key) {
       row.first_failing_key = r->key;
     }
     r_hat_total += r->r_hat;
@@ -243,7 +243,7 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
   constexpr size_t kWorstExamples = 5;
   for (const ProblemRow& row : s.by_problem) {
     if (s.examples.size() >= worst_begin + kWorstExamples) break;
-    if (row.first_failing_key == 0) continue;
+    if (row.first_failing_key.empty()) continue;
     int32_t dup = 0;
     std::string what;
     for (const SampleRecord* r : records) {

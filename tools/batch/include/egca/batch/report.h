@@ -65,7 +65,7 @@ struct ProblemRow {
   int64_t empty = 0;
   ModeCounts modes;                                // non-empty samples
   std::array<std::optional<double>, 3> pass_at{};  // k = 1, 10, 100 (absent: n < k)
-  uint64_t first_failing_key = 0;  // the smallest key of a sample that fails a test (0: none)
+  std::string first_failing_key;  // the smallest key of a sample that fails a test ("": none)
 };
 
 // A sample the report points at, to be looked at with `egca-batch show STORE KEY`.
