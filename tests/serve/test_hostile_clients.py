@@ -206,9 +206,11 @@ def test_idle_connections_hold_nothing(server):
         for s in socks:
             s.settimeout(2)
             try:
-                closed += s.recv(1) == b""
-            except (ConnectionResetError, socket.timeout):
+                closed += s.recv(1) == b""  # the server's FIN
+            except ConnectionResetError:
                 closed += 1
+            except socket.timeout:
+                pass  # still open: the finding
     for s in socks:
         s.close()
     assert closed == 200
