@@ -110,6 +110,9 @@ def test_token_advantages_huge_max_len(routes):
     for max_len in (2**62, 2**63 - 1, 2**40):
         with pytest.raises(ValueError, match="max_len"):
             egca.token_advantages(routes, [1.0, -1.0], token_offsets=offs, max_len=max_len)
+    # 4 x 2^62 cells wraps to 0 in 64 bits: the packing wrote past an empty buffer
+    with pytest.raises(ValueError, match="max_len"):
+        egca.token_advantages(routes * 2, [1.0, -1.0] * 2, token_offsets=offs * 2, max_len=2**62)
     with pytest.raises(ValueError, match="max_len"):
         egca.token_advantages(routes, [1.0, -1.0], token_offsets=offs, max_len=-5)
     with pytest.raises((TypeError, OverflowError)):

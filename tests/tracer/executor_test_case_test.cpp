@@ -65,6 +65,23 @@ TEST(ExecutorTestCase, NumbersBeyondInt64AndDoubleStayExact) {
           .ok());
 }
 
+// 1.5M levels took egca-run --tests and egca-serve down (a recursive dump of the args);
+// past 256 levels the text is refused before parsing, with the file named.
+TEST(ExecutorTestCase, DeepNestingIsRefusedBeforeParsing) {
+  const std::string deep = std::string(1'500'000, '[') + std::string(1'500'000, ']');
+  auto refused =
+      ParseTestsJson(R"([{"kind": "call", "function": "f", "args": )" + deep + "}]", "t.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "t.json: JSON nested deeper than 256 levels (byte 297)");
+  EXPECT_FALSE(TestsFromAppsInputOutput("{\"inputs\": " + deep + "}", "io").ok());
+  // Control: 200 levels are data, and the args keep their nesting.
+  const std::string nested = std::string(200, '[') + "1" + std::string(200, ']');
+  auto ok = ParseTestsJson(R"([{"kind": "call", "function": "f", "args": [)" + nested + "]}]",
+                           "t.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ((*ok)[0].args_json, "[" + nested + "]");
+}
+
 TEST(ExecutorTestCase, AppsInputOutput) {
   auto call = TestsFromAppsInputOutput(
       R"({"fn_name": "is_prime", "inputs": [[1], [2]], "outputs": [[false], [true]]})", "io");
