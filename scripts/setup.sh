@@ -9,7 +9,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libpython3.11-dev python3.11            # embedded CPython (tracer/)
   libtree-sitter-dev                      # parser runtime (cfg/)
-  libboost-graph-dev                      # CFG graphs (cfg/, diff/)
+  libboost-graph-dev                      # CFG graphs (cfg/, diff/); its Boost headers carry Beast (egca-serve's HTTP)
   libprotobuf-dev protobuf-compiler       # trace / result format
   libtorch-dev                            # policy model and trainer (trainer/)
   libgloo-dev                             # Gloo headers: c10d ProcessGroupGloo (trainer/src/dist, multi-process training)
@@ -18,7 +18,6 @@ APT_PACKAGES=(
   pybind11-dev                            # `import egca` (tools/python), built for Debian's python3
   python3-numpy python3-pytest            # `import egca`: arrays out; its tests (tests/python)
   python3-venv python3-pip                # `pip install .` into a venv (tools/python/build_backend, offline)
-  libcpp-httplib-dev                      # egca-serve's HTTP/1.1 server (tools/egca-serve)
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libpcre2-dev zlib1g-dev libseccomp-dev
