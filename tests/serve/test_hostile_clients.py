@@ -387,3 +387,25 @@ def test_rss_bounded(server):
     FIGURES["rss_peak_during_kib"] = peak
     assert end - FIGURES["rss_start_kib"] < 128 << 10, FIGURES
     assert peak - FIGURES["rss_start_kib"] < (BODY_BUDGET >> 10) * 4 + (128 << 10), FIGURES
+
+
+# ---------------------------------------------------------------- shared results (class 5)
+
+def test_one_text_read_two_ways_gets_two_results(server):
+    """The 64-bit key of before ignored detect_body: the same text sent as a whole program
+    (false) and as 'decide' (null, here: a body) shared the first one's result."""
+    samples = [dict(ROUTE_SAMPLE, completion_is_body=False),
+               dict(ROUTE_SAMPLE, completion_is_body=None),
+               dict(ROUTE_SAMPLE, completion_is_body=True)]
+    status, out = server.post("/route", {"samples": samples, "view": False})
+    assert status == 200, out
+    as_program, detected, as_body = (r["record"] for r in out["results"])
+    assert len({as_program["key"], detected["key"], as_body["key"]}) == 3
+    assert as_program["mode"] != "CORRECT"  # an indented body alone is not a program
+    assert detected["mode"] == as_body["mode"] == "CORRECT"
+    assert not any(r["record"]["shared_result"] for r in out["results"])
+    # control: the same sample twice is routed once, the copy marked as shared
+    status, out = server.post("/route", {"samples": [ROUTE_SAMPLE, ROUTE_SAMPLE], "view": False})
+    assert status == 200
+    first, second = (r["record"] for r in out["results"])
+    assert first["key"] == second["key"] and second["shared_result"] and second["dup"] == 1

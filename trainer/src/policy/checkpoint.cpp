@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egca/core/files.h"
+#include "egca/core/json_depth.h"
 #include "egca/trainer/policy/safetensors.h"
 
 namespace egca::trainer {
@@ -85,6 +86,7 @@ StatusOr<WeightFiles> OpenWeightFiles(const std::string& dir) {
     return NotFound(fmt::format("{}: no {} or {}", dir, kSingleFile, kIndexFile));
   }
   EGCA_ASSIGN_OR_RETURN(std::string text, ReadFile(index_path.string()));
+  EGCA_RETURN_IF_ERROR(CheckJsonDepth(text, index_path.string()));
   json index = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") ||
       !index["weight_map"].is_object()) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egca/core/files.h"
+#include "egca/core/json_depth.h"
 
 namespace egca::trainer {
 namespace {
@@ -116,6 +117,7 @@ Status ModelConfig::Validate() const {
 }
 
 StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text, const std::string& source) {
+  EGCA_RETURN_IF_ERROR(CheckJsonDepth(json_text, source));
   json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgument(fmt::format("{}: malformed JSON", source));
   if (!j.is_object()) return InvalidArgument(fmt::format("{}: expected a JSON object", source));

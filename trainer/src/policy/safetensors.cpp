@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "egca/core/json_depth.h"
+
 namespace egca::trainer {
 namespace {
 
@@ -144,6 +146,7 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
                     path, header_len, file_size - 8));
   }
   std::string_view header_text(reinterpret_cast<const char*>(bytes + 8), header_len);
+  EGCA_RETURN_IF_ERROR(CheckJsonDepth(header_text, path + ": header"));
   json header = json::parse(header_text, nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object()) {
     return InvalidArgument(fmt::format("{}: header is not a valid JSON object", path));

@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 
+#include "egca/core/json_depth.h"
 #include "egca/trainer/rl/feedback.h"
 #include "egca/trainer/rl/multi_agent.h"
 
@@ -436,6 +437,7 @@ StatusOr<std::vector<std::string>> RunTransitionHook(const std::string& command,
                                                      double timeout_seconds) {
   EGCA_ASSIGN_OR_RETURN(std::string out, RunHookCommand(command, input.ToJson() + "\n",
                                                         timeout_seconds, "transition hook"));
+  EGCA_RETURN_IF_ERROR(CheckJsonDepth(out, fmt::format("transition hook '{}': output", command)));
   auto j = nlohmann::json::parse(out, nullptr, false);
   if (j.is_discarded() || !j.is_array()) {
     return InvalidArgument(
