@@ -68,6 +68,33 @@ class Gen:
             r.choice(self.paths), object(), (lambda: 1), egca,
         ])
 
+    def named(self, name: str):
+        """A value that fits the parameter's name half the time (so calls get past type
+        checks and reach the code behind them), anything else otherwise."""
+        r = self.rng
+        if r.random() < 0.5:
+            return self.value()
+        n = name.lower()
+        if n in ("candidate", "reference", "completion", "code", "source", "text", "prompt"):
+            return r.choice(["def f(x):\n    return x\n", "print(input())\n", "    return 1\n",
+                             "x = " + "[" * 5000 + "]" * 5000 + "\n", "\ud800", b"\xff"])
+        if "path" in n or n in ("tests", "tests_file", "setup_file", "file"):
+            return r.choice(self.paths)
+        if "json" in n:
+            return r.choice(["[" * 300_000, '[{"kind": "call", "function": "f", "args": ' +
+                             "[" * 100_000 + "]" * 100_000 + "}]", "[]", "{}"])
+        if n in ("max_len", "budget", "workers", "limit", "n", "seed", "parent", "sample_index",
+                 "code_offset", "intra_last_turn", "turn"):
+            return r.choice([-(2**63), -2, -1, 0, 1, 3, 2**31, 2**62, 2**63 - 1, r.randint(0, 5)])
+        if n in ("reward", "advantage", "gamma", "eps", "alpha", "soft_weight", "max_reward",
+                 "pad", "lambda_", "pass_fraction"):
+            return r.choice([0.0, 1.0, -1.0, 0.5, math.nan, math.inf, -math.inf, 1e308, 2.0])
+        if n in ("rewards", "advantages", "intermediate", "outcome", "scores", "credited"):
+            return [r.choice([0.0, 1.0, math.nan, 1e308, -1.0]) for _ in range(r.randint(0, 6))]
+        if "offsets" in n or n == "token_bytes":
+            return [[r.randint(-2, 10), r.randint(-2, 2**33)] for _ in range(r.randint(0, 4))]
+        return self.value()
+
     def value(self, depth: int = 0):
         r = self.rng
         k = r.random()
@@ -113,6 +140,9 @@ def targets(data_dir: str):
     a = tree.add_response(-1, 1.0)
     tree.add_response(-1, 0.0)
     tree.add_response(a, 0.5)
+    parent = a
+    for _ in range(100_000):  # a long chain: every method walks it
+        parent = tree.add_response(parent, 0.0)
     for name in sorted(dir(tree)):
         if not name.startswith("_"):
             attr = getattr(tree, name)
@@ -133,11 +163,11 @@ def main() -> int:
         names = param_names(fn)
         for _ in range(calls):
             nargs = rng.randint(0, min(5, len(names) + 1))
-            args = [gen.value() for _ in range(nargs)]
+            args = [gen.named(names[i]) if i < len(names) else gen.value() for i in range(nargs)]
             kwargs = {}
             for name in names[nargs:]:
-                if rng.random() < 0.3:
-                    kwargs[name] = gen.value()
+                if rng.random() < 0.4:
+                    kwargs[name] = gen.named(name)
             log.write(f"{label} args={ascii(args)[:300]} kwargs={ascii(kwargs)[:300]}\n")
             try:
                 fn(*args, **kwargs)
