@@ -166,6 +166,16 @@ TEST(EgcaBatchGrading, GradesLikeTheOfficialHarness) {
   auto page = egca::ReadFile(html);
   ASSERT_TRUE(page.ok());
   EXPECT_NE(page->find("Earliest divergence"), std::string::npos);
+  // A key is 64 hex digits (SHA-256); show takes a prefix of 8 or more, not fewer.
+  const std::string key = (*he9)["key"].get<std::string>();
+  ASSERT_EQ(key.size(), 64u);
+  auto prefix = RunCommand(kTool + " show " + store + " " + key.substr(0, 12) + " 2>&1");
+  ASSERT_EQ(prefix.exit_code, 0) << prefix.out;
+  EXPECT_NE(prefix.out.find("mode LOGIC"), std::string::npos) << prefix.out;
+  auto short_key = RunCommand(kTool + " show " + store + " " + key.substr(0, 6) + " 2>&1");
+  EXPECT_EQ(short_key.exit_code, 2) << short_key.out;
+  EXPECT_NE(short_key.out.find("8 to 64 lowercase hex digits"), std::string::npos)
+      << short_key.out;
   // report --views writes the examples' pages and links them from report.md.
   std::string out = (dir.path() / "with_views").string();
   auto views = RunCommand(kTool + " report " + store + " --out " + out + " --views 2>&1");
