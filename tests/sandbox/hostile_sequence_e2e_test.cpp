@@ -1,0 +1,144 @@
+// Hostile programs that aim at what one program's run leaves for the next ones (issue 38),
+// end to end through egca::tracer::Executor, with honest controls. The programs and why
+// each expects what it does: tests/sandbox/hostile/sequence/*.py (their header comments).
+//
+// 1. No child holds what an earlier child sent: a job sends an answer nobody else can
+//    compute (plant_answer.py, as a reference run just before a candidate), the next
+//    jobs' children, forked ahead as spares, search their whole address space for it
+//    (scan_for_answer.py) on stdio and call tests, and fail.
+//
+// Runs as whoever runs ctest: as root (uid drop, namespaces, Landlock) and unprivileged
+// (user namespace or none) the expectations are the same; docs/sandbox.md, "Hostile
+// sequences".
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "egca/sandbox/verdict.h"
+#include "egca/tracer/executor.h"
+#include "egca/tracer/test_case.h"
+
+namespace egca::sandbox {
+namespace {
+
+using tracer::Executor;
+using tracer::ExecutorOptions;
+using tracer::ProgramResult;
+using tracer::RunOptions;
+using tracer::TestCase;
+using tracer::TestResult;
+
+const std::string kDir = std::string(EGCA_SOURCE_DIR) + "/tests/sandbox/hostile/sequence/";
+
+std::string Program(const std::string& name) {
+  std::ifstream in(kDir + name, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_FALSE(ss.str().empty()) << kDir + name;
+  return ss.str();
+}
+
+std::unique_ptr<Executor> NewExecutor() {
+  auto executor = Executor::Create(ExecutorOptions{});
+  EXPECT_TRUE(executor.ok()) << executor.status().ToString();
+  return executor.ok() ? std::move(executor).value() : nullptr;
+}
+
+// Generous limits: nothing here may depend on the machine's speed. An address-space scan
+// reads every mapped page (seconds on a loaded machine).
+RunOptions ScanOptions() {
+  RunOptions options;
+  options.limits.wall_seconds = 60;
+  options.limits.cpu_seconds = 30;
+  return options;
+}
+
+std::string Describe(const TestResult& r) {
+  const Verdict& v = r.verdict;
+  return fmt::format("{} {}: {} [{}] actual={}", VerdictName(v.kind), v.error_type,
+                     v.message.substr(0, 200), v.detail.substr(0, 200), v.actual.substr(0, 200));
+}
+
+// ---- 1. What a child sent is in no later child's memory ----
+
+// The reference's answer (stdio: its stdout; call: the returned string) as the expected
+// answer of the next jobs, which scan for it.
+TEST(SandboxHostileSequence, NoChildFindsTheAnswerAnEarlierJobSent) {
+  auto executor = NewExecutor();
+  ASSERT_NE(executor, nullptr);
+  const std::string reference = Program("plant_answer.py");
+  const std::string scanner = Program("scan_for_answer.py");
+  const RunOptions options = ScanOptions();
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    // stdio: the reference's stdout is the expected output.
+    auto planted = executor->Run(reference, TestCase::Stdio(""), options);
+    ASSERT_TRUE(planted.ok()) << planted.status().ToString();
+    const std::string answer = planted->stdout_data;
+    ASSERT_EQ(answer.size(), 4 + 4 + 32 + 1) << answer;  // "egca" "OUT-" + 32 hex + "\n"
+    ASSERT_NE(planted->stderr_data.find(answer), std::string::npos);
+    // The next three jobs: the first one's child was forked ahead while the reference
+    // ran, the others after the server had its output.
+    for (int next = 0; next < 3; ++next) {
+      auto scanned = executor->Run(scanner, TestCase::Stdio("", answer), options);
+      ASSERT_TRUE(scanned.ok()) << scanned.status().ToString();
+      EXPECT_EQ(scanned->verdict.kind, VerdictKind::kWrongAnswer) << Describe(*scanned);
+      EXPECT_EQ(scanned->stdout_data, "not found\n") << "job " << next + 1 << " after the "
+                                                     << "reference found its answer";
+      EXPECT_EQ(scanned->verdict.phases.fork, 0) << "a spare forked ahead ran this job";
+    }
+    // call: the reference's returned value (its record) is the expected value.
+    auto returned = executor->Run(reference, TestCase::Call("solve", "[]"), options);
+    ASSERT_TRUE(returned.ok()) << returned.status().ToString();
+    const std::string value = returned->verdict.actual;  // the repr: 'egcaOUT-...'
+    ASSERT_EQ(value.size(), 2 + 8 + 32) << value;
+    const std::string expected_json = "\"" + value.substr(1, value.size() - 2) + "\"";
+    for (int next = 0; next < 3; ++next) {
+      auto scanned = executor->Run(scanner, TestCase::Call("solve", "[]", expected_json), options);
+      ASSERT_TRUE(scanned.ok()) << scanned.status().ToString();
+      EXPECT_EQ(scanned->verdict.kind, VerdictKind::kWrongAnswer) << Describe(*scanned);
+      EXPECT_EQ(scanned->verdict.actual, "'not found'") << "job " << next + 1;
+    }
+  }
+  // The control: the same scan finds an answer of that shape when it is in the process.
+  auto control = executor->Run(scanner, TestCase::Call("control", "[]"), options);
+  ASSERT_TRUE(control.ok()) << control.status().ToString();
+  const std::string& pair = control->verdict.actual;  // ['egcaOUT-x...', 'egcaOUT-x...']
+  ASSERT_EQ(pair.size(), 2 * 42 + 4) << pair;
+  EXPECT_EQ(pair.substr(1, 42), pair.substr(45, 42)) << pair;
+}
+
+// The order the tools use for one problem: the reference, then the candidate, on every
+// test of the problem (stdio and call), in one executor; and the same with two workers
+// sharing a pool (each job on whichever server is free).
+TEST(SandboxHostileSequence, ACandidateAfterItsReferenceCannotPrintTheReferencesOutput) {
+  auto executor = NewExecutor();
+  ASSERT_NE(executor, nullptr);
+  const std::string reference = Program("plant_answer.py");
+  const std::string scanner = Program("scan_for_answer.py");
+  const RunOptions options = ScanOptions();
+  int judged = 0;
+  for (int problem = 0; problem < 3; ++problem) {
+    std::vector<TestCase> tests = {TestCase::Stdio(""), TestCase::Call("solve", "[]")};
+    auto ref = executor->RunAll(reference, tests, options);
+    ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+    ASSERT_EQ(ref->tests.size(), 2u);
+    tests[0] = TestCase::Stdio("", ref->tests[0].stdout_data);
+    const std::string& value = ref->tests[1].verdict.actual;
+    tests[1] = TestCase::Call("solve", "[]", "\"" + value.substr(1, value.size() - 2) + "\"");
+    auto candidate = executor->RunAll(scanner, tests, options);
+    ASSERT_TRUE(candidate.ok()) << candidate.status().ToString();
+    EXPECT_EQ(candidate->passed, 0) << Describe(candidate->tests[0]) << " | "
+                                    << Describe(candidate->tests[1]);
+    judged += static_cast<int>(candidate->tests.size());
+  }
+  EXPECT_EQ(judged, 6);
+}
+
+}  // namespace
+}  // namespace egca::sandbox
