@@ -6,6 +6,9 @@
 //    compute (plant_answer.py, as a reference run just before a candidate), the next
 //    jobs' children, forked ahead as spares, search their whole address space for it
 //    (scan_for_answer.py) on stdio and call tests, and fail.
+// 3. A program cannot opt out of one-process semantics by ending its process
+//    (end_when_dirty.py): it never passes more asserts than the same program answering
+//    wrongly (dirty_state_control.py).
 //
 // Runs as whoever runs ctest: as root (uid drop, namespaces, Landlock) and unprivileged
 // (user namespace or none) the expectations are the same; docs/sandbox.md, "Hostile
@@ -138,6 +141,77 @@ TEST(SandboxHostileSequence, ACandidateAfterItsReferenceCannotPrintTheReferences
     judged += static_cast<int>(candidate->tests.size());
   }
   EXPECT_EQ(judged, 6);
+}
+
+// ---- 3. Ending the process does not buy a fresh one ----
+
+std::vector<TestCase> DirtyAsserts() {
+  std::vector<TestCase> tests;
+  for (int x = 1; x <= 4; ++x) {
+    tests.push_back(TestCase::Asserts(fmt::format("assert f({}) == {}\n", x, 2 * x)));
+  }
+  return tests;
+}
+
+TEST(SandboxHostileSequence, EndingItsProcessNeverPassesMoreThanAnsweringWrongly) {
+  auto executor = NewExecutor();
+  ASSERT_NE(executor, nullptr);
+  RunOptions options;
+  options.limits.wall_seconds = 3;  // the sleeper's time-out; the others end at once
+  options.limits.cpu_seconds = 3;
+  options.limits.output_bytes = 1 << 20;
+  auto control = executor->RunAll(Program("dirty_state_control.py"), DirtyAsserts(), options);
+  ASSERT_TRUE(control.ok()) << control.status().ToString();
+  ASSERT_EQ(control->tests.size(), 4u);
+  EXPECT_EQ(control->passed, 1);
+  EXPECT_TRUE(control->tests[0].verdict.passed());
+  const std::string hostile = Program("end_when_dirty.py");
+  const std::vector<std::pair<std::string, VerdictKind>> ways = {
+      {"exit", VerdictKind::kKilled},          {"sigkill", VerdictKind::kKilled},
+      {"close", VerdictKind::kKilled},         {"memory", VerdictKind::kMemoryLimit},
+      {"flood", VerdictKind::kOutputLimit},    {"sleep", VerdictKind::kTimeout},
+  };
+  for (const auto& [how, kind] : ways) {
+    SCOPED_TRACE(how);
+    std::string source = hostile;
+    const size_t at = source.find("HOW = \"exit\"");
+    ASSERT_NE(at, std::string::npos);
+    source.replace(at, 12, "HOW = \"" + how + "\"");
+    auto r = executor->RunAll(source, DirtyAsserts(), options);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->tests.size(), 4u);
+    EXPECT_LE(r->passed, control->passed);
+    EXPECT_TRUE(r->tests[0].verdict.passed()) << Describe(r->tests[0]);
+    // The assert during which it ended: how it ended.
+    EXPECT_EQ(r->tests[1].verdict.kind, kind) << Describe(r->tests[1]);
+    // The later ones shared that process.
+    for (int i = 2; i < 4; ++i) {
+      EXPECT_FALSE(r->tests[i].verdict.passed()) << Describe(r->tests[i]);
+      EXPECT_EQ(r->tests[i].verdict.detail.rfind("not run: ", 0), 0u) << Describe(r->tests[i]);
+    }
+  }
+}
+
+// Ending the process during the batch's first assert does not buy the second one a fresh
+// process either (it would be the first answered in a clean state).
+TEST(SandboxHostileSequence, EndingDuringTheFirstAssertFailsTheRest) {
+  auto executor = NewExecutor();
+  ASSERT_NE(executor, nullptr);
+  const std::string source =
+      "import os\n"
+      "calls = []\n"
+      "def f(x):\n"
+      "    calls.append(x)\n"
+      "    if x == 1:\n"
+      "        os._exit(0)\n"
+      "    return 2 * x if len(calls) == 1 else -1\n";
+  RunOptions options;
+  options.limits.wall_seconds = 10;
+  auto r = executor->RunAll(source, DirtyAsserts(), options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->passed, 0);
+  ASSERT_EQ(r->tests.size(), 4u);
+  EXPECT_EQ(r->tests[0].verdict.kind, VerdictKind::kKilled) << Describe(r->tests[0]);
 }
 
 }  // namespace

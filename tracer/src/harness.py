@@ -2382,6 +2382,7 @@ def _run_test_process(prepared, limit):
     """The test code against proxies of the candidate process. Returns the record."""
     capture = _Capture(b"", discard=True)
     result = None
+    named = False  # the candidate process described its names (it got past its module)
     with capture:
         try:
             _TestSide.prepared = prepared
@@ -2392,7 +2393,9 @@ def _run_test_process(prepared, limit):
                 # A batch: the candidate process served an earlier test; it describes its
                 # names again, as they are now.
                 _send_frame({"next": 1})
-            ns = _test_process_namespace(_recv_frame(), _function_under_test(prepared), used)
+            hello = _recv_frame()
+            named = True
+            ns = _test_process_namespace(hello, _function_under_test(prepared), used)
             if prepared.problem is not None:
                 _exec(prepared.problem, ns)  # the problem's helpers, not the candidate's
             if prepared.setup is not None:
@@ -2417,6 +2420,8 @@ def _run_test_process(prepared, limit):
         pass
     if result is None:
         result = {"outcome": "ok"}
+    if named:
+        result["candidate_named"] = 1
     if "test_line" in result:
         text = _source_line(prepared.request.get("test_code", ""), result["test_line"]).strip()
         if text:
