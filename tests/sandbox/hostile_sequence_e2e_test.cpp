@@ -6,6 +6,9 @@
 //    compute (plant_answer.py, as a reference run just before a candidate), the next
 //    jobs' children, forked ahead as spares, search their whole address space for it
 //    (scan_for_answer.py) on stdio and call tests, and fail.
+// 2. The reused test process starts every test as a fresh one would: an honest sample
+//    whose test needs half of its address space gets the same verdict after many samples
+//    that leave garbage there (leave_cycles.py, forge_unreached_entries.py) as alone.
 // 3. A program cannot opt out of one-process semantics by ending its process
 //    (end_when_dirty.py): it never passes more asserts than the same program answering
 //    wrongly (dirty_state_control.py).
@@ -141,6 +144,67 @@ TEST(SandboxHostileSequence, ACandidateAfterItsReferenceCannotPrintTheReferences
     judged += static_cast<int>(candidate->tests.size());
   }
   EXPECT_EQ(judged, 6);
+}
+
+// ---- 2. The reused test process starts every test as a fresh one ----
+
+TestCase HonestTest() {
+  // The data set's test: half of a 1 GiB address space for itself, then the check.
+  return TestCase::Asserts(
+      "data = bytearray(512 << 20)\n"
+      "data[-1] = 1\n"
+      "assert double(21) == 42 and data[-1] == 1\n");
+}
+
+RunOptions MemoryOptions() {
+  RunOptions options;
+  options.limits.wall_seconds = 60;
+  options.limits.cpu_seconds = 30;
+  options.limits.memory_bytes = 1ull << 30;
+  return options;
+}
+
+TEST(SandboxHostileSequence, AnHonestSampleAfterHostileOnesGetsItsVerdictAlone) {
+  const std::string honest = Program("honest_needs_memory.py");
+  const RunOptions options = MemoryOptions();
+  VerdictKind alone;
+  {
+    auto executor = NewExecutor();
+    ASSERT_NE(executor, nullptr);
+    auto r = executor->RunAll(honest, {HonestTest()}, options);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    alone = r->tests[0].verdict.kind;
+    EXPECT_EQ(alone, VerdictKind::kOk) << Describe(r->tests[0]);
+  }
+  struct Hostile {
+    std::string file;
+    TestCase test;
+  };
+  const std::vector<Hostile> hostiles = {
+      {"leave_cycles.py",
+       TestCase::Asserts("assert all(len(grow(15000000)) == 2 for _ in range(4))\n")},
+      {"forge_unreached_entries.py",
+       TestCase::Asserts("assert all(grow(7) == 7 for _ in range(80))\n")},
+  };
+  for (const Hostile& h : hostiles) {
+    SCOPED_TRACE(h.file);
+    auto executor = NewExecutor();
+    ASSERT_NE(executor, nullptr);
+    const std::string source = Program(h.file);
+    for (int n = 0; n < 4; ++n) {
+      auto r = executor->RunAll(source, {h.test}, options);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      if (h.file == "forge_unreached_entries.py") {
+        EXPECT_EQ(r->tests[0].verdict.kind, VerdictKind::kKilled) << Describe(r->tests[0]);
+        EXPECT_NE(r->tests[0].verdict.detail.find("nothing in the message refers to"),
+                  std::string::npos)
+            << Describe(r->tests[0]);
+      }
+    }
+    auto after = executor->RunAll(honest, {HonestTest()}, options);
+    ASSERT_TRUE(after.ok()) << after.status().ToString();
+    EXPECT_EQ(after->tests[0].verdict.kind, alone) << Describe(after->tests[0]);
+  }
 }
 
 // ---- 3. Ending the process does not buy a fresh one ----

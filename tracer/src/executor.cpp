@@ -792,15 +792,17 @@ class Executor::Impl {
     test_end = -1;
     StatusOr<sandbox::ChildOutcome> outcome = server_->Run(candidate);
     std::string reply;
+    bool retiring = false;
     const SessionRead read =
         // The test's wall limit from the request, and never less than a grace period after
         // the candidate ended (a slow machine's kill, reap and the test's last decoding
         // must not cost a healthy test process).
         ReadSessionReply(session_->control,
                          std::max(start + limits.wall_seconds, SteadySeconds()) + 5.0,
-                         kMaxValueBytes + kRecordSlack, &reply);
+                         kMaxValueBytes + kRecordSlack, &reply, &retiring);
     if (read == SessionRead::kOk) {
       ++session_->served;
+      if (retiring) EndSession(/*abort=*/false);  // it grew: the next test gets a new one
       sandbox::ChildOutcome ok;
       ok.result = std::move(reply);
       ok.wall_seconds = SteadySeconds() - start;
@@ -1062,6 +1064,13 @@ class Executor::Impl {
       test_exec.set_continues_candidate(p > 0);
       std::string payload;
       test_exec.SerializeToString(&payload);
+      if (session_ == nullptr) {
+        // The last test's session retired (it grew): a new one, before this test's clock.
+        if (Status ready = EnsureSession(limits); !ready.ok()) {
+          error = ready;
+          break;
+        }
+      }
       if (p > 0) {
         t0 = SteadySeconds();
         cpu0 = watch.CpuSeconds();
@@ -1089,18 +1098,21 @@ class Executor::Impl {
             waited == 0 ? sandbox::Termination::kWallTimeout : sandbox::Termination::kCpuTimeout;
         stop = p;
         std::string reply;
+        bool retiring = false;
         if (ReadSessionReply(control, SteadySeconds() + 5.0, kMaxValueBytes + kRecordSlack,
-                             &reply) == SessionRead::kOk) {
+                             &reply, &retiring) == SessionRead::kOk) {
           ++session_->served;
+          if (retiring) EndSession(/*abort=*/false);
         } else {
           EndSession(/*abort=*/true);
         }
         break;
       }
       std::string reply;
+      bool retiring = false;
       const SessionRead read =
           ReadSessionReply(control, std::max(t0 + limits.wall_seconds, SteadySeconds()) + 5.0,
-                           kMaxValueBytes + kRecordSlack, &reply);
+                           kMaxValueBytes + kRecordSlack, &reply, &retiring);
       Served s;
       s.key = test_key;
       s.wall = SteadySeconds() - t0;
@@ -1108,6 +1120,7 @@ class Executor::Impl {
       s.cpu = cpu >= 0 && cpu0 >= 0 ? cpu - cpu0 : -1;
       if (read == SessionRead::kOk) {
         ++session_->served;
+        if (retiring) EndSession(/*abort=*/false);  // the next test starts a new one
         s.outcome.result = std::move(reply);
         s.outcome.wall_seconds = s.wall;
         s.channel = ParseResultChannel(s.outcome.result);

@@ -1371,16 +1371,91 @@ def _kind_of_target(obj):
     return "o"
 
 
-def _apply_entries(graph, entries, new_object, handles, writable=None):
+def _wire_refs(node, out, depth=0):
+    """Appends to `out` the table ids that the wire value `node` refers to (["r", id]), read
+    as _from_wire reads it (a list of bare scalars refers to nothing). Malformed parts are
+    skipped: decoding refuses them."""
+    if depth > _MAX_DEPTH or _type(node) is not _list or _len(node) != 2:
+        return
+    tag, body = node
+    if tag == "r":
+        if _type(body) is _int:
+            out.append(body)
+        return
+    if _type(body) is not _list:
+        return
+    if tag == "nt":
+        if _len(body) == 3:
+            _wire_refs(["t", body[2]], out, depth)
+        return
+    if tag in ("l", "it", "t", "S", "F"):
+        if tag in ("l", "it", "t") and _set(_map(_type, body)) <= _BARE_TYPES:
+            return
+        for v in body:
+            _wire_refs(v, out, depth + 1)
+    elif tag == "d":
+        for pair in body:
+            if _type(pair) is _list and _len(pair) == 2:
+                _wire_refs(pair[0], out, depth + 1)
+                _wire_refs(pair[1], out, depth + 1)
+
+
+def _body_refs(kind, body, out):
+    """The table ids an entry's body refers to (see _wire_refs)."""
+    if kind == "o":
+        for pair in body:
+            if _type(pair) is _list and _len(pair) == 2:
+                _wire_refs(pair[1], out)
+    elif kind == "l" or kind == "S":
+        _wire_refs(["l", body], out)
+    elif kind == "d":
+        _wire_refs(["d", body], out)
+
+
+def _check_reached(graph, entries, roots):
+    """Refuses (ValueError) a message whose entries make objects that nothing reaches: not
+    the message's values (`roots`), nor an object the table already held. Such objects
+    would only live on as garbage in the process that decoded them (the test process is
+    reused: what one sample leaves there must not starve the next one)."""
+    fresh = {}
+    for entry in entries:
+        if _type(entry) is not _list or _len(entry) != 4 or _type(entry[3]) is not _list:
+            raise _ValueError("a malformed object entry")
+        if entry[0] not in graph.objs:
+            fresh[entry[0]] = (entry[1], entry[3])
+    if not fresh:
+        return
+    pending = []
+    for wid, kind, _key, body in entries:
+        if wid not in fresh:
+            _body_refs(kind, body, pending)
+    for root in roots:
+        _wire_refs(root, pending)
+    reached = _set()
+    while pending:
+        wid = pending.pop()
+        if wid in fresh and wid not in reached:
+            reached.add(wid)
+            _body_refs(fresh[wid][0], fresh[wid][1], pending)
+    if _len(reached) != _len(fresh):
+        raise _ValueError("%d new objects that nothing in the message refers to"
+                          % (_len(fresh) - _len(reached)))
+
+
+def _apply_entries(graph, entries, new_object, handles, writable=None, roots=None):
     """Writes a message's table entries into `graph`'s objects, making the new ones
     (`new_object(key)` for an object of class `key`). Strict: a malformed entry, an id the
     sender may not make, a reference to nothing or a change of kind is a ValueError; so is,
-    with `writable` (the test process), an attribute `writable(obj, name, had)` refuses.
-    Returns the ids the entries named."""
+    with `writable` (the test process), an attribute `writable(obj, name, had)` refuses,
+    and, with `roots` (the wire values the message carries besides its entries), a new
+    object that neither they nor an object already in the table reach. Returns the ids
+    the entries named."""
     if _type(entries) is not _list or _len(entries) > _MAX_ENTRIES:
         raise _ValueError("a malformed object table")
     if not entries:
         return []
+    if roots is not None:
+        _check_reached(graph, entries, roots)
     staged = []
     for entry in entries:
         if _type(entry) is not _list or _len(entry) != 4:
@@ -2211,7 +2286,8 @@ def _ask_candidate(head, args, kwargs):
     if _type(reply) is not _dict or _len(reply) != 2 or "objs" not in reply:
         raise _PeerGone("a malformed reply")
     try:
-        _apply_entries(g, reply["objs"], _test_new_object, _handle_in_table, _writable)
+        _apply_entries(g, reply["objs"], _test_new_object, _handle_in_table, _writable,
+                       roots=[reply["value"]] if "value" in reply else [])
         if "value" in reply:
             return _from_wire(reply["value"], 0, _handle_for, g)
     except (_ValueError, _TypeError, _RecursionError, OverflowError, KeyError) as exc:
@@ -2246,8 +2322,12 @@ def _serve_callback(frame):
             or _type(frame.get("args")) is not _list or _type(frame.get("kwargs")) is not _list):
         raise _PeerGone("a call of no callable the test gave")
     try:
+        roots = _list(frame["args"])
+        for pair in frame["kwargs"]:
+            if _type(pair) is _list and _len(pair) == 2:
+                roots.append(pair[1])
         received = _apply_entries(g, frame.get("objs", []), _test_new_object,
-                                  _handle_in_table, _writable)
+                                  _handle_in_table, _writable, roots=roots)
         args = [_from_wire(a, 0, _handle_for, g) for a in frame["args"]]
         kwargs = {}
         for pair in frame["kwargs"]:
@@ -2455,7 +2535,8 @@ def _exercise_pair_codecs():
         values[0].sort()
         wire, objs = _encode_result(values[0], graph, received)
         reply = _frame_loads(_frame_dumps({"value": wire, "objs": objs}))
-        _apply_entries(test_graph, reply["objs"], _test_new_object, _handle_for)
+        _apply_entries(test_graph, reply["objs"], _test_new_object, _handle_for,
+                       roots=[reply["value"]])
         _from_wire(reply["value"], 0, _handle_for, test_graph)
         # A call with scalars only, both ways (the proxies' fast paths).
         frame = _frame_loads(_frame_dumps({"call": "f", "args": _bare_items((3, "x", 2.5)),
@@ -2569,3 +2650,8 @@ def session_reset():
     if enabled:
         _gc.enable()
     _reset_process_state()
+    # What the test dropped is freed now, cycles included (a test's objects, a reply's
+    # graph): the next test starts with the memory a fresh process has, not with garbage
+    # that waits for a collection of the oldest generation. The executor restarts a
+    # session whose memory stays above its start all the same (test_session.h).
+    _gc.collect()
