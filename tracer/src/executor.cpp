@@ -750,6 +750,10 @@ class Executor::Impl {
     return std::move(s->outcome);
   }
 
+  // Ends a session whose reply said it retires (test_session.h: it grew); how its child
+  // ended is of no use (it exits on its own after that reply).
+  void RetireSession() { static_cast<void>(EndSession(/*abort=*/false)); }
+
   // The pair with the reused test process: the test request (and the test process's end
   // of the pair's socket) goes to the session, the candidate runs in a fresh child, and
   // the session's reply must come within the test's wall limit of the request, and at
@@ -802,7 +806,7 @@ class Executor::Impl {
                          kMaxValueBytes + kRecordSlack, &reply, &retiring);
     if (read == SessionRead::kOk) {
       ++session_->served;
-      if (retiring) EndSession(/*abort=*/false);  // it grew: the next test gets a new one
+      if (retiring) RetireSession();  // it grew: the next test gets a new one
       sandbox::ChildOutcome ok;
       ok.result = std::move(reply);
       ok.wall_seconds = SteadySeconds() - start;
@@ -1102,7 +1106,7 @@ class Executor::Impl {
         if (ReadSessionReply(control, SteadySeconds() + 5.0, kMaxValueBytes + kRecordSlack,
                              &reply, &retiring) == SessionRead::kOk) {
           ++session_->served;
-          if (retiring) EndSession(/*abort=*/false);
+          if (retiring) RetireSession();
         } else {
           EndSession(/*abort=*/true);
         }
@@ -1120,7 +1124,7 @@ class Executor::Impl {
       s.cpu = cpu >= 0 && cpu0 >= 0 ? cpu - cpu0 : -1;
       if (read == SessionRead::kOk) {
         ++session_->served;
-        if (retiring) EndSession(/*abort=*/false);  // the next test starts a new one
+        if (retiring) RetireSession();  // the next test starts a new one
         s.outcome.result = std::move(reply);
         s.outcome.wall_seconds = s.wall;
         s.channel = ParseResultChannel(s.outcome.result);
