@@ -29,8 +29,12 @@ CASES = [
 ]
 
 
-def load(source, name):
+def load(source, name, path=None):
+    # With `path` (its file), a harness split into rooms loads the ones beside it
+    # (harness.HARNESS_ROOMS); an older revision's text (--before) is one file.
     ns = {"__name__": "harness"}
+    if path is not None:
+        ns["__file__"] = path
     exec(compile(source, name, "exec"), ns)
     return ns
 
@@ -85,7 +89,7 @@ def main():
     args = parser.parse_args()
     path = os.path.join(ROOT, "tracer/src/harness.py")
     with open(path) as f:
-        current = load(f.read(), path)
+        current = load(f.read(), path, path)
     before = None
     if args.before:
         try:

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -30,6 +31,25 @@ bool WriteAll(int fd, const void* data, size_t size) {
 }
 
 bool WriteAll(int fd, std::string_view data) { return WriteAll(fd, data.data(), data.size()); }
+
+void WipeString(std::string* s) {
+  // resize() makes every byte up to the capacity part of the string (no reallocation), so
+  // the whole block is written through data().
+  s->resize(s->capacity());
+  explicit_bzero(s->data(), s->size());
+  std::string().swap(*s);
+}
+
+void AppendWiping(std::string* s, std::string_view data) {
+  if (data.size() > s->capacity() - s->size()) {
+    std::string bigger;
+    bigger.reserve(std::max(s->size() + data.size(), 2 * s->capacity()));
+    bigger.append(*s);
+    WipeString(s);
+    s->swap(bigger);
+  }
+  s->append(data);
+}
 
 bool SendByteWithFd(int sock, char byte, int fd) {
   iovec iov{&byte, 1};

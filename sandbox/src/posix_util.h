@@ -51,6 +51,16 @@ bool SendByteWithFd(int sock, char byte, int fd);
 // EOF).
 bool ReadExact(int fd, void* data, size_t size);
 
+// Every later child is a fork of the server: memory the server freed is in its copy, with
+// whatever the freed block held. What a child sent (its output, its records) therefore never
+// stays in freed memory:
+//   WipeString overwrites the whole allocation of `s` (its capacity, not only its size,
+//   and the inline buffer of a short string) with zeros and leaves it empty;
+//   AppendWiping appends `data`, and when `s` must grow it wipes the old allocation before
+//   it is freed (a plain append would leave every smaller copy behind in the heap).
+void WipeString(std::string* s);
+void AppendWiping(std::string* s, std::string_view data);
+
 // Monotonic clock in seconds.
 double MonotonicSeconds();
 

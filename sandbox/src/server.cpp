@@ -310,24 +310,33 @@ class OutputCollector {
   // Reads what is available from `fd` (non-blocking), at most kMaxReadsPerDrain chunks so
   // a child writing as fast as the server reads cannot keep it from checking its limits.
   // Returns false at EOF.
+  // What it read goes into the outcome with AppendWiping, and the stack buffer is wiped
+  // before it returns: the next spare is forked from this process (posix_util.h).
   bool Drain(int fd, int which, ChildOutcome* outcome, int max_reads = kMaxReadsPerDrain) {
     char buf[65536];
+    size_t used = 0;  // bytes of `buf` that held the child's data
+    struct WipeBuffer {
+      char* data;
+      const size_t& used;
+      ~WipeBuffer() { explicit_bzero(data, used); }
+    } wipe{buf, used};
     for (int reads = 0; reads < max_reads && !over_limit_; ++reads) {
       ssize_t n = read(fd, buf, sizeof(buf));
       if (n < 0) return errno == EAGAIN || errno == EINTR;
       if (n == 0) return false;
       auto size = static_cast<uint64_t>(n);
+      used = std::max(used, static_cast<size_t>(n));
       if (which == kChildResultFd) {
         // One byte more than the limit: the isolation marker the server strips.
         const uint64_t limit = limits_.result_bytes + 1;
         uint64_t room = limit - std::min<uint64_t>(outcome->result.size(), limit);
         if (size > room) outcome->result_truncated = true;
-        outcome->result.append(buf, std::min(size, room));
+        AppendWiping(&outcome->result, std::string_view(buf, std::min(size, room)));
         continue;
       }
       uint64_t room = limits_.output_bytes - std::min(output_total_, limits_.output_bytes);
       std::string& sink = which == 1 ? outcome->stdout_data : outcome->stderr_data;
-      sink.append(buf, std::min(size, room));
+      AppendWiping(&sink, std::string_view(buf, std::min(size, room)));
       output_total_ += size;
       if (output_total_ > limits_.output_bytes) over_limit_ = true;
     }
@@ -484,6 +493,10 @@ std::string ForkSpare(ServerState& state, int slot) {
   pid_t pid = fork();
   if (pid < 0) return fmt::format("fork: {}", std::strerror(errno));
   if (pid == 0) ChildMainOuter(setup);
+  // The page is shared with this child only: a spare forked later (while this child runs
+  // its job) must not map it, or the running program could write into the next one's
+  // memory.
+  madvise(page, sizeof(ViolationRecord), MADV_DONTFORK);
   setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
   spare->pid = pid;
   spare->pidfd.Reset(PidfdOpen(pid));
@@ -699,6 +712,8 @@ std::string RunOne(ServerState& state, ChildRequest& request, ChildOutcome* outc
             violation_nr = state.notification->data.nr;
             kill_for(KillReason::kViolation);
           }
+          // The call's arguments are the program's bytes: not left for the next spare.
+          explicit_bzero(state.notification, sizeof(seccomp_notif));
         }
         if (fds[s].revents & (POLLHUP | POLLERR)) listener.Reset();  // no task left on it
         continue;
@@ -840,6 +855,14 @@ void EraseArgumentsAndEnvironment() {
   }
 }
 
+// What a child sent, gone from the server's memory before the outcome is freed.
+void WipeOutcome(ChildOutcome* outcome) {
+  WipeString(&outcome->stdout_data);
+  WipeString(&outcome->stderr_data);
+  WipeString(&outcome->result);
+  WipeString(&outcome->violation);
+}
+
 void ResetSignals() {
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
@@ -927,10 +950,16 @@ void ServerMain(const ForkServerOptions& options, int sock) {
     ChildOutcome outcome;
     std::string error = RunOne(state, request, &outcome);
     // Later children are forks of this process: this run's request must not stay in
-    // freed memory for them to read (RunOne erased it before its first fork already).
+    // freed memory for them to read (RunOne erased it before its first fork already), nor
+    // what its child sent (the outcome and the frame that carries it).
     explicit_bzero(request.payload.data(), request.payload.size());
     explicit_bzero(request.stdin_data.data(), request.stdin_data.size());
-    if (!WriteAll(kServerSocketFd, EncodeOutcome(outcome, error))) break;
+    std::string frame = EncodeOutcome(outcome, error);
+    const bool sent = WriteAll(kServerSocketFd, frame);
+    WipeString(&frame);
+    WipeOutcome(&outcome);
+    WipeString(&error);
+    if (!sent) break;
     // What the child left in its private directory goes after the reply, off the caller's
     // wait; unless it is then found empty, the next dispatch empties it again.
     if (state.caps.seccomp) SweepOrphans(state.self, state.spare != nullptr ? state.spare->pid : 0);

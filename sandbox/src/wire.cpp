@@ -13,30 +13,35 @@
 namespace egca::sandbox::internal {
 namespace {
 
-// A frame is: magic (u32), body length (u64), body.
+// A frame is: magic (u32), body length (u64), body. The frame is built in place (the
+// header's room first), so a body is never copied into a second buffer; with `reserve`
+// (the body's size, when known) it never reallocates either, which leaves no partial copy
+// of it in freed memory (the outcome frame holds what a child sent: posix_util.h).
 class Encoder {
  public:
+  explicit Encoder(size_t reserve = 0) {
+    frame_.reserve(kHeaderBytes + reserve);
+    frame_.resize(kHeaderBytes);
+  }
   template <typename T>
   void Put(T value) {
     static_assert(std::is_trivially_copyable_v<T>);
-    body_.append(reinterpret_cast<const char*>(&value), sizeof(value));
+    frame_.append(reinterpret_cast<const char*>(&value), sizeof(value));
   }
   void PutString(const std::string& s) {
     Put<uint64_t>(s.size());
-    body_.append(s);
+    frame_.append(s);
   }
-  std::string Finish(uint32_t magic) const {
-    std::string frame;
-    frame.reserve(12 + body_.size());
-    frame.append(reinterpret_cast<const char*>(&magic), sizeof(magic));
-    uint64_t size = body_.size();
-    frame.append(reinterpret_cast<const char*>(&size), sizeof(size));
-    frame.append(body_);
-    return frame;
+  std::string Finish(uint32_t magic) && {
+    const uint64_t size = frame_.size() - kHeaderBytes;
+    std::memcpy(frame_.data(), &magic, sizeof(magic));
+    std::memcpy(frame_.data() + sizeof(magic), &size, sizeof(size));
+    return std::move(frame_);
   }
 
  private:
-  std::string body_;
+  static constexpr size_t kHeaderBytes = sizeof(uint32_t) + sizeof(uint64_t);
+  std::string frame_;
 };
 
 class Decoder {
@@ -117,7 +122,7 @@ std::string EncodeOptions(const ForkServerOptions& o) {
   }
   e.Put<uint64_t>(o.scratch_tmpfs_bytes);
   e.PutString(o.server_config);
-  return e.Finish(kOptionsMagic);
+  return std::move(e).Finish(kOptionsMagic);
 }
 
 bool ReceiveOptions(int fd, ForkServerOptions* o, std::string* error) {
@@ -175,7 +180,7 @@ std::string EncodeReady(const ReadyMessage& ready) {
     e.Put<uint8_t>(b);
   }
   e.Put<int32_t>(c.landlock_abi);
-  return e.Finish(kReadyMagic);
+  return std::move(e).Finish(kReadyMagic);
 }
 
 bool ReceiveReady(int fd, ReadyMessage* ready) {
@@ -206,7 +211,7 @@ std::string EncodeRequest(const ChildRequest& request) {
   PutLimits(&e, request.limits);
   e.PutString(request.payload);
   e.PutString(request.stdin_data);
-  return e.Finish(kRequestMagic);
+  return std::move(e).Finish(kRequestMagic);
 }
 
 bool SendRequest(int sock, const std::string& frame, int peer_fd) {
@@ -285,7 +290,9 @@ bool ReceiveRequest(int fd, ChildRequest* request) {
 }
 
 std::string EncodeOutcome(const ChildOutcome& o, const std::string& error) {
-  Encoder e;
+  // The strings with their lengths, and at most 256 bytes of fixed-size fields.
+  Encoder e(error.size() + o.violation.size() + o.stdout_data.size() + o.stderr_data.size() +
+            o.result.size() + 5 * sizeof(uint64_t) + 256 + sizeof(o.phases));
   e.PutString(error);
   e.Put<int32_t>(static_cast<int32_t>(o.termination));
   e.Put<int32_t>(o.exit_code);
@@ -301,7 +308,7 @@ std::string EncodeOutcome(const ChildOutcome& o, const std::string& error) {
   e.Put(o.minor_faults);
   e.Put(o.phases);
   e.Put<int32_t>(o.pid);
-  return e.Finish(kOutcomeMagic);
+  return std::move(e).Finish(kOutcomeMagic);
 }
 
 bool ReceiveOutcome(int fd, ChildOutcome* o, std::string* error) {

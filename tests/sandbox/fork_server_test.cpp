@@ -572,6 +572,58 @@ TEST(SandboxForkServer, TheNextJobsChildIsForkedAheadAndGetsTheJobsLimits) {
   }
 }
 
+// Whatever a child sends (stdout, stderr, its result channel) is gone from the memory of
+// every later child (issue 38): the server wipes its copies (the outcome, the frame that
+// carries it, the read buffer on its stack, every smaller block a growing buffer left
+// behind) before it frees them, and the next job's child is forked ahead, from that
+// state. Each scanning child searches its whole address space for the markers an earlier
+// child made up and sent; the markers never pass through a request.
+TEST(SandboxForkServer, NoLaterChildHoldsWhatAnEarlierChildSent) {
+  auto server = StartServer();
+  ASSERT_NE(server, nullptr);
+  const std::string prefix = std::string("egca") + "PLANT-";
+  auto run = [&](const std::string& payload) {
+    auto o = server->Run(Req(payload));
+    EXPECT_TRUE(o.ok()) << o.status().ToString();
+    return o.ok() ? std::move(o).value() : ChildOutcome{};
+  };
+  // The control: before any marker exists, there is none to find.
+  EXPECT_EQ(run("scan_all:" + prefix).result, "not found");
+  std::vector<std::string> planted;
+  for (const char* plant_how : {"plant:", "plant_small:", "plant:", "plant_small:"}) {
+    SCOPED_TRACE(plant_how);
+    ChildOutcome plant = run(plant_how + prefix);
+    ASSERT_EQ(plant.termination, Termination::kExited) << plant.stderr_data.substr(0, 200);
+    // The result's last three lines: the stdout, stderr and result markers.
+    std::vector<std::string> lines;
+    for (size_t at = 0; at <= plant.result.size();) {
+      size_t end = plant.result.find('\n', at);
+      if (end == std::string::npos) end = plant.result.size();
+      lines.push_back(plant.result.substr(at, end - at));
+      at = end + 1;
+    }
+    ASSERT_GE(lines.size(), 3u);
+    for (size_t i = lines.size() - 3; i < lines.size(); ++i) {
+      ASSERT_EQ(lines[i].size(), prefix.size() + 32) << lines[i];
+      planted.push_back(lines[i]);
+    }
+    EXPECT_NE(plant.stdout_data.find(planted[planted.size() - 3]), std::string::npos);
+    EXPECT_NE(plant.stderr_data.find(planted[planted.size() - 2]), std::string::npos);
+    // The next children: the first was forked ahead before the marker existed, the later
+    // ones after the server received it.
+    for (int next = 0; next < 3; ++next) {
+      ChildOutcome scan = run("scan_all:" + prefix);
+      EXPECT_EQ(scan.termination, Termination::kExited);
+      EXPECT_EQ(scan.phases.fork, 0) << "a spare forked ahead ran this job";
+      for (const std::string& marker : planted) {
+        EXPECT_EQ(scan.result.find(marker), std::string::npos)
+            << "child " << next + 1 << " after planting found " << marker;
+      }
+      EXPECT_EQ(scan.result, "not found");
+    }
+  }
+}
+
 // The job reaches its child whole whatever its size: in the hand-over message up to
 // 32 KiB, in a memfd above (with stdin and a peer socket alongside either way).
 TEST_F(SandboxForkServerTest, JobsOfEverySizeReachTheChildWhole) {

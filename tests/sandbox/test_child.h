@@ -57,6 +57,23 @@ inline std::string TryCreate(const std::string& path) {
   return "ok";
 }
 
+inline sigjmp_buf g_scan_jump;
+inline std::vector<std::string> ScanOwnMemoryAll(const std::string& prefix, size_t max_found);
+
+// 32 random lowercase hex digits from /dev/urandom (made in the child: they never pass
+// through a request).
+inline std::string RandomHex32() {
+  unsigned char raw[16] = {};
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    if (read(fd, raw, sizeof(raw)) != static_cast<ssize_t>(sizeof(raw))) raw[0] ^= 1;
+    close(fd);
+  }
+  std::string hex;
+  for (unsigned char c : raw) hex += fmt::format("{:02x}", c);
+  return hex;
+}
+
 // One child_main for every test.
 inline int TestChild(std::string_view payload, int result_fd) {
   std::string cmd(payload);
@@ -383,18 +400,58 @@ inline int TestChild(std::string_view payload, int result_fd) {
     volatile int* p = nullptr;
     return *p;
   }
+  if (cmd == "plant_small") {
+    // arg: a prefix. As "plant", one marker per channel written once: the outcome and its
+    // reply frame stay small (in the server's heap, below the mmap threshold).
+    const std::string out = arg + RandomHex32(), err = arg + RandomHex32(),
+                      res = arg + RandomHex32();
+    WriteAllFd(1, out + "\n");
+    WriteAllFd(2, err + "\n");
+    WriteAllFd(result_fd, "\n" + out + "\n" + err + "\n" + res);
+    return 0;
+  }
+  if (cmd == "plant") {
+    // arg: a prefix. Three markers (prefix + 32 random hex digits), one per channel, each
+    // sent in many pieces and at sizes that make the server's buffers grow (the stdout
+    // one is past the mmap threshold at the end, the others stay in the heap); the
+    // result lists them.
+    const std::string out = arg + RandomHex32(), err = arg + RandomHex32(),
+                      res = arg + RandomHex32();
+    // A few bytes at a time with pauses, so the server reads each channel in many small
+    // pieces and its buffers grow step by step (each step frees a smaller copy).
+    const std::string pad(300, '.');
+    for (int i = 0; i < 300; ++i) {
+      WriteAllFd(1, out + pad + "\n");
+      WriteAllFd(2, err + pad + "\n");
+      WriteAllFd(result_fd, res + pad + ";");
+      if (i % 10 == 0) usleep(200);
+    }
+    for (int i = 0; i < 4000; ++i) WriteAllFd(1, out + (i % 7 == 0 ? "\n" : " "));
+    WriteAllFd(result_fd, "\n" + out + "\n" + err + "\n" + res);
+    return 0;
+  }
+  if (cmd == "scan_all") {
+    // arg: a prefix. Every distinct prefix + 32 hex digits in this process's memory, one
+    // a line, or "not found".
+    std::vector<std::string> found = ScanOwnMemoryAll(arg, 64);
+    std::string text;
+    for (const std::string& f : found) text += f + "\n";
+    WriteAllFd(result_fd, found.empty() ? std::string("not found") : text);
+    return 0;
+  }
   return 99;
 }
 
-inline sigjmp_buf g_scan_jump;
-
-// The first PREFIX followed by 32 lowercase hex digits anywhere in this process's readable
-// memory, or "not found". Reads the mappings /proc/self/maps lists through pointers (as
-// ctypes would): /proc/self/mem of a non-dumpable child belongs to root, which the child
-// is not. A mapping that faults (a file shorter than its mapping) is skipped.
-inline std::string ScanOwnMemory(const std::string& prefix) {
+// Every distinct PREFIX followed by 32 lowercase hex digits anywhere in this process's
+// readable memory (at most `max_found`). Reads the mappings /proc/self/maps lists through
+// pointers (as ctypes would): /proc/self/mem of a non-dumpable child belongs to root, which
+// the child is not. A mapping that faults (a file shorter than its mapping) is skipped.
+// What it finds is copied into the returned strings only after the scan: nothing the scan
+// makes can be found by it.
+inline std::vector<std::string> ScanOwnMemoryAll(const std::string& prefix, size_t max_found) {
+  std::vector<std::string> found;
   std::ifstream maps("/proc/self/maps");
-  if (!maps) return "cannot read /proc/self/maps";
+  if (!maps) return {"cannot read /proc/self/maps"};
   std::vector<std::pair<uintptr_t, uintptr_t>> regions;
   std::string line;
   while (std::getline(maps, line)) {
@@ -404,6 +461,8 @@ inline std::string ScanOwnMemory(const std::string& prefix) {
     if (perms[0] != 'r' || line.find("[v") != std::string::npos) continue;  // [vvar], [vdso]...
     regions.emplace_back(start, end);
   }
+  // Positions first (no allocation while scanning), strings after.
+  std::vector<const char*> hits(max_found * 4);
   struct sigaction on_fault {
   }, old_segv{}, old_bus{};
   on_fault.sa_handler = [](int) { siglongjmp(g_scan_jump, 1); };
@@ -411,9 +470,12 @@ inline std::string ScanOwnMemory(const std::string& prefix) {
   on_fault.sa_flags = SA_NODEFER;
   sigaction(SIGSEGV, &on_fault, &old_segv);
   sigaction(SIGBUS, &on_fault, &old_bus);
-  std::string found = "not found";
-  for (const auto& [start, end] : regions) {
+  // Volatile: both change between sigsetjmp and a fault's siglongjmp.
+  volatile size_t r = 0;
+  volatile size_t hit_count = 0;
+  for (; r < regions.size() && hit_count < hits.size(); r = r + 1) {
     if (sigsetjmp(g_scan_jump, 1) != 0) continue;  // this region faulted
+    const auto [start, end] = regions[r];
     const char* base = reinterpret_cast<const char*>(start);
     std::string_view region(base, end - start);
     for (size_t at = region.find(prefix); at != std::string_view::npos;
@@ -426,15 +488,28 @@ inline std::string ScanOwnMemory(const std::string& prefix) {
         hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
       }
       if (hex) {
-        found = std::string(region.substr(at, prefix.size() + 32));
-        break;
+        hits[hit_count] = base + at;
+        hit_count = hit_count + 1;
+        if (hit_count == hits.size()) break;
       }
     }
-    if (found != "not found") break;
   }
   sigaction(SIGSEGV, &old_segv, nullptr);
   sigaction(SIGBUS, &old_bus, nullptr);
+  for (size_t i = 0; i < hit_count; ++i) {
+    std::string text(hits[i], prefix.size() + 32);
+    if (std::find(found.begin(), found.end(), text) == found.end() && found.size() < max_found) {
+      found.push_back(std::move(text));
+    }
+  }
   return found;
+}
+
+// The first PREFIX followed by 32 lowercase hex digits in this process's memory, or
+// "not found".
+inline std::string ScanOwnMemory(const std::string& prefix) {
+  std::vector<std::string> found = ScanOwnMemoryAll(prefix, 1);
+  return found.empty() ? std::string("not found") : found.front();
 }
 
 }  // namespace egca::sandbox::testing

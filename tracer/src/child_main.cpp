@@ -144,6 +144,7 @@ void FillResult(PyObject* dict, size_t max_value_bytes, proto::ExecResult* out) 
   out->set_detail(GetString(dict, "detail"));
   out->set_settrace_snapshots(static_cast<uint64_t>(GetInt(dict, "settrace_snapshots")));
   out->set_candidate_raised(GetInt(dict, "candidate_raised") != 0);
+  out->set_candidate_named(GetInt(dict, "candidate_named") != 0);
   // The candidate process of assert tests: per test served, its last exception.
   PyObject* served = PyDict_GetItemString(dict, "served_tests");  // Borrowed.
   if (served != nullptr && PyList_Check(served)) {

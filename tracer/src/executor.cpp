@@ -22,6 +22,7 @@
 #include <future>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -139,6 +140,9 @@ uint64_t ResultCap(const RunOptions& options) {
 }
 
 // ---- One candidate process per program (a batch of assert tests) ----
+
+// How the detail of a test that its batch never ran begins (Impl::NotRunAfter).
+constexpr const char* kNotRunDetail = "not run: ";
 
 std::atomic<int> g_assert_batching{static_cast<int>(AssertBatching::kFromEnvironment)};
 
@@ -380,8 +384,10 @@ class Executor::Impl {
       StatusOr<TestResult> result = Internal("not run");
       if (batched[i].has_value()) {
         result = std::move(*batched[i]);
-        // A failing graded run is retraced in a pair of its own, as Run() does.
-        if (retrace && !result->verdict.passed())
+        // A failing graded run is retraced in a pair of its own, as Run() does; a test the
+        // batch never ran (NotRunAfter) has no run to trace.
+        if (retrace && !result->verdict.passed() &&
+            result->verdict.detail.rfind(kNotRunDetail, 0) != 0)
           RetracePaired(source, tests[i], options, &*result);
       } else {
         result = Run(source, tests[i], options);
@@ -744,6 +750,10 @@ class Executor::Impl {
     return std::move(s->outcome);
   }
 
+  // Ends a session whose reply said it retires (test_session.h: it grew); how its child
+  // ended is of no use (it exits on its own after that reply).
+  void RetireSession() { static_cast<void>(EndSession(/*abort=*/false)); }
+
   // The pair with the reused test process: the test request (and the test process's end
   // of the pair's socket) goes to the session, the candidate runs in a fresh child, and
   // the session's reply must come within the test's wall limit of the request, and at
@@ -786,15 +796,17 @@ class Executor::Impl {
     test_end = -1;
     StatusOr<sandbox::ChildOutcome> outcome = server_->Run(candidate);
     std::string reply;
+    bool retiring = false;
     const SessionRead read =
         // The test's wall limit from the request, and never less than a grace period after
         // the candidate ended (a slow machine's kill, reap and the test's last decoding
         // must not cost a healthy test process).
         ReadSessionReply(session_->control,
                          std::max(start + limits.wall_seconds, SteadySeconds()) + 5.0,
-                         kMaxValueBytes + kRecordSlack, &reply);
+                         kMaxValueBytes + kRecordSlack, &reply, &retiring);
     if (read == SessionRead::kOk) {
       ++session_->served;
+      if (retiring) RetireSession();  // it grew: the next test gets a new one
       sandbox::ChildOutcome ok;
       ok.result = std::move(reply);
       ok.wall_seconds = SteadySeconds() - start;
@@ -841,6 +853,7 @@ class Executor::Impl {
   Status RunSequence(std::string_view source, const std::vector<TestCase>& tests,
                      std::vector<size_t> order, const RunOptions& options,
                      std::vector<std::optional<TestResult>>* out) {
+    std::set<size_t> replayed_test_process_failure;  // tests whose batch ran again once
     while (!order.empty()) {
       if (order.size() == 1) {
         const TestCase& test = tests[order[0]];
@@ -871,35 +884,72 @@ class Executor::Impl {
         return Status::Ok();
       }
       const size_t s = batch.stop;
-      std::vector<size_t> before(order.begin(), order.begin() + static_cast<long>(s));
-      std::vector<size_t> after(order.begin() + static_cast<long>(s) + 1, order.end());
-      if (batch.timed_out || s == 0) {
-        // Final: a time-out is the test's own (its limits were measured for it alone); the
-        // batch's first test ran exactly as in a pair of its own.
-        const bool syntax = batch.stop_result.verdict.kind == sandbox::VerdictKind::kSyntaxError;
-        (*out)[order[s]] = std::move(batch.stop_result);
-        if (syntax) return Status::Ok();  // RunAll copies it to every later test
-        before.insert(before.end(), after.begin(), after.end());
-        order = std::move(before);
+      if (batch.test_process_failed && replayed_test_process_failure.insert(order[s]).second) {
+        // The test process (the sandbox's, shared by every program this executor runs)
+        // died or stalled during this test while the program ran on: once per test, the
+        // same sequence runs again, in order (no fresh start for the program: the tests
+        // before it run again first). A second failure at the same test is final.
         continue;
       }
-      // The candidate process ended (or closed its channel) during a test that was not its
-      // first: that test runs again first in a fresh pair, where its verdict is what a
-      // pair of its own gives; the tests before it passed in a process that did not end
-      // normally, so they run again too (as a batch of their own).
-      EGCA_RETURN_IF_ERROR(RunSequence(source, tests, std::move(before), options, out));
-      after.insert(after.begin(), order[s]);
-      order = std::move(after);
+      // Final: whatever ended the batch during this test is its verdict (its time limits
+      // were its own), and the tests after it fail with it: they share one process with
+      // it, which ended (or was killed, or closed its channel) before they ran, as MBPP's
+      // harness fails a program whose process ends before its last assert. A fresh process
+      // for them would let a program opt out of its own state by ending the one it has.
+      // The tests before it run again as a batch of their own: their passes came from a
+      // process that did not end normally.
+      const bool syntax = batch.stop_result.verdict.kind == sandbox::VerdictKind::kSyntaxError;
+      if (batch.ended_unnamed && !syntax) {
+        // The program's process ended in its module code (an exception at import, an
+        // exit), before it saw anything of the batch's first test: that test has a pair's
+        // verdict, and the others run as the next batch, as each would in a pair of its
+        // own (the program saw no test to choose by).
+        (*out)[order[0]] = std::move(batch.stop_result);
+        order.erase(order.begin());
+        continue;
+      }
+      for (size_t p = s + 1; p < order.size() && !syntax; ++p) {
+        (*out)[order[p]] = NotRunAfter(batch.stop_result, order[s]);
+      }
+      (*out)[order[s]] = std::move(batch.stop_result);
+      if (syntax) return Status::Ok();  // RunAll copies it to every later test
+      order.resize(s);
     }
     return Status::Ok();
   }
 
+  // The result of a test of a batch that ended during an earlier test (`ended`, the test
+  // at index `ended_index`): that test's verdict, naming it; no time, output or trace of
+  // its own.
+  static TestResult NotRunAfter(const TestResult& ended, size_t ended_index) {
+    TestResult r;
+    r.verdict.kind = ended.verdict.kind;
+    r.verdict.error_type = ended.verdict.error_type;
+    r.verdict.signal = ended.verdict.signal;
+    r.verdict.detail = fmt::format(
+        "{}the program's process ended during test {} ({}), which this test shares one "
+        "process with",
+        kNotRunDetail, ended_index + 1, sandbox::VerdictName(ended.verdict.kind));
+    r.termination = ended.termination;
+    r.exit_code = ended.exit_code;
+    return r;
+  }
+
+  // The most output one batch's candidate process may write (tests' limits times their
+  // number, up to this).
+  static constexpr uint64_t kBatchOutputCap = 32ull << 20;
+
   struct Batch {
     bool complete = false;            // every test has its final result
     std::vector<TestResult> results;  // complete: one per test of the batch
-    size_t stop = 0;         // !complete: the test during which the candidate process ended
-    bool timed_out = false;  // it ran past that test's time limits (and was killed)
-    TestResult stop_result;  // timed_out or stop == 0: that test's final result
+    size_t stop = 0;  // !complete: the test during which the batch ended (the candidate
+                      // process ended, closed its channel or ran out of time, or the test
+                      // process failed)
+    bool timed_out = false;            // it ran past that test's time limits (and was killed)
+    bool test_process_failed = false;  // the test process died or stalled during `stop`
+    bool ended_unnamed = false;  // stop == 0, and the candidate process ended before it
+                                 // described its names (in its module code)
+    TestResult stop_result;      // !complete: that test's result in this batch
   };
 
   // One test's exchange with the test process in a batch.
@@ -943,6 +993,13 @@ class Executor::Impl {
     // The tests' own limits are enforced here (per test); the server's bound the batch.
     candidate.limits.wall_seconds = limits.wall_seconds * static_cast<double>(n) + 5.0;
     candidate.limits.cpu_seconds = limits.cpu_seconds * static_cast<double>(n) + 1.0;
+    // Output adds up over the tests of one process: each test gets the room a pair of its
+    // own has, up to kBatchOutputCap in all (a flood reaches the cap during one test, which
+    // then fails: OUTPUT_LIMIT ends the batch like any ending of the program's).
+    const uint64_t room = limits.output_bytes > kBatchOutputCap / n
+                              ? kBatchOutputCap
+                              : limits.output_bytes * static_cast<uint64_t>(n);
+    candidate.limits.output_bytes = std::max(limits.output_bytes, room);
     candidate.limits.result_bytes = ResultCap(options);
     proto::ExecRequest exec = BuildRequest(source, program_only, options,
                                            std::min(kMaxValueBytes, candidate.limits.result_bytes),
@@ -992,6 +1049,7 @@ class Executor::Impl {
     size_t stop = n;
     bool timed_out = false;
     sandbox::Termination timeout_kind = sandbox::Termination::kWallTimeout;
+    bool test_process_failed = false;
     sandbox::ChildOutcome stop_test_outcome;  // the test process at `stop`
     const proto::ExecResult* stop_test_record = nullptr;
     ResultChannel stop_channel;
@@ -1010,6 +1068,13 @@ class Executor::Impl {
       test_exec.set_continues_candidate(p > 0);
       std::string payload;
       test_exec.SerializeToString(&payload);
+      if (session_ == nullptr) {
+        // The last test's session retired (it grew): a new one, before this test's clock.
+        if (Status ready = EnsureSession(limits); !ready.ok()) {
+          error = ready;
+          break;
+        }
+      }
       if (p > 0) {
         t0 = SteadySeconds();
         cpu0 = watch.CpuSeconds();
@@ -1037,18 +1102,21 @@ class Executor::Impl {
             waited == 0 ? sandbox::Termination::kWallTimeout : sandbox::Termination::kCpuTimeout;
         stop = p;
         std::string reply;
+        bool retiring = false;
         if (ReadSessionReply(control, SteadySeconds() + 5.0, kMaxValueBytes + kRecordSlack,
-                             &reply) == SessionRead::kOk) {
+                             &reply, &retiring) == SessionRead::kOk) {
           ++session_->served;
+          if (retiring) RetireSession();
         } else {
           EndSession(/*abort=*/true);
         }
         break;
       }
       std::string reply;
+      bool retiring = false;
       const SessionRead read =
           ReadSessionReply(control, std::max(t0 + limits.wall_seconds, SteadySeconds()) + 5.0,
-                           kMaxValueBytes + kRecordSlack, &reply);
+                           kMaxValueBytes + kRecordSlack, &reply, &retiring);
       Served s;
       s.key = test_key;
       s.wall = SteadySeconds() - t0;
@@ -1056,6 +1124,7 @@ class Executor::Impl {
       s.cpu = cpu >= 0 && cpu0 >= 0 ? cpu - cpu0 : -1;
       if (read == SessionRead::kOk) {
         ++session_->served;
+        if (retiring) RetireSession();  // the next test starts a new one
         s.outcome.result = std::move(reply);
         s.outcome.wall_seconds = s.wall;
         s.channel = ParseResultChannel(s.outcome.result);
@@ -1082,6 +1151,7 @@ class Executor::Impl {
       // The test process did not answer in time, or died (a limit, a crash: the server
       // says how), as RunWithSession handles it.
       stop = p;
+      test_process_failed = true;
       if (read == SessionRead::kTimeout) {
         EndSession(/*abort=*/true);
         stop_test_outcome.termination = sandbox::Termination::kWallTimeout;
@@ -1191,11 +1261,23 @@ class Executor::Impl {
     }
     if (stop == n) stop = n - 1;  // it did not end normally after its last test
     batch.stop = stop;
-    if (stop != 0) return batch;
-    // The batch's first test, which ran as in a pair of its own: RunPair's verdict.
+    batch.test_process_failed = test_process_failed;
+    batch.ended_unnamed = stop == 0 && !test_process_failed && stop_test_record != nullptr &&
+                          !stop_test_record->candidate_named();
+    // The test during which the batch ended gets what a pair gives for how it ended: the
+    // candidate process's verdict when it did not end normally, else the test process's
+    // (a closed channel, a reply it refused: KILLED; its own failure). For the batch's
+    // first test that is exactly RunPair's verdict.
+    const proto::ExecResult* described = record;
+    if (stop > 0) {
+      described = record != nullptr && record->served_tests_size() > static_cast<int>(stop)
+                      ? &record->served_tests(static_cast<int>(stop))
+                      : nullptr;
+    }
     StatusOr<TestResult> result = PairResult(std::move(candidate_verdict), *outcome,
-                                             stop_test_outcome, stop_test_record, record, options);
-    if (!result.ok()) return result.status().WithContext(fmt::format("test {}", order[0] + 1));
+                                             stop_test_outcome, stop_test_record, described,
+                                             options);
+    if (!result.ok()) return result.status().WithContext(fmt::format("test {}", order[stop] + 1));
     batch.stop_result = std::move(result).value();
     return batch;
   }

@@ -2,8 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+#include <string>
+
 #include "egca/tracer/executor.h"
+#include "harness_candidate_py.h"
 #include "harness_py.h"
+#include "harness_session_py.h"
+#include "harness_table_py.h"
+#include "harness_test_process_py.h"
+#include "harness_wire_py.h"
 #include "trace_recorder.h"
 
 namespace egca::tracer {
@@ -61,11 +69,57 @@ Status InitializeIsolated(const InterpreterOptions& options) {
   return status;
 }
 
+// The harness's rooms (harness.HARNESS_ROOMS), in that order: each file's text is
+// executed into the namespace of the module harness.py made, as harness.py itself does
+// when it is imported from tracer/src.
+struct HarnessRoom {
+  const char* name;
+  const char* text;
+};
+constexpr HarnessRoom kHarnessRooms[] = {
+    {"harness_wire", kHarnessWirePy},
+    {"harness_table", kHarnessTablePy},
+    {"harness_candidate", kHarnessCandidatePy},
+    {"harness_test_process", kHarnessTestProcessPy},
+    {"harness_session", kHarnessSessionPy},
+};
+
+Status LoadHarnessRooms(PyObject* module) {
+  PyObject* names = PyObject_GetAttrString(module, "HARNESS_ROOMS");  // New reference.
+  PyRef owned = PyRef::Steal(names);
+  constexpr Py_ssize_t kRooms = sizeof(kHarnessRooms) / sizeof(kHarnessRooms[0]);
+  if (names == nullptr || !PyTuple_Check(names) || PyTuple_GET_SIZE(names) != kRooms) {
+    PyErr_Clear();
+    return Internal("embedded Python: harness.py: HARNESS_ROOMS does not list the embedded rooms");
+  }
+  PyObject* globals = PyModule_GetDict(module);  // Borrowed.
+  for (Py_ssize_t i = 0; i < kRooms; ++i) {
+    const HarnessRoom& room = kHarnessRooms[i];
+    const char* listed = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
+    if (listed == nullptr || std::strcmp(listed, room.name) != 0) {
+      PyErr_Clear();
+      return Internal(fmt::format("embedded Python: harness.py: room {} is not {}", i + 1,
+                                  room.name));
+    }
+    const std::string filename = fmt::format("<egca-{}>", room.name);
+    PyRef code = PyRef::Steal(Py_CompileString(room.text, filename.c_str(), Py_file_input));
+    if (!code) {
+      return Internal(fmt::format("embedded Python: {}.py: {}", room.name, FetchPythonError()));
+    }
+    PyRef done = PyRef::Steal(PyEval_EvalCode(code.get(), globals, globals));
+    if (!done) {
+      return Internal(fmt::format("embedded Python: {}.py: {}", room.name, FetchPythonError()));
+    }
+  }
+  return Status::Ok();
+}
+
 Status LoadHarness() {
   PyRef code = PyRef::Steal(Py_CompileString(kHarnessPy, "<egca-harness>", Py_file_input));
   if (!code) return Internal("embedded Python: harness.py: " + FetchPythonError());
   PyRef module = PyRef::Steal(PyImport_ExecCodeModule("_egca_harness", code.get()));
   if (!module) return Internal("embedded Python: harness.py: " + FetchPythonError());
+  EGCA_RETURN_IF_ERROR(LoadHarnessRooms(module.get()));
   // Not left in sys.modules: the candidate should not find the harness by name.
   if (PyDict_DelItemString(PyImport_GetModuleDict(), "_egca_harness") != 0) PyErr_Clear();
   PyObject* run_test = PyObject_GetAttrString(module.get(), "run_test");

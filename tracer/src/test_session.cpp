@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "child_main.h"
@@ -109,11 +110,24 @@ bool ReceiveRequest(int control, std::string* payload, int* fd) {
   return ReadAll(control, payload->data(), size);
 }
 
-bool SendReply(int control, const std::string& channel) {
+bool SendReply(int control, const std::string& channel, bool retiring) {
   char header[4];
-  PutLength(static_cast<uint32_t>(channel.size()), header);
+  PutLength(static_cast<uint32_t>(channel.size()) | (retiring ? kSessionRetiring : 0), header);
   return SendAll(control, header, sizeof(header)) &&
          SendAll(control, channel.data(), channel.size());
+}
+
+// The process's address space in bytes (/proc/self/statm's first field, what RLIMIT_AS
+// bounds); 0 when it cannot be read.
+uint64_t AddressSpaceBytes() {
+  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[128] = {};
+  const ssize_t n = ::read(fd, text, sizeof(text) - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  const unsigned long long pages = std::strtoull(text, nullptr, 10);
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace
@@ -148,12 +162,15 @@ bool SendSessionRequest(int control, const std::string& payload, int peer) {
          SendAll(control, payload.data(), payload.size());
 }
 
-SessionRead ReadSessionReply(int control, double deadline, size_t max_bytes, std::string* out) {
+SessionRead ReadSessionReply(int control, double deadline, size_t max_bytes, std::string* out,
+                             bool* retiring) {
+  *retiring = false;
   char header[4];
   int r = ReadAllBy(control, header, sizeof(header), deadline);
   if (r < 0) return SessionRead::kTimeout;
   if (r == 0) return SessionRead::kClosed;
-  const uint32_t size = GetLength(header);
+  const uint32_t size = GetLength(header) & ~kSessionRetiring;
+  *retiring = (GetLength(header) & kSessionRetiring) != 0;
   if (size > max_bytes) return SessionRead::kMalformed;
   out->resize(size);
   r = ReadAllBy(control, out->data(), size, deadline);
@@ -175,6 +192,7 @@ int TestSessionMain() {
     ::close(devnull);
   }
   if (!CallHarness("session_begin").ok()) return 75;
+  const uint64_t start_bytes = AddressSpaceBytes();
   for (;;) {
     std::string payload;
     int peer = -1;
@@ -207,8 +225,13 @@ int TestSessionMain() {
       append(result);
     }
     const bool reset = CallHarness("session_reset").ok();
-    if (!SendReply(control, channel)) return 0;
-    if (!reset) return 77;  // the parent sees the socket close and starts a new session
+    // Unreadable sizes (0) never retire a session; the parent's 500 tests per session
+    // still bound it.
+    const uint64_t now_bytes = AddressSpaceBytes();
+    const bool grown = start_bytes > 0 && now_bytes > start_bytes + kSessionGrowthBytes;
+    if (!SendReply(control, channel, !reset || grown)) return 0;
+    if (!reset) return 77;  // the parent sees the flag and starts a new session
+    if (grown) return 0;
   }
 }
 

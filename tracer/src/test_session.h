@@ -15,8 +15,16 @@
 //     end of the socket pair to this test's candidate process (it becomes fd 4 for the
 //     harness while the test runs);
 //   child -> parent: u32 length + the test's result channel (result_channel.h: the
-//     preparation record, then the keyed completion record).
-// The child exits when the control socket closes. The parent bounds every test by its
+//     preparation record, then the keyed completion record). The length's top bit
+//     (kSessionRetiring) set: the session ends after this reply (below).
+// The child exits when the control socket closes.
+//
+// Every test starts with the memory of a fresh test process: after each test the child
+// puts its state back and collects every cycle (harness.session_reset), then reads its
+// address space (/proc/self/statm, what RLIMIT_AS counts). Past its size at the start of
+// the session plus kSessionGrowthBytes it retires: it flags the reply and exits, and the
+// parent starts a new session before the next test's clock starts, so whatever one test
+// (one sample's replies) left behind costs that test's session and never the next test. The parent bounds every test by its
 // wall limit: a reply that does not come in time, a reply over its size limit or a
 // closed socket ends the session (ForkServer::Abort kills it) and the next test starts a
 // new one.
@@ -26,6 +34,12 @@
 #include <string>
 
 namespace egca::tracer {
+
+// A reply length with this bit set: the child ends the session after this reply.
+constexpr uint32_t kSessionRetiring = 1u << 31;
+// How far a session's address space may stay above its start between tests (after the
+// collection) before it retires.
+constexpr uint64_t kSessionGrowthBytes = 32ull << 20;
 
 // Parent side. Sends one test request and the descriptor `peer` (not closed here).
 // False when the session is gone (the child exited or the socket broke).
@@ -39,8 +53,9 @@ enum class SessionRead {
 };
 
 // Reads one reply, waiting at most until `deadline` (std::chrono::steady_clock seconds,
-// SteadySeconds()).
-SessionRead ReadSessionReply(int control, double deadline, size_t max_bytes, std::string* out);
+// SteadySeconds()). *retiring: the child ends the session after this reply (kOk only).
+SessionRead ReadSessionReply(int control, double deadline, size_t max_bytes, std::string* out,
+                             bool* retiring);
 
 double SteadySeconds();
 
