@@ -109,12 +109,14 @@ def changed_lines(bad, good):
     """Lines (1-based) of `bad` that the diff to `good` replaces or deletes, and the number of
     changed lines on both sides; pure insertions leave no line of `bad` to name."""
     a, b = bad.split("\n"), good.split("\n")
+    # Lines compared without trailing blanks; a changed blank line is no bug line.
+    ka, kb = [l.rstrip() for l in a], [l.rstrip() for l in b]
     truth, size = [], 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
-        size += max(i2 - i1, j2 - j1)
-        truth += range(i1 + 1, i2 + 1)
+        size += max(sum(1 for l in ka[i1:i2] if l.strip()), sum(1 for l in kb[j1:j2] if l.strip()))
+        truth += [n + 1 for n in range(i1, i2) if ka[n].strip()]
     return truth, size
 
 
@@ -175,11 +177,13 @@ def collect_programs(data, codet_per_problem, seed):
     return programs
 
 
-def run_batch(egca_batch, problems, samples, store, workers, timeout, fmt="auto"):
-    shutil.rmtree(store, ignore_errors=True)
+def run_batch(egca_batch, problems, samples, store, workers, timeout, fmt="auto", reuse=False,
+              grade_only=False):
+    if not reuse:
+        shutil.rmtree(store, ignore_errors=True)
     cmd = [egca_batch, "run", "--problems", problems, "--format", fmt, "--samples", samples,
            "--store", store, "--workers", str(workers), "--progress", "never",
-           "--timeout", str(timeout)]
+           "--timeout", str(timeout)] + (["--grade-only"] if grade_only else [])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"localize_real.py: egca-batch exit {r.returncode}: {r.stderr.strip()[-600:]}")
@@ -202,22 +206,30 @@ def build(a):
                           for (pid, text, body), sid in distinct.items()])
     print(f"build: {len(programs)} programs, {len(distinct)} distinct; grading", file=sys.stderr)
     graded = run_batch(a.egca_batch, problems, samples, os.path.join(a.work, "store-grade"),
-                       a.workers, a.timeout)
+                       a.workers, a.timeout, reuse=a.reuse)
     route = {key: graded.get(sid) for key, sid in distinct.items()}
     # Repair lines of every LOGIC program.
     logic = sorted({(pid, r["program"]) for (pid, _, _), r in route.items() if r and r["mode"] == "LOGIC"})
-    cands = {key: repairs(key[1]) for key in logic}
+    # Histories' failing programs are all kept (the fix-diff set needs no repairs); the
+    # repair set grades the repairs of a seeded draw of LOGIC programs (each repaired program
+    # is routed in full: this is the expensive part).
+    rng = random.Random(a.seed)
+    repaired = set(rng.sample(logic, min(a.max_logic, len(logic)))) if a.max_logic else set(logic)
+    cands = {key: repairs(key[1]) for key in logic if key in repaired}
     flat = [(key[0], prog) for key, cs in cands.items() for _, prog in cs]
     rsamples = os.path.join(a.work, "repairs.jsonl")
     write_jsonl(rsamples, [dict(problem_id=pid, completion=prog, completion_is_body=False, sample_id=str(i))
                            for i, (pid, prog) in enumerate(flat)])
     print(f"build: {len(logic)} LOGIC programs, {len(flat)} repaired programs; grading", file=sys.stderr)
     rgraded = run_batch(a.egca_batch, problems, rsamples, os.path.join(a.work, "store-repairs"),
-                        a.workers, a.timeout)
+                        a.workers, a.timeout, grade_only=True)
     at, lines_of = 0, {}
     for key, cs in cands.items():
+        # A repair "passes" when it passes every test (a passing repair the I_cmp gate calls
+        # not comparable still passes).
         ok = {line for n, (line, _) in enumerate(cs)
-              if (rgraded.get(str(at + n)) or {}).get("mode") == "CORRECT"}
+              if (rgraded.get(str(at + n)) or {}).get("tests", 0) > 0
+              and rgraded[str(at + n)]["passed"] == rgraded[str(at + n)]["tests"]}
         at += len(cs)
         lines_of[key] = sorted(ok)
     models_of = collections.defaultdict(set)
@@ -228,6 +240,8 @@ def build(a):
     out = []
     counts = collections.Counter()
     for key in logic:
+        if key not in lines_of:
+            continue
         lines = lines_of[key]
         counts["unrepaired" if not lines else "ambiguous" if len(lines) > 1 else "localized"] += 1
         if len(lines) == 1:
@@ -295,16 +309,36 @@ def build_v1(a):
 # ---- scoring ---------------------------------------------------------------------------------
 
 
+def span_lines(span):
+    """(first line, last line) of an egca-batch span [begin_byte, end_byte, begin line,
+    begin column, end line, end column]; a span ending at column 0 ends on the line before."""
+    p = (span or {}).get("program")
+    if not p:
+        return None
+    lo, hi = p[2], p[4]
+    if p[5] == 0 and hi > lo:
+        hi -= 1
+    return lo, hi
+
+
 def covers(span, truth):
-    if not span:
-        return False
-    p = span.get("program") or {}
-    lo, hi = p.get("begin", {}).get("line"), p.get("end", {}).get("line")
-    if lo is None:
-        return False
-    if p.get("end", {}).get("column", 1) == 0 and hi > lo:
-        hi -= 1  # a span ending at column 0 ends on the line before
-    return any(lo <= t <= hi for t in truth)
+    lines = span_lines(span)
+    return bool(lines) and any(lines[0] <= t <= lines[1] for t in truth)
+
+
+def miss_class(span, truth, hit):
+    """hit; none (no span); off_by_1_2 (within two lines of a truth line); early (before it:
+    a harmless difference or a wrong pairing came first); late (after it: where the wrong
+    value became visible, e.g. a return, when the reference has no intermediate state)."""
+    if hit:
+        return "hit"
+    lines = span_lines(span)
+    if not lines:
+        return "none"
+    d = min((lines[0] - t for t in truth), key=abs)
+    if abs(d) <= 2:
+        return "off_by_1_2"
+    return "early" if d < 0 else "late"
 
 
 def interval(hits, rng, reps=2000):
@@ -340,18 +374,21 @@ def score(a):
     write_jsonl(samples, [dict(problem_id=pid, completion=prog, completion_is_body=False, sample_id=sid)
                           for (pid, prog), sid in distinct.items()])
     routed = run_batch(a.egca_batch, problems, samples, os.path.join(a.work, f"store-{label}"),
-                       a.workers, a.timeout, a.format)
+                       a.workers, a.timeout, a.format, reuse=a.reuse)
     rows = []
     for r in records:
         rec = routed.get(distinct[(r["problem_id"], r["program"])]) or {}
         if rec.get("program") != r["program"]:
             continue  # not the same program text (never expected): lines would not match
         row = dict(set=r["set"], model=r["model"], problem=r["problem_id"], split=r["split"],
+                   program_key=distinct[(r["problem_id"], r["program"])],
                    truth=r["truth"], mode=rec.get("mode"), localized=bool(rec.get("earliest")),
                    kind=rec.get("divergence_kind") or "none",
-                   line=((rec.get("earliest") or {}).get("program") or {}).get("begin", {}).get("line"))
+                   line=(span_lines(rec.get("earliest")) or (None,))[0],
+                   confidence=rec.get("localization_confidence"))
         for s in SPANS:
             row[s] = int(covers(rec.get(s), r["truth"]))
+        row["miss_class"] = miss_class(rec.get("earliest"), r["truth"], row["earliest"])
         rows.append(row)
     rng = random.Random(0)
     result = dict(label=a.label, egca_batch=a.egca_batch, sets={})
@@ -368,6 +405,12 @@ def score(a):
         entry["by_kind"] = {k: summarize([r for r in mine if r["kind"] == k], rng)
                             for k in sorted({r["kind"] for r in mine})}
         entry["modes"] = dict(collections.Counter(r["mode"] for r in mine))
+        entry["miss_classes"] = dict(collections.Counter(r["miss_class"] for r in mine))
+        # Distinct (problem, program) pairs, whatever the number of runs that wrote them.
+        uniq = {}
+        for r in mine:
+            uniq.setdefault((r["problem"], r["program_key"]), r)
+        entry["distinct"] = summarize(list(uniq.values()), rng)
         result["sets"][name] = entry
     result["rows"] = rows
     text = json.dumps(result, indent=1, sort_keys=True)
@@ -375,7 +418,8 @@ def score(a):
     with open(path, "w") as f:
         f.write(text + "\n")
     for name, e in result["sets"].items():
-        for part in ("all", "dev", "check"):
+        print(f"{name}: miss classes {e['miss_classes']}")
+        for part in ("distinct", "all", "dev", "check"):
             s = e[part]
             if not s["n"]:
                 continue
@@ -406,13 +450,17 @@ def main():
         p.add_argument("--timeout", type=float, default=2)
         if name == "build":
             p.add_argument("--codet-per-problem", type=int, default=10)
+            p.add_argument("--max-logic", type=int, default=350,
+                           help="LOGIC programs whose repairs are graded (a seeded draw; 0: all)")
             p.add_argument("--seed", type=int, default=0)
+            p.add_argument("--reuse", action="store_true", help="resume DIR/store-grade")
         else:
             p.add_argument("--label", required=True)
             p.add_argument("--out", default=None)
             p.add_argument("--set", default="set", help="DIR/SET.jsonl (default: set; learns-v1: set-v1)")
             p.add_argument("--problems", default=None, help="default: HumanEval (set-v1: the family's problems)")
             p.add_argument("--format", default="auto")
+            p.add_argument("--reuse", action="store_true", help="resume the label's store (re-score)")
     p = sub.add_parser("build-v1")
     p.add_argument("--work", required=True)
     p.add_argument("--plans", type=int, default=2, help="surfaces drawn per near-miss")

@@ -362,12 +362,14 @@ using VarMap = std::vector<std::map<std::string, std::string>>;
 // Per candidate scope and variable: how much a difference on the pair can be trusted.
 using VarConfidence = std::vector<std::map<std::string, double>>;
 
-// Confidence of a pair by how it was made: by name 0.9; by value history 0.5-0.9 with the
-// agreement; by first binding only 0.3 (below DivergenceOptions::earliest_min_confidence).
+// Confidence of a pair by how it was made: by name 0.9; by value history 0.2-0.9 rising with
+// the agreement, under earliest_min_confidence below about 0.64 (half the values in common is
+// what a loop counter and an accumulator of small numbers share by chance); by first binding
+// 0.45 (a renamed variable the bug itself changed, when it is the best-agreeing candidate).
 constexpr double kNameConfidence = 0.9;
-constexpr double kBindingConfidence = 0.3;
+constexpr double kBindingConfidence = 0.45;
 double HistoryConfidence(double agreement) {
-  return std::clamp(0.5 + 0.8 * (agreement - 0.5), 0.5, 0.9);
+  return std::clamp(0.2 + 1.4 * (agreement - 0.5), 0.2, 0.9);
 }
 
 VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const StepStream& rs,
@@ -444,9 +446,21 @@ VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const Ste
     std::vector<std::string> cl = by_binding(cs, scope, cand_left, cu);
     std::vector<std::string> rl = by_binding(rs, rscope, ref_left, ru);
     size_t next = 0;
-    for (const std::string& c : cl) {
+    for (size_t p = 0; p < cl.size(); ++p) {
+      const std::string& c = cl[p];
       for (size_t k = next; k < rl.size(); ++k) {
-        if (cs.histories.at({scope, c}).front() == rs.histories.at({rscope, rl[k]}).front()) {
+        const std::vector<uint64_t>& rh = rs.histories.at({rscope, rl[k]});
+        if (cs.histories.at({scope, c}).front() == rh.front()) {
+          // A later-bound variable with the same first value whose history agrees better
+          // takes this one (a distractor counter `scanned = 0` bound before the renamed
+          // accumulator does not steal the accumulator's pair).
+          double mine = HistoryAgreement(cs.histories.at({scope, c}), rh);
+          bool better_later = false;
+          for (size_t q = p + 1; q < cl.size() && !better_later; ++q) {
+            const std::vector<uint64_t>& qh = cs.histories.at({scope, cl[q]});
+            better_later = qh.front() == rh.front() && HistoryAgreement(qh, rh) > mine;
+          }
+          if (better_later) break;
           map[scope][c] = rl[k];
           (*confidence)[scope][c] = kBindingConfidence;
           out->push_back({fn, c, rl[k], true, "binding",
@@ -508,8 +522,22 @@ class Aligner {
         ++j;
         continue;
       }
+      // A call one program makes where the other makes none (a helper used in another
+      // place, a check the other does not need) is a difference in how, not yet in what:
+      // the callee's steps become gaps, and what the call changed shows in the caller.
+      if (SkipExtraCall(cs_, &i, /*candidate=*/true, j) || SkipExtraCall(rs_, &j, false, i)) {
+        continue;
+      }
       Diverge(MakeControl(i, j), cs_.steps[i].step.first_event);
       if (!Resync(&i, &j)) break;
+    }
+    // Steps only one program has (unmatched blocks, e.g. the comprehension frames of a
+    // one-line reference) left at the end of either side: nothing comparable goes on.
+    if (i >= nc) {
+      while (j < nr && !ReferenceMatched(j)) Push(-1, static_cast<int32_t>(j++));
+    }
+    if (j >= nr) {
+      while (i < nc && !CandidateMatched(i)) Push(static_cast<int32_t>(i++), -1);
     }
     bool diverged = report_->divergence_count > 0;
     if (i < nc && j >= nr && !rs_.truncated) {
@@ -552,12 +580,16 @@ class Aligner {
     d.kind = DivergenceKind::kOutput;
     d.candidate_step = chunk.step;
     d.span = chunk.span;
-    auto excerpt = [](const std::string& text, size_t from) {
-      std::string out = text.substr(std::min(from, text.size()), 40);
-      return from >= text.size() ? std::string("<end>") : out;
-    };
-    d.variables.push_back({"<stdout>", "<stdout>", excerpt(c, chunk.offset),
-                           excerpt(r, chunk.offset)});
+    // The chunk as written, and the reference's bytes from the same place to the end of
+    // that line (at most 60 each).
+    std::string ref_text = "<end>";
+    if (chunk.offset < r.size()) {
+      size_t eol = r.find('\n', chunk.offset);
+      size_t len = eol == std::string::npos ? r.size() - chunk.offset : eol + 1 - chunk.offset;
+      ref_text = r.substr(chunk.offset, std::min<size_t>(len, 60));
+    }
+    d.variables.push_back({"<stdout>", "<stdout>",
+                           c.substr(chunk.offset, std::min<size_t>(chunk.length, 60)), ref_text});
     d.detail = "writes output that differs from the reference's at byte " + std::to_string(p);
     // Where the wrong output became visible: the printed value may have been made earlier.
     d.confidence = 0.6;
@@ -631,6 +663,31 @@ class Aligner {
     return true;
   }
 
+  // If step *k of `st` opens a new frame called from the frame aligned last on that side,
+  // while the other side's next step (other_next) opens none, pushes the callee's steps (and its own
+  // callees') as gaps and advances *k past them. The callee's changes are not carried:
+  // they are its own frame's.
+  bool SkipExtraCall(const StepStream& st, size_t* k, bool candidate, size_t other_next) {
+    const StepStream& other = candidate ? rs_ : cs_;
+    const StepRec& s = st.steps[*k];
+    if (!s.first_of_frame || s.root_ordinal >= 0 || s.caller_step < 0) return false;
+    const int32_t last = candidate ? last_aligned_candidate_ : last_aligned_reference_;
+    if (last < 0 || st.steps[s.caller_step].step.frame != st.steps[last].step.frame) return false;
+    if (other_next < other.steps.size() && other.steps[other_next].first_of_frame) return false;
+    const int32_t depth = s.step.depth;
+    size_t end = *k;
+    while (end < st.steps.size() && st.steps[end].step.depth >= depth) ++end;
+    for (size_t m = *k; m < end; ++m) {
+      if (candidate) {
+        Push(static_cast<int32_t>(m), -1);
+      } else {
+        Push(-1, static_cast<int32_t>(m));
+      }
+    }
+    *k = end;
+    return true;
+  }
+
   // A step with no counterpart (a block only one program has) may change variables: the
   // next aligned pair of the same frame compares them too.
   static void CarryGap(const StepRec& s, std::map<int32_t, std::set<std::string>>* carried) {
@@ -692,6 +749,10 @@ class Aligner {
       if (!differing_.insert(key).second) continue;  // already known to differ
       VariableDiff diff{n, rn, *cv->text, *rv->text};
       const Change* blamed = FirstDifferingChange(c, n, r, rn, rv->hash);
+      // Not assigned in this step (compared here because the reference changed it, or
+      // carried from a step with no counterpart): the statement that made the value the
+      // candidate holds, its frame's latest assignment of it.
+      if (blamed == nullptr) blamed = LastChangeBefore(i, n);
       int64_t time = blamed ? blamed->event : c.close_event;
       if (!value_diverged || time < value_time) {
         value_diverged = true;
@@ -716,6 +777,20 @@ class Aligner {
       d.variables.push_back({"<return>", "<return>", c.step.return_value, r.step.return_value});
     }
     if (!value_diverged) d.span = c.step.last_statement;
+    if (return_diverged && !value_diverged) {
+      // The returned value is the value of a candidate variable with no reference
+      // counterpart (never compared): the statement that made that value is blamed (a
+      // wrong initialization `hits = 1` returned unchanged), not the `return`.
+      for (const auto& [n, v] : c.state) {
+        if (v.hash != c.return_hash || vm.count(n)) continue;
+        if (const Change* made = LastChangeBefore(i + 1, n); made && made->span.valid()) {
+          d.span = made->span;
+          d.evidence = "returns the value of " + n +
+                       " (no reference counterpart), made by this statement";
+        }
+        break;
+      }
+    }
     d.candidate_step = static_cast<int32_t>(i);
     d.reference_step = static_cast<int32_t>(j);
     if (d.kind == DivergenceKind::kValue) {
@@ -725,8 +800,10 @@ class Aligner {
       d.detail = "returns " + c.step.return_value + ", reference returns " + r.step.return_value;
       // Where the wrong value became visible; it may have been made earlier.
       d.confidence = 0.5;
-      d.evidence = c.root_ordinal >= 0 ? "the value returned to the tests differs"
-                                        : "the value returned to the caller differs";
+      if (d.evidence.empty()) {
+        d.evidence = c.root_ordinal >= 0 ? "the value returned to the tests differs"
+                                          : "the value returned to the caller differs";
+      }
     } else {
       d.confidence = 0.7;
       d.evidence = "one side raises, the other does not";
@@ -736,6 +813,19 @@ class Aligner {
     // A value difference is observable once the statement that made it has run: a later
     // callee of the same step (a comprehension using the value) must not come first.
     Diverge(std::move(d), value_diverged ? std::min(value_time, c.close_event) : c.close_event);
+  }
+
+  // The latest assignment of `n` in candidate step i's frame before step i, or null.
+  const Change* LastChangeBefore(size_t i, const std::string& n) const {
+    const int32_t frame = cs_.steps[i].step.frame;
+    for (size_t k = i; k-- > 0;) {
+      const StepRec& s = cs_.steps[k];
+      if (s.step.frame != frame) continue;
+      for (size_t m = s.changes.size(); m-- > 0;) {
+        if (s.changes[m].name == n) return &s.changes[m];
+      }
+    }
+    return nullptr;
   }
 
   // The statement of candidate step `c` after which `n` differs from reference step `r`'s

@@ -80,8 +80,8 @@ struct DivergenceOptions {
   // a candidate that failed its first assertion is not aligned against a whole check.
   uint64_t max_reference_events = 0;
   // `earliest` is the first divergence whose confidence is at least this (the first of all
-  // when none is): a difference on a weakly paired variable or an execution that merely
-  // ended earlier does not hide a better-founded divergence behind it.
+  // when none is): an execution that merely ended earlier (0.3) does not hide a
+  // better-founded divergence behind it.
   double earliest_min_confidence = 0.4;
   // Compare what the programs write to standard output (kOutput). On for tests judged on
   // their output (stdin/stdout); off where output is not judged (a debugging print in a
