@@ -163,3 +163,34 @@ TEST(UnlikeReference, DistractorBoundFirstDoesNotStealThePair) {
 
 }  // namespace
 }  // namespace egca::diff
+
+namespace egca::diff {
+namespace {
+
+// A wrong initialization returned unchanged: the returned value is the value of a
+// candidate variable the reference has no counterpart of (its history matches none), so
+// the statement that made it is blamed, not the `return`.
+TEST(UnlikeReference, ReturnedValueBlamedOnTheStatementThatMadeIt) {
+  const std::string ref =
+      "def count_items(xs):\n"
+      "    n = 0\n"
+      "    for x in xs:\n"
+      "        if x != 2:\n"
+      "            n += 1\n"
+      "    return n\n";
+  const std::string cand =
+      "def count_items(seq):\n"
+      "    hits = 1\n"
+      "    for val in seq:\n"
+      "        if val != 2:\n"
+      "            hits += 1\n"
+      "    return hits\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Call("count_items", "[[2, 2, 2]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kReturnValue) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 2) << DumpReport(r);
+  EXPECT_NE(r.earliest->evidence.find("hits"), std::string::npos) << r.earliest->evidence;
+}
+
+}  // namespace
+}  // namespace egca::diff
