@@ -751,11 +751,17 @@ class Aligner {
       if (!differing_.insert(key).second) continue;  // already known to differ
       VariableDiff diff{n, rn, *cv->text, *rv->text};
       const Change* blamed = FirstDifferingChange(c, n, r, rn, rv->hash);
-      // Not assigned in this step (compared here because the reference changed it, or
-      // carried from a step with no counterpart): the statement that made the value the
-      // candidate holds, its frame's latest assignment of it.
-      if (blamed == nullptr) blamed = LastChangeBefore(i, c.step.frame, n);
       int64_t time = blamed ? blamed->event : c.close_event;
+      // Assigned in neither step (compared because it was carried from a step with no
+      // counterpart, or at a frame's start): the statement that made the value the
+      // candidate holds, its frame's latest assignment of it; the difference is still
+      // observed here. When the reference assigned its counterpart here and the candidate
+      // did not, the step is to blame (an assignment it skipped), as before.
+      bool reference_assigned = false;
+      for (const Change& ch : r.changes) reference_assigned = reference_assigned || ch.name == rn;
+      if (blamed == nullptr && !reference_assigned) {
+        blamed = LastChangeBefore(i, c.step.frame, n);
+      }
       if (!value_diverged || time < value_time) {
         value_diverged = true;
         value_time = time;
