@@ -40,6 +40,7 @@ struct FrameState {
   int32_t caller_step = -1;  // the caller's step open at that time
   int32_t last_line = 0;
   bool seen_line = false;
+  int32_t root_ordinal = -1;  // see StepRec::root_ordinal
 
   Value* Find(const std::string& name) {
     for (auto& [n, v] : vars) {
@@ -73,6 +74,20 @@ struct StepRec {
   int64_t close_event = 0;
   SourceSpan call_site;      // first step of a frame: the caller's statement
   int32_t caller_step = -1;  // first step of a frame: the caller's step
+  // A frame with no traced caller (the module body, or a function called by the tests'
+  // own code, e.g. HumanEval's check): its rank among such frames of the same scope. The
+  // n-th call the tests make is paired with the reference's n-th call, never another.
+  int32_t root_ordinal = -1;
+};
+
+// What a frame wrote to standard output between two of its events (Event.output): the
+// bytes [offset, offset + length) of StepStream::output.
+struct OutputChunk {
+  int64_t event = 0;  // the event that reported it
+  int32_t step = -1;  // the writer's step open at that time
+  SourceSpan span;    // the statement that wrote it
+  size_t offset = 0;
+  size_t length = 0;
 };
 
 struct StepStream {
@@ -82,6 +97,9 @@ struct StepStream {
   // Order in which (scope, variable) was first bound in the trace.
   std::map<std::pair<int32_t, std::string>, int32_t> first_bound;
   bool truncated = false;
+  std::string output;  // everything written to standard output, in order
+  std::vector<OutputChunk> chunks;
+  bool output_truncated = false;  // the recorder stopped recording output
 };
 
 constexpr size_t kMaxHistory = 64;
@@ -95,6 +113,8 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
     event_count = static_cast<int64_t>(max_events);
   }
   out.truncated = trace.truncated() || event_count < trace.events_size();
+  out.output_truncated = trace.output_truncated();
+  std::map<int32_t, int32_t> roots_of_scope;
   const cfg::ProgramCfg& pcfg = program.cfg();
   std::vector<int32_t> code_scope(trace.code_size(), -1);
   for (int c = 0; c < trace.code_size(); ++c) {
@@ -147,6 +167,28 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
       f.call_site = f.last_span;
       auto caller = frames.find(frame_at_depth[ev.depth() - 2]);
       if (caller != frames.end()) f.caller_step = caller->second.open_step;
+    }
+    if (fresh && ev.depth() == 1) {
+      int32_t scope = ev.code() < code_scope.size() ? code_scope[ev.code()] : -1;
+      f.root_ordinal = roots_of_scope[scope]++;
+    }
+    if (!ev.output().empty() && ev.depth() >= 1 && ev.depth() <= tracer::kMaxTraceDepth) {
+      // The writer: this frame (the statement since its previous event), or for a CALL the
+      // caller (what it wrote earlier in the calling statement).
+      OutputChunk chunk;
+      chunk.event = e;
+      chunk.offset = out.output.size();
+      chunk.length = ev.output().size();
+      if (ev.kind() == tp::CALL && ev.depth() >= 2 && ev.depth() - 2 < span_at_depth.size()) {
+        chunk.span = span_at_depth[ev.depth() - 2];
+        auto caller = frames.find(frame_at_depth[ev.depth() - 2]);
+        if (caller != frames.end()) chunk.step = caller->second.open_step;
+      } else {
+        chunk.span = f.last_span;
+        chunk.step = f.open_step;
+      }
+      out.output += ev.output();
+      out.chunks.push_back(chunk);
     }
     // Indices from the trace are the child's word: out-of-range ones are ignored here
     // (the executor rejects such traces; tracer::ValidateTrace).
@@ -205,6 +247,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
           s.step.first_event = e;
           s.step.block_span = block_span;
           s.first_of_frame = !f.seen_line;
+          s.root_ordinal = f.root_ordinal;
           if (s.first_of_frame) {
             s.call_site = f.call_site;
             s.caller_step = f.caller_step;
@@ -316,11 +359,26 @@ double HistoryAgreement(const std::vector<uint64_t>& a, const std::vector<uint64
 
 // Candidate variable -> reference variable, per candidate scope.
 using VarMap = std::vector<std::map<std::string, std::string>>;
+// Per candidate scope and variable: how much a difference on the pair can be trusted.
+using VarConfidence = std::vector<std::map<std::string, double>>;
+
+// Confidence of a pair by how it was made: by name 0.9; by value history 0.5-0.9 rising with
+// the agreement; by first binding 0.45 (a renamed variable the bug itself changed, when it is
+// the best-agreeing candidate). All stay above earliest_min_confidence: distrusting pairs
+// whose histories agree on half their values (a loop counter and an accumulator of small
+// numbers can) was measured to lose more wrong initializations than it saved distractors
+// (learns v1 set, bench/localize_real: 0.855 -> 0.838).
+constexpr double kNameConfidence = 0.9;
+constexpr double kBindingConfidence = 0.45;
+double HistoryConfidence(double agreement) {
+  return std::clamp(0.5 + 0.8 * (agreement - 0.5), 0.5, 0.9);
+}
 
 VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const StepStream& rs,
                     const StructureMap& sm, double min_agreement,
-                    std::vector<VariableMapping>* out) {
+                    std::vector<VariableMapping>* out, VarConfidence* confidence) {
   VarMap map(cand.cfg().scopes().size());
+  confidence->assign(cand.cfg().scopes().size(), {});
   std::map<int32_t, std::vector<std::string>> cand_names, ref_names;
   for (const auto& [key, hist] : cs.histories) {
     if (key.first >= 0) cand_names[key.first].push_back(key.second);
@@ -339,8 +397,9 @@ VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const Ste
     for (const std::string& n : names) {
       if (rset.count(n)) {
         map[scope][n] = n;
+        (*confidence)[scope][n] = kNameConfidence;
         used.insert(n);
-        out->push_back({fn, n, n, false});
+        out->push_back({fn, n, n, false, "name", 1.0});
       } else {
         cand_left.push_back(n);
       }
@@ -370,7 +429,8 @@ VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const Ste
       cu.insert(p.c);
       ru.insert(p.r);
       map[scope][p.c] = p.r;
-      out->push_back({fn, p.c, p.r, true});
+      (*confidence)[scope][p.c] = HistoryConfidence(p.score);
+      out->push_back({fn, p.c, p.r, true, "history", p.score});
     }
     // A renamed variable the bug itself changed keeps little of its history: pair the
     // rest in order of first binding when they start from the same value.
@@ -388,11 +448,26 @@ VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const Ste
     std::vector<std::string> cl = by_binding(cs, scope, cand_left, cu);
     std::vector<std::string> rl = by_binding(rs, rscope, ref_left, ru);
     size_t next = 0;
-    for (const std::string& c : cl) {
+    for (size_t p = 0; p < cl.size(); ++p) {
+      const std::string& c = cl[p];
       for (size_t k = next; k < rl.size(); ++k) {
-        if (cs.histories.at({scope, c}).front() == rs.histories.at({rscope, rl[k]}).front()) {
+        const std::vector<uint64_t>& rh = rs.histories.at({rscope, rl[k]});
+        if (cs.histories.at({scope, c}).front() == rh.front()) {
+          // A later-bound variable with the same first value whose history agrees better
+          // takes this one (a distractor counter `scanned = 0` bound before the renamed
+          // accumulator does not steal the accumulator's pair).
+          double mine = HistoryAgreement(cs.histories.at({scope, c}), rh);
+          bool better_later = false;
+          for (size_t q = p + 1; q < cl.size() && !better_later; ++q) {
+            const std::vector<uint64_t>& qh = cs.histories.at({scope, cl[q]});
+            better_later = qh.front() == rh.front() && HistoryAgreement(qh, rh) > mine;
+          }
+          if (better_later) break;
           map[scope][c] = rl[k];
-          out->push_back({fn, c, rl[k], true});
+          (*confidence)[scope][c] = kBindingConfidence;
+          out->push_back({fn, c, rl[k], true, "binding",
+                          HistoryAgreement(cs.histories.at({scope, c}),
+                                           rs.histories.at({rscope, rl[k]}))});
           next = k + 1;
           break;
         }
@@ -426,7 +501,7 @@ class Aligner {
         report_(report) {
     sm_ = MapStructure(cand, ref, options.match);
     vars_ = MapVariables(cand, cs_, rs_, sm_, options.rename_min_agreement,
-                         &report_->alignment.variables);
+                         &report_->alignment.variables, &var_confidence_);
   }
 
   void Run() {
@@ -449,8 +524,22 @@ class Aligner {
         ++j;
         continue;
       }
+      // A call one program makes where the other makes none (a helper used in another
+      // place, a check the other does not need) is a difference in how, not yet in what:
+      // the callee's steps become gaps, and what the call changed shows in the caller.
+      if (SkipExtraCall(cs_, &i, /*candidate=*/true, j) || SkipExtraCall(rs_, &j, false, i)) {
+        continue;
+      }
       Diverge(MakeControl(i, j), cs_.steps[i].step.first_event);
       if (!Resync(&i, &j)) break;
+    }
+    // Steps only one program has (unmatched blocks, e.g. the comprehension frames of a
+    // one-line reference) left at the end of either side: nothing comparable goes on.
+    if (i >= nc) {
+      while (j < nr && !ReferenceMatched(j)) Push(-1, static_cast<int32_t>(j++));
+    }
+    if (j >= nr) {
+      while (i < nc && !CandidateMatched(i)) Push(static_cast<int32_t>(i++), -1);
     }
     bool diverged = report_->divergence_count > 0;
     if (i < nc && j >= nr && !rs_.truncated) {
@@ -464,6 +553,50 @@ class Aligner {
     }
     for (; i < nc; ++i) Push(static_cast<int32_t>(i), -1);
     for (; j < nr; ++j) Push(-1, static_cast<int32_t>(j));
+    if (options_.compare_output) FindOutputDivergence();
+  }
+
+  // Standard output compared as one byte stream, independent of the alignment: the
+  // candidate's chunk that holds the first byte where it departs from the reference's
+  // output (or its first byte past the end of a complete reference output) is blamed on
+  // the statement that wrote it, observable at the event that reported it. A candidate
+  // that writes less than the reference has no statement to blame for it here (its missing
+  // output shows as a value, control or ended divergence, or not at all).
+  void FindOutputDivergence() {
+    const std::string& c = cs_.output;
+    const std::string& r = rs_.output;
+    size_t n = std::min(c.size(), r.size());
+    size_t p = static_cast<size_t>(std::mismatch(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n),
+                                                 r.begin()).first -
+                                   c.begin());
+    if (p == n) {
+      bool reference_complete = !rs_.truncated && !rs_.output_truncated;
+      if (c.size() <= r.size() || !reference_complete) return;
+    }
+    auto it = std::upper_bound(cs_.chunks.begin(), cs_.chunks.end(), p,
+                               [](size_t at, const OutputChunk& k) { return at < k.offset; });
+    if (it == cs_.chunks.begin()) return;
+    const OutputChunk& chunk = *(it - 1);
+    if (chunk.step < 0 || p >= chunk.offset + chunk.length) return;
+    Divergence d;
+    d.kind = DivergenceKind::kOutput;
+    d.candidate_step = chunk.step;
+    d.span = chunk.span;
+    // The chunk as written, and the reference's bytes from the same place to the end of
+    // that line (at most 60 each).
+    std::string ref_text = "<end>";
+    if (chunk.offset < r.size()) {
+      size_t eol = r.find('\n', chunk.offset);
+      size_t len = eol == std::string::npos ? r.size() - chunk.offset : eol + 1 - chunk.offset;
+      ref_text = r.substr(chunk.offset, std::min<size_t>(len, 60));
+    }
+    d.variables.push_back({"<stdout>", "<stdout>",
+                           c.substr(chunk.offset, std::min<size_t>(chunk.length, 60)), ref_text});
+    d.detail = "writes output that differs from the reference's at byte " + std::to_string(p);
+    // Where the wrong output became visible: the printed value may have been made earlier.
+    d.confidence = 0.6;
+    d.evidence = "the first output byte that differs from the reference's was written here";
+    Diverge(std::move(d), chunk.event);
   }
 
   void Finish() {
@@ -471,6 +604,12 @@ class Aligner {
                      [](const auto& x, const auto& y) { return x.first < y.first; });
     if (!found_.empty()) {
       report_->earliest = found_.front().second;
+      for (const auto& [time, d] : found_) {
+        if (d.confidence >= options_.earliest_min_confidence) {
+          report_->earliest = d;
+          break;
+        }
+      }
       report_->last = found_.back().second;
     }
     Alignment& a = report_->alignment;
@@ -517,10 +656,37 @@ class Aligner {
     if (c.scope < 0 || sm_.scope_to_ref[c.scope] != r.scope) return false;
     auto rb = sm_.RefBlock(c.scope, c.block);
     if (!rb || *rb != r.block) return false;
+    const int32_t co = cs_.steps[i].root_ordinal, ro = rs_.steps[j].root_ordinal;
+    if ((co >= 0 || ro >= 0) && co != ro) return false;
     auto it = frame_map_.find(c.frame);
     if (it != frame_map_.end() && it->second != r.frame) return false;
     auto rit = ref_frame_map_.find(r.frame);
     if (rit != ref_frame_map_.end() && rit->second != c.frame) return false;
+    return true;
+  }
+
+  // If step *k of `st` opens a new frame called from the frame aligned last on that side,
+  // while the other side's next step (other_next) opens none, pushes the callee's steps (and its own
+  // callees') as gaps and advances *k past them. The callee's changes are not carried:
+  // they are its own frame's.
+  bool SkipExtraCall(const StepStream& st, size_t* k, bool candidate, size_t other_next) {
+    const StepStream& other = candidate ? rs_ : cs_;
+    const StepRec& s = st.steps[*k];
+    if (!s.first_of_frame || s.root_ordinal >= 0 || s.caller_step < 0) return false;
+    const int32_t last = candidate ? last_aligned_candidate_ : last_aligned_reference_;
+    if (last < 0 || st.steps[s.caller_step].step.frame != st.steps[last].step.frame) return false;
+    if (other_next < other.steps.size() && other.steps[other_next].first_of_frame) return false;
+    const int32_t depth = s.step.depth;
+    size_t end = *k;
+    while (end < st.steps.size() && st.steps[end].step.depth >= depth) ++end;
+    for (size_t m = *k; m < end; ++m) {
+      if (candidate) {
+        Push(static_cast<int32_t>(m), -1);
+      } else {
+        Push(-1, static_cast<int32_t>(m));
+      }
+    }
+    *k = end;
     return true;
   }
 
@@ -571,6 +737,7 @@ class Aligner {
     bool value_diverged = false;
     // The blamed variable: the one whose difference became observable first.
     int64_t value_time = std::numeric_limits<int64_t>::max();
+    double value_confidence = 0;
     for (const std::string& n : names) {
       const std::string& rn = vm.at(n);
       const Value* cv = FindValue(c.state, n);
@@ -585,10 +752,24 @@ class Aligner {
       VariableDiff diff{n, rn, *cv->text, *rv->text};
       const Change* blamed = FirstDifferingChange(c, n, r, rn, rv->hash);
       int64_t time = blamed ? blamed->event : c.close_event;
+      // Assigned in neither step (compared because it was carried from a step with no
+      // counterpart, or at a frame's start): the statement that made the value the
+      // candidate holds, its frame's latest assignment of it; the difference is still
+      // observed here. When the reference assigned its counterpart here and the candidate
+      // did not, the step is to blame (an assignment it skipped), as before.
+      bool reference_assigned = false;
+      for (const Change& ch : r.changes) reference_assigned = reference_assigned || ch.name == rn;
+      if (blamed == nullptr && !reference_assigned) {
+        blamed = LastChangeBefore(i, c.step.frame, n);
+      }
       if (!value_diverged || time < value_time) {
         value_diverged = true;
         value_time = time;
         d.span = blamed && blamed->span.valid() ? blamed->span : c.step.block_span;
+        auto conf = var_confidence_[c.step.scope].find(n);
+        value_confidence = conf != var_confidence_[c.step.scope].end() ? conf->second : 0.5;
+        d.evidence = "value of " + n + (n == rn ? "" : " (paired with the reference's " + rn + ")") +
+                     " differs after the assignment";
         d.variables.insert(d.variables.begin(), std::move(diff));
       } else {
         d.variables.push_back(std::move(diff));
@@ -604,19 +785,56 @@ class Aligner {
       d.variables.push_back({"<return>", "<return>", c.step.return_value, r.step.return_value});
     }
     if (!value_diverged) d.span = c.step.last_statement;
+    if (return_diverged && !value_diverged) {
+      // The returned value is the value of a candidate variable with no reference
+      // counterpart (never compared): the statement that made that value is blamed (a
+      // wrong initialization `hits = 1` returned unchanged), not the `return`.
+      for (const auto& [n, v] : c.state) {
+        if (v.hash != c.return_hash || vm.count(n)) continue;
+        if (const Change* made = LastChangeBefore(i + 1, c.step.frame, n);
+            made && made->span.valid()) {
+          d.span = made->span;
+          d.evidence = "returns the value of " + n +
+                       " (no reference counterpart), made by this statement";
+        }
+        break;
+      }
+    }
     d.candidate_step = static_cast<int32_t>(i);
     d.reference_step = static_cast<int32_t>(j);
     if (d.kind == DivergenceKind::kValue) {
       d.detail = "value of " + d.variables.front().candidate_name + " differs after the step";
+      d.confidence = value_confidence;
     } else if (d.kind == DivergenceKind::kReturnValue) {
       d.detail = "returns " + c.step.return_value + ", reference returns " + r.step.return_value;
+      // Where the wrong value became visible; it may have been made earlier.
+      d.confidence = 0.5;
+      if (d.evidence.empty()) {
+        d.evidence = c.root_ordinal >= 0 ? "the value returned to the tests differs"
+                                          : "the value returned to the caller differs";
+      }
     } else {
+      d.confidence = 0.7;
+      d.evidence = "one side raises, the other does not";
       d.detail = c.step.exception.empty() ? "reference raises " + r.step.exception
                                           : "candidate raises " + c.step.exception;
     }
     // A value difference is observable once the statement that made it has run: a later
     // callee of the same step (a comprehension using the value) must not come first.
     Diverge(std::move(d), value_diverged ? std::min(value_time, c.close_event) : c.close_event);
+  }
+
+  // The latest assignment of `n` in candidate frame `frame` among the steps before `end`, or
+  // null.
+  const Change* LastChangeBefore(size_t end, int32_t frame, const std::string& n) const {
+    for (size_t k = std::min(end, cs_.steps.size()); k-- > 0;) {
+      const StepRec& s = cs_.steps[k];
+      if (s.step.frame != frame) continue;
+      for (size_t m = s.changes.size(); m-- > 0;) {
+        if (s.changes[m].name == n) return &s.changes[m];
+      }
+    }
+    return nullptr;
   }
 
   // The statement of candidate step `c` after which `n` differs from reference step `r`'s
@@ -662,19 +880,52 @@ class Aligner {
     // The candidate makes a call the reference does not make: the calling statement
     // decided it, not the callee's last step.
     const StepRec& next = cs_.steps[i];
+    d.confidence = 0.8;
+    d.evidence = "the next block differs: the decision made by the last statement both "
+                 "executed alike";
     if (next.first_of_frame && next.caller_step >= 0 && next.call_site.valid() &&
         next.step.frame != cs_.steps[blamed].step.frame) {
       d.candidate_step = next.caller_step;
       d.span = next.call_site;
+      d.evidence = "the candidate makes a call the reference does not make";
+    } else if (const StepRec* helper = DecidingHelper(blamed, i)) {
+      // The decision used the result of a candidate function the reference does not have
+      // (a comparison moved into a helper): the value it returned decided, so the
+      // statement that returned it is blamed.
+      d.candidate_step = static_cast<int32_t>(helper - cs_.steps.data());
+      d.span = helper->step.last_statement;
+      d.confidence = 0.6;
+      d.evidence = "the decision used the value " + helper->step.return_value + " returned by " +
+                   helper->step.function + ", which the reference has no counterpart of";
     }
     d.detail = "candidate goes to " + c.function + ":" + std::to_string(c.first_line) +
                ", reference to " + r.function + ":" + std::to_string(r.first_line);
     return d;
   }
 
+  // The step of an unmatched candidate function (no reference scope) that returned a value
+  // to the blamed step's last statement, between the blamed step and the mismatching step
+  // `next`: the decision's provenance when the condition calls a helper. The last such
+  // step of a direct callee; null if none.
+  const StepRec* DecidingHelper(int32_t blamed, size_t next) const {
+    if (blamed < 0) return nullptr;
+    const StepRec& b = cs_.steps[blamed];
+    const StepRec* found = nullptr;
+    for (size_t k = static_cast<size_t>(blamed) + 1; k < next && k < cs_.steps.size(); ++k) {
+      const StepRec& s = cs_.steps[k];
+      if (s.step.depth != b.step.depth + 1 || !s.step.returned) continue;
+      if (s.step.scope >= 0 && sm_.scope_to_ref[s.step.scope] >= 0) continue;
+      if (s.step.first_event < b.step.last_event) continue;  // called before the last statement
+      found = &s;
+    }
+    return found;
+  }
+
   Divergence MakeEnded(size_t i, bool candidate_longer) const {
     Divergence d;
     d.kind = DivergenceKind::kEnded;
+    d.confidence = 0.3;
+    d.evidence = "one execution ended while the other went on";
     int32_t blamed = last_aligned_candidate_ >= 0
                          ? last_aligned_candidate_
                          : static_cast<int32_t>(std::min(i, cs_.steps.size() - 1));
@@ -694,10 +945,23 @@ class Aligner {
     if (d.candidate_step < 0) return;
     const StepRec& s = cs_.steps[d.candidate_step];
     d.function = s.step.function;
-    d.line = d.span.begin.line;
     d.block_span = s.step.block_span;
     if (!d.span.valid()) d.span = s.step.block_span;
+    d.line = d.span.begin.line;
     for (const auto& [n, v] : s.state) d.context.emplace_back(n, *v.text);
+    if (d.kind == DivergenceKind::kOutput) {
+      // Found after the walk: marked on the pair that holds the writer's step.
+      for (size_t k = 0; k < report_->alignment.pairs.size(); ++k) {
+        if (report_->alignment.pairs[k].candidate == d.candidate_step) {
+          d.pair = static_cast<int32_t>(k);
+          report_->alignment.pairs[k].diverges = true;
+          break;
+        }
+      }
+      ++report_->divergence_count;
+      found_.emplace_back(time, std::move(d));
+      return;
+    }
     d.pair = static_cast<int32_t>(report_->alignment.pairs.size()) - 1;
     if (d.kind == DivergenceKind::kControl || d.kind == DivergenceKind::kEnded) {
       d.pair = static_cast<int32_t>(report_->alignment.pairs.size());
@@ -751,6 +1015,7 @@ class Aligner {
   DivergenceReport* report_;
   StructureMap sm_;
   VarMap vars_;
+  VarConfidence var_confidence_;
   std::map<int32_t, int32_t> frame_map_, ref_frame_map_;
   std::set<std::pair<int32_t, std::string>> differing_;
   int32_t last_aligned_candidate_ = -1;
@@ -787,6 +1052,8 @@ const char* DivergenceKindName(DivergenceKind kind) {
       return "exception";
     case DivergenceKind::kEnded:
       return "ended";
+    case DivergenceKind::kOutput:
+      return "output";
   }
   return "?";
 }

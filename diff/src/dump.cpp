@@ -40,6 +40,7 @@ std::string DumpDivergence(const Divergence& d) {
                   d.pair, d.candidate_step, d.reference_step, d.function, d.line, d.span.ToString(),
                   d.block_span.ToString());
   out += "  " + d.detail + "\n";
+  out += fmt::format("  confidence {:.2f}: {}\n", d.confidence, d.evidence);
   for (const VariableDiff& v : d.variables) {
     std::string name = v.candidate_name == v.reference_name
                            ? v.candidate_name
@@ -63,7 +64,8 @@ std::string DumpAlignment(const DivergenceReport& report, size_t max_pairs) {
       a.reference_truncated ? " (truncated)" : "", a.pairs.size());
   for (const VariableMapping& v : a.variables) {
     if (v.renamed)
-      out += fmt::format("renamed {}: {} ~ {}\n", v.function, v.candidate, v.reference);
+      out += fmt::format("renamed {}: {} ~ {} ({} {:.2f})\n", v.function, v.candidate,
+                         v.reference, v.basis, v.agreement);
   }
   size_t n = max_pairs == 0 ? a.pairs.size() : std::min(max_pairs, a.pairs.size());
   for (size_t k = 0; k < n; ++k) {

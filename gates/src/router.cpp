@@ -528,6 +528,8 @@ Status Router::LocalizePrepared(std::string_view candidate, const diff::Prepared
                                            &result->reference_trace_seconds));
       const uint64_t ref_events = static_cast<uint64_t>(result->reference_trace->events_size());
       diff::DivergenceOptions divergence = options_.divergence;
+      // Output is compared where it is what the test judges.
+      divergence.compare_output = test.kind == tracer::TestKind::kStdio;
       if (options_.trim_reference_trace && prefix < ref_events) {
         divergence.max_reference_events = prefix;
       }
@@ -562,6 +564,9 @@ Status Router::LocalizePrepared(std::string_view candidate, const diff::Prepared
   if (report.earliest) {
     result->earliest_divergence = report.earliest->span;
     result->last_divergence = report.last->span;
+    result->divergence_kind = diff::DivergenceKindName(report.earliest->kind);
+    result->localization_confidence = report.earliest->confidence;
+    result->localization_evidence = report.earliest->evidence;
   } else if (result->localization_note.empty()) {
     result->localization_note = report.note;
   }

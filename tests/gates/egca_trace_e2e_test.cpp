@@ -172,6 +172,39 @@ TEST_F(EgcaTrace, WithoutExpectedStdoutTheReferencePrintsTheExpectedOutput) {
   EXPECT_EQ(j["tests"][0]["detail"], "got 6\n, the reference gives 10\n");
 }
 
+// Issue 36: every Python LOGIC example of the README and examples/cli localizes to its
+// faulty line, the standard-input one included (its wrong value exists only in what it
+// prints: output is compared state).
+TEST_F(EgcaTrace, ReadmeExamplesLocalizeTheFaultyLine) {
+  const std::string x = std::string(EGCA_SOURCE_DIR) + "/examples/cli/";
+  struct Example {
+    std::string args;
+    int line;
+    std::string kind;
+  };
+  const std::vector<Example> examples = {
+      {x + "lis_cand.py " + x + "lis_ref.py --fn longest_increasing_subsequence --input "
+                                "'[[1, 3, 3, 5]]'",
+       10, "control"},
+      {x + "he0_cand.py " + x + "he0_ref.py --tests " + x + "he0_test.py", 12, "control"},
+      {x + "tri_cand.py " + x + "tri_ref.py --stdin " + x + "tri_in.txt", 2, "output"},
+  };
+  for (const Example& e : examples) {
+    RunOutput r = Invoke(e.args + " --json");
+    ASSERT_EQ(r.exit_code, 0) << e.args << "\n" << r.out;
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["mode"], "LOGIC") << e.args;
+    ASSERT_TRUE(j["divergence"]["earliest"].is_object()) << e.args << "\n" << r.out;
+    EXPECT_EQ(j["divergence"]["earliest"]["line"], e.line) << e.args << "\n" << r.out;
+    EXPECT_EQ(j["divergence"]["earliest"]["kind"], e.kind) << e.args;
+    EXPECT_GT(j["divergence"]["earliest"]["confidence"].get<double>(), 0) << e.args;
+  }
+  // The plain-text view names the printing line, where it said "no divergence found".
+  RunOutput text = Invoke(examples[2].args);
+  EXPECT_NE(text.out.find("output divergence"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("no divergence found"), std::string::npos) << text.out;
+}
+
 TEST_F(EgcaTrace, AReferenceFailingItsOwnTestIsReported) {
   std::string ref = Write("ref.py", "def f(x):\n    return x + 1\n");
   std::string cand = Write("cand.py", "def f(x):\n    return x + 2\n");

@@ -479,6 +479,7 @@ struct RunArgs {
   bool extract_constraints = false, runtime_error_is_logic = false, no_comparability = false;
   bool apps_allclose = false;
   bool passing_bypasses_gates = false;
+  bool grade_only = false;
   bool all_attempts = false, raw_responses = false;
   int workers = 0;
   double timeout = 5;
@@ -579,6 +580,7 @@ int Run(const RunArgs& a) {
   config.runtime_error_is_logic = a.runtime_error_is_logic;
   config.check_comparability = !a.no_comparability;
   config.passing_bypasses_gates = a.passing_bypasses_gates;
+  config.localize = !a.grade_only;
   config.apps_allclose = a.apps_allclose;
   config.limit = a.limit;
   config.max_program_bytes = a.max_program_bytes;
@@ -608,6 +610,10 @@ int Run(const RunArgs& a) {
   options.router.grading_trace = grading_trace;  // cost only: routes do not depend on it
   options.router.check_comparability = !a.no_comparability;
   options.router.passing_bypasses_gates = a.passing_bypasses_gates;
+  if (a.grade_only) {
+    options.router.localize = false;
+    options.router.grading_trace = egca::gates::GradingTrace::kNever;  // no trace is wanted
+  }
   options.router.run.apps_allclose = a.apps_allclose;
   options.router.divergence.random_seed = a.seed;
   options.limit = a.limit;
@@ -703,6 +709,8 @@ int main(int argc, char** argv) {
   run->add_flag("--passing-bypasses-gates", r.passing_bypasses_gates,
                 "a program that passes every test is CORRECT even if I_C or I_cmp rejects it "
                 "(the bypass EGCA section 5 suggests; default: eq. 5, CONSTRAINT)");
+  run->add_flag("--grade-only", r.grade_only,
+                "route without localizing LOGIC samples (no spans; cheaper: modes and R only)");
   run->add_option("--progress", r.progress, "auto, always, never (log lines only) or off")
       ->check(CLI::IsMember({"auto", "always", "never", "off"}));
   run->add_option("--title", r.title, "report title");

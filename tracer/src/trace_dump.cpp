@@ -23,6 +23,24 @@ const char* TruncationName(proto::Truncation t) {
   }
 }
 
+// Output bytes as a double-quoted, escaped one-line string.
+void AppendOutput(const std::string& text, std::string* out) {
+  out->append(" out=\"");
+  for (char c : text) {
+    if (c == '\n') {
+      out->append("\\n");
+    } else if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out->append(fmt::format("\\x{:02x}", static_cast<unsigned char>(c)));
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
 void AppendValue(const proto::Value& v, std::string* out) {
   out->append(v.text());
   if (v.partial()) out->append("~partial");
@@ -32,9 +50,10 @@ void AppendValue(const proto::Value& v, std::string* out) {
 
 std::string DumpTrace(const proto::Trace& trace) {
   std::string out = fmt::format(
-      "trace source={} events={} code_objects={} truncated={}{}\n",
+      "trace source={} events={} code_objects={} truncated={}{}{}\n",
       trace.source_sha256().substr(0, 12), trace.events_size(), trace.code_size(),
-      TruncationName(trace.truncation()), trace.tracer_displaced() ? " DISPLACED" : "");
+      TruncationName(trace.truncation()), trace.tracer_displaced() ? " DISPLACED" : "",
+      trace.output_truncated() ? " OUTPUT_TRUNCATED" : "");
   for (int i = 0; i < trace.events_size(); ++i) {
     const proto::Event& e = trace.events(i);
     std::string kind = KindName(e.kind());
@@ -61,6 +80,7 @@ std::string DumpTrace(const proto::Trace& trace) {
       out += " -> ";
       AppendValue(e.return_value(), &out);
     }
+    if (!e.output().empty()) AppendOutput(e.output(), &out);
     if (e.has_exception()) {
       out += fmt::format(" ! {}", e.exception().type());
       if (!e.exception().message().empty()) out += ": " + e.exception().message();

@@ -89,6 +89,7 @@ struct EventRec {
   bool is_yield = false, is_resume = false, unwinding = false, has_return = false;
   ValueRec return_value;
   int32_t exception = -1;  // into Recorder::exceptions_
+  uint32_t output_begin = 0, output_len = 0;  // into Recorder::output_pool_
 };
 
 struct VarState {
@@ -331,7 +332,16 @@ struct FrameState {
   uint32_t last_line = 0;
   uint64_t snapshot = 0;
   std::vector<VarState> vars;
+  std::string pending_output;  // written to sys.stdout since the frame's previous event
 };
+
+// Output recorded per trace (Event.output); past it Trace.output_truncated is set.
+constexpr size_t kMaxRecordedOutput = 64 << 10;
+
+class Recorder;
+Recorder& TheRecorder();
+// A new OutputTee over `stream` (below), or null with a Python error set.
+PyObject* NewOutputTee(PyObject* stream);
 
 class Recorder {
  public:
@@ -366,6 +376,7 @@ class Recorder {
     if (marker_ == nullptr) return false;
     encoder_ = std::make_unique<ValueEncoder>(options_);
     InitTraceHeader();
+    if (options_.record_variables) InstallOutputTee();
     start_time_ = std::chrono::steady_clock::now();
     active_ = true;
     installed_ = true;
@@ -392,6 +403,7 @@ class Recorder {
     if (installed_ && CurrentTraceObject() != marker_) trace_->set_tracer_displaced(true);
     RemoveFrameFilter();
     PyEval_SetTrace(nullptr, nullptr);
+    RemoveOutputTee();
     installed_ = false;
     active_ = false;
     trace_->set_traced_seconds(
@@ -414,6 +426,23 @@ class Recorder {
 
   bool active() const { return active_; }
 
+  // sys.stdout's write() through the tee: `text` (a str) is what the program wrote. Held
+  // by the innermost user frame until its next event (Record). Never raises.
+  void NoteOutput(PyObject* text) {
+    if (!active_ || !recording_ || stack_.empty()) return;
+    Py_ssize_t n = 0;
+    const char* data = PyUnicode_AsUTF8AndSize(text, &n);
+    if (data == nullptr) {  // lone surrogates: no UTF-8 form; such output is not recorded
+      PyErr_Clear();
+      return;
+    }
+    size_t room = kMaxRecordedOutput - std::min(kMaxRecordedOutput, output_recorded_);
+    size_t take = std::min(room, static_cast<size_t>(n));
+    if (take < static_cast<size_t>(n)) trace_->set_output_truncated(true);
+    stack_.back()->pending_output.append(data, take);
+    output_recorded_ += take;
+  }
+
   // stop_run() as called through the module (the harness's time budget): nothing more is
   // recorded and the program is stopped at its next user line (see StopEvent).
   void StopRun() {
@@ -423,6 +452,41 @@ class Recorder {
   }
 
  private:
+  // Replaces sys.stdout (and sys.__stdout__ when it is the same stream, as the harness sets
+  // them) with an OutputTee for the run; Stop() puts the stream back if the program did not
+  // replace it itself. The tee forwards every write, so what the program prints is unchanged.
+  void InstallOutputTee() {
+    PyObject* out = PySys_GetObject("stdout");  // Borrowed.
+    if (out == nullptr || out == Py_None) return;
+    PyObject* tee = NewOutputTee(out);
+    if (tee == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    tee_dunder_ = PySys_GetObject("__stdout__") == out;
+    if (PySys_SetObject("stdout", tee) < 0 ||
+        (tee_dunder_ && PySys_SetObject("__stdout__", tee) < 0)) {
+      PyErr_Clear();
+      PySys_SetObject("stdout", out);
+      Py_DECREF(tee);
+      return;
+    }
+    Py_INCREF(out);
+    saved_stdout_ = out;
+    tee_ = tee;
+  }
+
+  void RemoveOutputTee() {
+    if (tee_ == nullptr) return;
+    ErrorState saved;
+    if (PySys_GetObject("stdout") == tee_) PySys_SetObject("stdout", saved_stdout_);
+    if (tee_dunder_ && PySys_GetObject("__stdout__") == tee_) {
+      PySys_SetObject("__stdout__", saved_stdout_);
+    }
+    Py_CLEAR(tee_);
+    Py_CLEAR(saved_stdout_);
+  }
+
   static int TraceFunction(PyObject* obj, PyFrameObject* frame, int what, PyObject* arg) {
     auto* self = static_cast<Recorder*>(PyCapsule_GetPointer(obj, "egca.trace"));
     if (self == nullptr) {
@@ -606,6 +670,7 @@ class Recorder {
     state->frame = nullptr;
     state->last_line = 0;
     state->snapshot = 0;
+    state->pending_output.clear();
     pool_.push_back(state);
   }
 
@@ -637,6 +702,16 @@ class Recorder {
     event.dels_begin = event.dels_end = static_cast<uint32_t>(dels_.size());
     state->last_line = line;
     if (options_.record_variables) Snapshot(frame, state);
+    // A new frame: what its caller wrote earlier in the calling statement goes first.
+    FrameState* writer = state;
+    if (kind == proto::CALL && stack_.size() >= 2) writer = stack_[stack_.size() - 2];
+    if (!writer->pending_output.empty()) {
+      EventRec& e = events_.back();
+      e.output_begin = static_cast<uint32_t>(output_pool_.size());
+      e.output_len = static_cast<uint32_t>(writer->pending_output.size());
+      output_pool_.append(writer->pending_output);
+      writer->pending_output.clear();
+    }
     if (kind == proto::CALL || kind == proto::LINE) {
       Commit();
       return nullptr;
@@ -657,6 +732,7 @@ class Recorder {
     }
     for (uint32_t i = e.dels_begin; i < e.dels_end; ++i) size += 6 + names_[dels_[i]].size();
     if (e.has_return) size += 26 + e.return_value.text_len;
+    size += e.output_len == 0 ? 0 : 6 + e.output_len;
     if (e.exception >= 0) {
       const auto& ex = exceptions_[static_cast<size_t>(e.exception)];
       size += 18 + ex.first.size() + ex.second.size();
@@ -665,6 +741,7 @@ class Recorder {
       vars_.resize(e.vars_begin);
       dels_.resize(e.dels_begin);
       text_pool_.resize(e.text_mark);
+      if (e.output_len > 0) output_pool_.resize(e.output_begin);
       if (e.exception >= 0) exceptions_.pop_back();
       events_.pop_back();
       Truncate(proto::MAX_BYTES);
@@ -755,6 +832,7 @@ class Recorder {
     if (e.exception >= 0) {
       n += DelimitedSize(ExceptionSize(exceptions_[static_cast<size_t>(e.exception)]));
     }
+    n += StringSize(e.output_len);
     return n;
   }
   uint8_t* PutEvent(const EventRec& e, uint8_t* p) const {
@@ -795,6 +873,7 @@ class Recorder {
       p = PutBytes(1, ex.first.data(), ex.first.size(), false, p);
       p = PutBytes(2, ex.second.data(), ex.second.size(), false, p);
     }
+    p = PutBytes(15, output_pool_.data() + e.output_begin, e.output_len, false, p);
     return p;
   }
 
@@ -863,6 +942,7 @@ class Recorder {
         pe->mutable_exception()->set_type(ex.first);
         pe->mutable_exception()->set_message(ex.second);
       }
+      if (e.output_len > 0) pe->set_output(output_pool_.data() + e.output_begin, e.output_len);
       size_t n = pe->ByteSizeLong();
       bytes += 1 + google::protobuf::io::CodedOutputStream::VarintSize64(n) + n;
     }
@@ -1189,7 +1269,10 @@ class Recorder {
 
   // Per-run state (between start() and TakeTrace()).
   void ClearRun() {
-    for (auto& state : owned_states_) ReleaseVars(state.get());
+    for (auto& state : owned_states_) {
+      ReleaseVars(state.get());
+      state->pending_output.clear();
+    }
     stack_.clear();
     suspended_.clear();
     pool_.clear();
@@ -1206,6 +1289,8 @@ class Recorder {
     dels_.clear();
     exceptions_.clear();
     text_pool_.clear();
+    output_pool_.clear();
+    output_recorded_ = 0;
     Py_CLEAR(filename_);
     Py_CLEAR(marker_);
     encoder_.reset();
@@ -1269,6 +1354,11 @@ class Recorder {
   std::vector<uint32_t> dels_;
   std::vector<std::pair<std::string, std::string>> exceptions_;  // type, message
   std::string text_pool_;
+  std::string output_pool_;       // Event.output texts
+  size_t output_recorded_ = 0;    // bytes noted this run (capped at kMaxRecordedOutput)
+  PyObject* tee_ = nullptr;           // Owned. The OutputTee installed as sys.stdout.
+  PyObject* saved_stdout_ = nullptr;  // Owned. The stream it wraps.
+  bool tee_dunder_ = false;           // sys.__stdout__ was replaced too
   std::vector<std::string> names_;
   std::unordered_map<PyObject*, uint32_t> name_ids_;  // keys Owned
   std::chrono::steady_clock::time_point start_time_;
@@ -1277,6 +1367,68 @@ class Recorder {
 Recorder& TheRecorder() {
   static Recorder* recorder = new Recorder();  // lives as long as the process
   return *recorder;
+}
+
+// sys.stdout while a run is traced: every attribute but write() is the wrapped stream's
+// (read and set through), and write() forwards to the stream first, then hands the text to
+// the recorder. What the program prints is therefore exactly what it would print untraced;
+// a program that writes through sys.stdout.buffer or os.write is simply not recorded.
+// Not instantiable from Python; the program may hold it, but all it can do with it is write.
+struct OutputTee {
+  PyObject_HEAD
+  PyObject* stream;  // Owned.
+};
+
+PyObject* TeeWrite(PyObject* self, PyObject* text) {
+  static PyObject* write_name = PyUnicode_InternFromString("write");  // lives as long as the process
+  PyObject* result =
+      PyObject_CallMethodOneArg(reinterpret_cast<OutputTee*>(self)->stream, write_name, text);
+  if (result != nullptr && PyUnicode_Check(text)) TheRecorder().NoteOutput(text);
+  return result;
+}
+
+PyObject* TeeGetattro(PyObject* self, PyObject* name) {
+  if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "write") == 0) {
+    return PyObject_GenericGetAttr(self, name);
+  }
+  return PyObject_GetAttr(reinterpret_cast<OutputTee*>(self)->stream, name);
+}
+
+int TeeSetattro(PyObject* self, PyObject* name, PyObject* value) {
+  return PyObject_SetAttr(reinterpret_cast<OutputTee*>(self)->stream, name, value);
+}
+
+void TeeDealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  Py_CLEAR(reinterpret_cast<OutputTee*>(self)->stream);
+  type->tp_free(self);
+  Py_DECREF(type);  // instances of a heap type hold a reference to it
+}
+
+PyMethodDef kTeeMethods[] = {
+    {"write", TeeWrite, METH_O, "write(text): the stream's write, recorded by the tracer."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyType_Slot kTeeSlots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(TeeDealloc)},
+    {Py_tp_getattro, reinterpret_cast<void*>(TeeGetattro)},
+    {Py_tp_setattro, reinterpret_cast<void*>(TeeSetattro)},
+    {Py_tp_methods, kTeeMethods},
+    {0, nullptr},
+};
+
+PyType_Spec kTeeSpec = {"_egca_trace.OutputTee", sizeof(OutputTee), 0,
+                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, kTeeSlots};
+
+PyObject* NewOutputTee(PyObject* stream) {
+  static PyObject* type = PyType_FromSpec(&kTeeSpec);  // lives as long as the process
+  if (type == nullptr) return nullptr;
+  OutputTee* tee = PyObject_New(OutputTee, reinterpret_cast<PyTypeObject*>(type));
+  if (tee == nullptr) return nullptr;
+  Py_INCREF(stream);
+  tee->stream = stream;
+  return reinterpret_cast<PyObject*>(tee);
 }
 
 PyObject* ModuleStart(PyObject*, PyObject* args) {

@@ -230,6 +230,8 @@ std::string SampleRecordJson(const SampleRecord& r) {
             {"k_star", Opt(r.k_star)},
             {"localized", r.localized},
             {"divergence_kind", r.divergence_kind},
+            {"localization_confidence", Opt(r.localization_confidence)},
+            {"localization_evidence", r.localization_evidence},
             {"earliest", LocatedJson(r.earliest)},
             {"last", LocatedJson(r.last)},
             {"random", LocatedJson(r.random)},
@@ -307,6 +309,13 @@ StatusOr<SampleRecord> ParseSampleRecord(std::string_view text) {
   r.k_star = in.Optional<int32_t>("k_star");
   r.localized = in.Bool("localized");
   r.divergence_kind = in.String("divergence_kind");
+  // Stores written before issue 36 lack these.
+  if (j.contains("localization_confidence")) {
+    r.localization_confidence = in.Optional<double>("localization_confidence");
+  }
+  if (j.contains("localization_evidence")) {
+    r.localization_evidence = in.String("localization_evidence");
+  }
   r.earliest = in.Located("earliest");
   r.last = in.Located("last");
   r.random = in.Located("random");

@@ -228,6 +228,8 @@ SampleRecord MakeRecord(const Sample& sample, const ProblemRecord& problem,
     const diff::DivergenceReport& d = *r.divergence;
     out.localized = true;
     out.divergence_kind = diff::DivergenceKindName(d.earliest->kind);
+    out.localization_confidence = d.earliest->confidence;
+    out.localization_evidence = d.earliest->evidence;
     out.k_executed = static_cast<int32_t>(d.executed_boundaries.size());
     for (size_t i = 0; i < d.executed_boundaries.size(); ++i) {
       if (d.executed_boundaries[i] == d.earliest->block_span) {

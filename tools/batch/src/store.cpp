@@ -179,6 +179,7 @@ std::string RunConfig::ToJson() const {
             {"runtime_error_is_logic", runtime_error_is_logic},
             {"check_comparability", check_comparability},
             {"passing_bypasses_gates", passing_bypasses_gates},
+            {"localize", localize},
             {"apps_allclose", apps_allclose},
             {"limit", limit},
             {"max_program_bytes", max_program_bytes},
@@ -206,6 +207,8 @@ StatusOr<RunConfig> RunConfig::FromJson(std::string_view text) {
     c.runtime_error_is_logic = j.at("runtime_error_is_logic").get<bool>();
     c.check_comparability = j.at("check_comparability").get<bool>();
     // Absent in stores written before the option existed (it was off).
+    // Absent in stores written before --grade-only existed (they localized).
+    c.localize = j.contains("localize") ? j.at("localize").get<bool>() : true;
     if (j.contains("passing_bypasses_gates")) {
       c.passing_bypasses_gates = j.at("passing_bypasses_gates").get<bool>();
     }

@@ -143,6 +143,7 @@ void PrintDivergence(const char* label, const Divergence& d, const std::string& 
   fmt::print("{} {} divergence{} at line {} [{}]: {}\n", st.Bold(label),
              egca::diff::DivergenceKindName(d.kind), d.function.empty() ? "" : " in " + d.function,
              d.line, d.span.ToString(), d.detail);
+  if (!d.evidence.empty()) fmt::print("    confidence {:.2f}: {}\n", d.confidence, d.evidence);
   for (const auto& v : d.variables) {
     std::string name = v.candidate_name == v.reference_name
                            ? v.candidate_name
@@ -290,6 +291,8 @@ json DivergenceJson(const Divergence& d) {
           {"block_span", SpanJson(d.block_span)},
           {"pair", d.pair},
           {"detail", d.detail},
+          {"confidence", d.confidence},
+          {"evidence", d.evidence},
           {"variables", vars},
           {"context", ctx}};
 }

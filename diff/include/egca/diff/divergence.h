@@ -10,7 +10,10 @@
 //     (kControl; blamed on the last step both executed alike: the decision that sent the
 //     candidate elsewhere, e.g. the `if` whose condition differs), or
 //   - one program raises where the other does not (kException), or one stream ends while
-//     the other goes on (kEnded).
+//     the other goes on (kEnded), or
+//   - what the candidate writes to standard output first differs from what the reference
+//     writes (kOutput; blamed on the statement that wrote the first differing byte, whatever
+//     the alignment: output is observable state even where the reference keeps none).
 // Variables are mapped candidate -> reference per matched scope pair: the same name first,
 // then the remaining ones by the similarity of their value histories (renamed variables).
 //
@@ -76,6 +79,14 @@ struct DivergenceOptions {
   // if it were truncated there. The router widens it while the prefix shows no divergence:
   // a candidate that failed its first assertion is not aligned against a whole check.
   uint64_t max_reference_events = 0;
+  // `earliest` is the first divergence whose confidence is at least this (the first of all
+  // when none is): an execution that merely ended earlier (0.3) does not hide a
+  // better-founded divergence behind it.
+  double earliest_min_confidence = 0.4;
+  // Compare what the programs write to standard output (kOutput). On for tests judged on
+  // their output (stdin/stdout); off where output is not judged (a debugging print in a
+  // function under a call or assert test is harmless).
+  bool compare_output = false;
 
   DivergenceOptions& set_resync_window(int32_t v) {
     resync_window = v;
@@ -93,8 +104,9 @@ enum class DivergenceKind {
   kControl,      // the next block does not correspond to the reference's
   kException,    // one side raised an exception the other did not
   kEnded,        // one execution ended while the other continued
+  kOutput,       // the candidate's standard output first differs here
 };
-// "value", "return", "control", "exception", "ended".
+// "value", "return", "control", "exception", "ended", "output".
 const char* DivergenceKindName(DivergenceKind kind);
 
 // One visit of one frame to one basic block.
@@ -146,6 +158,12 @@ struct Divergence {
   // The candidate frame's variables at the blamed step (loop counters etc.), frame order.
   std::vector<std::pair<std::string, std::string>> context;
   std::string detail;  // one line for people
+  // How sure the analysis is that `span` is the cause, in [0, 1] (docs/divergence.md,
+  // "Confidence"): high for a difference on a variable paired by name, a control decision
+  // or an exception; lower for a return or output difference (where the wrong value became
+  // visible, not necessarily where it was made) and for variables paired only weakly.
+  double confidence = 0;
+  std::string evidence;  // why this span: the rule and what it rests on, one line
 };
 
 struct VariableMapping {
@@ -153,6 +171,10 @@ struct VariableMapping {
   std::string candidate;
   std::string reference;
   bool renamed = false;  // matched by value history, not by name
+  // How the pair was made: "name", "history" (value histories agree, `agreement`) or
+  // "binding" (neither: the same first value, in order of first binding; weak).
+  std::string basis = "name";
+  double agreement = 1;
 };
 
 struct Alignment {

@@ -165,6 +165,14 @@ struct RouteResult {
   std::optional<SourceSpan> earliest_divergence;
   std::optional<SourceSpan> last_divergence;
   std::optional<SourceSpan> random_boundary;
+  // Why the earliest span was chosen (LOGIC with an earliest divergence; else "" and 0):
+  // the divergence kind ("value", "control", "return", "exception", "ended", "output"),
+  // the confidence in [0, 1] that the span is the cause (diff::Divergence::confidence), and
+  // the rule it rests on. credit::CreditOptions::min_confidence falls back to uniform credit
+  // below a threshold.
+  std::string divergence_kind;
+  double localization_confidence = 0;
+  std::string localization_evidence;
 
   // Which tests grading ran traced (their verdicts are still the untraced ones' by
   // construction), how many of those were re-run untraced, and whether the localized

@@ -119,6 +119,10 @@ struct SampleRecord {
 
   bool localized = false;       // LOGIC with an earliest divergence (the trigger)
   std::string divergence_kind;  // "value", "control", ... (localized only)
+  // Localized only: how sure the analysis is that the earliest span is the cause, and the
+  // rule it rests on (gates::RouteResult::localization_confidence / _evidence).
+  std::optional<double> localization_confidence;
+  std::string localization_evidence;
   std::optional<LocatedSpan> earliest;
   std::optional<LocatedSpan> last;
   std::optional<LocatedSpan> random;

@@ -50,6 +50,7 @@ struct RunConfig {
   bool runtime_error_is_logic = false;
   bool check_comparability = true;
   bool passing_bypasses_gates = false;  // gates::RouterOptions::passing_bypasses_gates
+  bool localize = true;  // false (--grade-only): routes without localization (no spans)
   bool apps_allclose = false;  // tracer::RunOptions::apps_allclose (APPS's numeric leniency)
   int64_t limit = -1;  // samples taken (after the shard filter), -1: all
   uint64_t max_program_bytes = 0;

@@ -1,0 +1,196 @@
+// Localization on programs that do not look like their reference (issue 36): output compared
+// as state, calls made by the tests paired in order, a decision taken through a helper the
+// reference does not have, weak variable pairings, and each divergence's confidence.
+#include <gtest/gtest.h>
+
+#include "diff_test_util.h"
+
+namespace egca::diff {
+namespace {
+
+using testing::Diff;
+using testing::ReadSource;
+using testing::SpanText;
+
+DivergenceOptions WithOutput() {
+  DivergenceOptions o;
+  o.compare_output = true;
+  return o;
+}
+
+// The README's stdin example: the wrong value exists only inside print()'s argument.
+TEST(UnlikeReference, StdoutIsComparedState) {
+  const std::string cand = ReadSource("examples/cli/tri_cand.py");
+  const std::string ref = ReadSource("examples/cli/tri_ref.py");
+  auto test = tracer::TestCase::Stdio("4\n");
+  DivergenceReport r = Diff(cand, ref, test, WithOutput());
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kOutput) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 2);
+  EXPECT_EQ(SpanText(cand, r.earliest->span), "print(n * (n - 1) // 2)");
+  ASSERT_FALSE(r.earliest->variables.empty());
+  EXPECT_EQ(r.earliest->variables[0].candidate_value, "6\n");
+  EXPECT_EQ(r.earliest->variables[0].reference_value, "10\n");
+  EXPECT_GT(r.earliest->confidence, 0);
+  EXPECT_FALSE(r.earliest->evidence.empty());
+  // Off (call and assert tests, where output is not judged): no divergence at all.
+  DivergenceReport off = Diff(cand, ref, test);
+  EXPECT_FALSE(off.earliest) << DumpReport(off);
+}
+
+// The first differing byte, not the first write: equal lines before it do not count, and
+// the write is blamed whatever its chunking (one print per value against one join).
+TEST(UnlikeReference, FirstDifferingOutputByte) {
+  const std::string cand =
+      "n = int(input())\n"
+      "for i in range(n):\n"
+      "    print(i * i if i < 3 else i * i + 1)\n"
+      "print('done')\n";
+  const std::string ref =
+      "n = int(input())\n"
+      "print('\\n'.join(str(i * i) for i in range(n)))\n"
+      "print('done')\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Stdio("5\n"), WithOutput());
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kOutput) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 3);
+  EXPECT_EQ(r.earliest->variables[0].candidate_value, "10\n");  // i = 3: 9 + 1
+  EXPECT_EQ(r.earliest->variables[0].reference_value, "9\n");
+  // Same output written in other chunks: no divergence.
+  const std::string same =
+      "n = int(input())\n"
+      "for i in range(n):\n"
+      "    print(i * i)\n"
+      "print('done')\n";
+  DivergenceReport none = Diff(same, ref, tracer::TestCase::Stdio("5\n"), WithOutput());
+  EXPECT_FALSE(none.earliest) << DumpReport(none);
+}
+
+// An extra line at the end of a complete reference output is blamed on its print.
+TEST(UnlikeReference, ExtraOutputIsBlamedOnItsWriter) {
+  const std::string ref = "n = int(input())\nprint(n)\n";
+  const std::string cand = "n = int(input())\nprint(n)\nprint(n + 1)\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Stdio("7\n"), WithOutput());
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kOutput);
+  EXPECT_EQ(r.earliest->line, 3);
+}
+
+// A comparison moved into a helper the reference does not have: the value the helper
+// returned decided the branch, so its return statement is blamed, not the `if`.
+TEST(UnlikeReference, DecisionThroughAnUnmatchedHelper) {
+  const std::string ref =
+      "def count_items(xs):\n"
+      "    n = 0\n"
+      "    for x in xs:\n"
+      "        if x > 3:\n"
+      "            n += 1\n"
+      "    return n\n";
+  const std::string cand =
+      "def ok(z):\n"
+      "    return z >= 3\n"
+      "\n"
+      "def count_items(seq):\n"
+      "    count = 0\n"
+      "    for x in seq:\n"
+      "        if ok(x):\n"
+      "            count += 1\n"
+      "    return count\n";
+  DivergenceReport r =
+      Diff(cand, ref, tracer::TestCase::Call("count_items", "[[5, 3, 1]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kControl) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 2) << DumpReport(r);
+  EXPECT_NE(r.earliest->evidence.find("ok"), std::string::npos) << r.earliest->evidence;
+}
+
+// The n-th call the tests make is paired with the reference's n-th call: the second call
+// takes a path the reference's second call does not, and its wrong return is found in it,
+// not in a neighbouring call.
+TEST(UnlikeReference, CallsOfTheTestsPairInOrder) {
+  const std::string ref =
+      "def f(x):\n"
+      "    if x > 0:\n"
+      "        return x * 2\n"
+      "    return 0\n";
+  const std::string cand =
+      "def f(x):\n"
+      "    if x >= 0:\n"
+      "        return x * 2 + (1 if x == 0 else 0)\n"
+      "    return 0\n";
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate(3) == 6\n"
+      "    assert candidate(0) == 0\n"
+      "    assert candidate(-1) == 0\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 2) << DumpReport(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kControl) << DumpReport(r);
+}
+
+// Pairing by first value (no name, no agreeing history): of the candidate's variables that
+// start like the reference's, the one whose history agrees best takes the pair, so a
+// distractor counter bound first does not stand for the accumulator and its harmless
+// difference does not become k*.
+TEST(UnlikeReference, DistractorBoundFirstDoesNotStealThePair) {
+  const std::string ref =
+      "def total(xs):\n"
+      "    s = 0\n"
+      "    for x in xs:\n"
+      "        if x > 2:\n"
+      "            s += x\n"
+      "    return s\n";
+  const std::string cand =
+      "def total(xs):\n"
+      "    scanned = 0\n"
+      "    acc = 0\n"
+      "    for x in xs:\n"
+      "        scanned += 100\n"
+      "        if x >= 2:\n"
+      "            acc += x\n"
+      "    return acc\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Call("total", "[[1, 2, 3]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 6) << DumpReport(r);
+  bool acc_paired = false;
+  for (const VariableMapping& v : r.alignment.variables) {
+    if (v.candidate == "acc") acc_paired = v.reference == "s" && v.basis == "binding";
+    EXPECT_NE(v.candidate, "scanned") << "the distractor took " << v.reference;
+  }
+  EXPECT_TRUE(acc_paired) << DumpAlignment(r);
+}
+
+}  // namespace
+}  // namespace egca::diff
+
+namespace egca::diff {
+namespace {
+
+// A wrong initialization returned unchanged: the returned value is the value of a
+// candidate variable the reference has no counterpart of (its history matches none), so
+// the statement that made it is blamed, not the `return`.
+TEST(UnlikeReference, ReturnedValueBlamedOnTheStatementThatMadeIt) {
+  const std::string ref =
+      "def count_items(xs):\n"
+      "    n = 0\n"
+      "    for x in xs:\n"
+      "        if x != 2:\n"
+      "            n += 1\n"
+      "    return n\n";
+  const std::string cand =
+      "def count_items(seq):\n"
+      "    hits = 1\n"
+      "    for val in seq:\n"
+      "        if val != 2:\n"
+      "            hits += 1\n"
+      "    return hits\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Call("count_items", "[[2, 2, 2]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kReturnValue) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 2) << DumpReport(r);
+  EXPECT_NE(r.earliest->evidence.find("hits"), std::string::npos) << r.earliest->evidence;
+}
+
+}  // namespace
+}  // namespace egca::diff
