@@ -52,4 +52,8 @@ double ConstrainedReward(double pass_fraction, bool constraints_satisfied) {
   return constraints_satisfied ? pass_fraction : 0.0;
 }
 
+double BinaryReward(int passed, int tests, bool constraints_satisfied) {
+  return tests > 0 && passed == tests && constraints_satisfied ? 1.0 : 0.0;
+}
+
 }  // namespace egca::credit

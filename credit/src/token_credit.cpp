@@ -17,7 +17,9 @@ const SourceSpan* SelectSpan(const CreditSample& sample, const TokenCreditOption
   *wanted = false;
   if (options.target == LocalizationTarget::kUniform) return nullptr;
   if (sample.mode == FailureMode::kSyntax) {
+    if (options.syntax == SyntaxCredit::kUniform) return nullptr;
     *wanted = true;
+    if (options.syntax == SyntaxCredit::kCause && sample.cause_span) return &*sample.cause_span;
     return sample.error_span ? &*sample.error_span : nullptr;
   }
   if (sample.mode != FailureMode::kLogic) return nullptr;
@@ -42,6 +44,26 @@ const SourceSpan* SelectSpan(const CreditSample& sample, const TokenCreditOption
 
 void FillUniform(double advantage, size_t tokens, TokenCredit* credit) {
   credit->advantages.assign(tokens, advantage / static_cast<double>(tokens));
+}
+
+// A_i placed on the token set `on` (non-empty, sorted indices) under the options' weighting:
+// renormalized, soft_weight w of A_i on `on` and 1 - w shared by the other tokens (all of
+// A_i on `on` when it is every token); not renormalized, A_i / T_i on each token of `on`.
+void FillOnTokens(double advantage, size_t tokens, const std::vector<uint32_t>& on,
+                  const TokenCreditOptions& options, TokenCredit* credit) {
+  if (!options.renormalize) {
+    credit->advantages.assign(tokens, 0.0);
+    const double each = advantage / static_cast<double>(tokens);
+    for (uint32_t t : on) credit->advantages[t] = each;
+    return;
+  }
+  const size_t rest = tokens - on.size();
+  const double share = rest == 0 ? 1.0 : options.soft_weight;
+  const double each = advantage * share / static_cast<double>(on.size());
+  const double off =
+      rest > 0 && share < 1.0 ? advantage * (1.0 - share) / static_cast<double>(rest) : 0.0;
+  credit->advantages.assign(tokens, off);
+  for (uint32_t t : on) credit->advantages[t] = each;
 }
 
 // Tokens overlapping [begin, end) (completion bytes). When token ranges are sorted (begins
@@ -154,6 +176,47 @@ std::optional<LocalizationTarget> ParseLocalizationTarget(std::string_view name)
   return std::nullopt;
 }
 
+const char* PositiveLogicCreditName(PositiveLogicCredit credit) {
+  switch (credit) {
+    case PositiveLogicCredit::kSpan:
+      return "span";
+    case PositiveLogicCredit::kUniform:
+      return "uniform";
+    case PositiveLogicCredit::kPrefix:
+      return "prefix";
+    case PositiveLogicCredit::kZero:
+      return "zero";
+  }
+  return "?";
+}
+
+std::optional<PositiveLogicCredit> ParsePositiveLogicCredit(std::string_view name) {
+  for (PositiveLogicCredit c : {PositiveLogicCredit::kSpan, PositiveLogicCredit::kUniform,
+                                PositiveLogicCredit::kPrefix, PositiveLogicCredit::kZero}) {
+    if (name == PositiveLogicCreditName(c)) return c;
+  }
+  return std::nullopt;
+}
+
+const char* SyntaxCreditName(SyntaxCredit credit) {
+  switch (credit) {
+    case SyntaxCredit::kSpan:
+      return "span";
+    case SyntaxCredit::kUniform:
+      return "uniform";
+    case SyntaxCredit::kCause:
+      return "cause";
+  }
+  return "?";
+}
+
+std::optional<SyntaxCredit> ParseSyntaxCredit(std::string_view name) {
+  for (SyntaxCredit c : {SyntaxCredit::kSpan, SyntaxCredit::kUniform, SyntaxCredit::kCause}) {
+    if (name == SyntaxCreditName(c)) return c;
+  }
+  return std::nullopt;
+}
+
 const char* CreditPlacementName(CreditPlacement placement) {
   switch (placement) {
     case CreditPlacement::kUniform:
@@ -164,6 +227,8 @@ const char* CreditPlacementName(CreditPlacement placement) {
       return "fallback";
     case CreditPlacement::kNoTokens:
       return "no_tokens";
+    case CreditPlacement::kWithheld:
+      return "withheld";
   }
   return "?";
 }
@@ -192,6 +257,13 @@ void TokenCreditStats::Merge(const TokenCreditStats& o) {
   fallback_empty_span += o.fallback_empty_span;
   fallback_no_overlap += o.fallback_no_overlap;
   no_tokens += o.no_tokens;
+  withheld += o.withheld;
+  logic_spanned += o.logic_spanned;
+  logic_spanned_positive += o.logic_spanned_positive;
+  advantage_positive += o.advantage_positive;
+  advantage_negative += o.advantage_negative;
+  span_credit_positive += o.span_credit_positive;
+  span_credit_negative += o.span_credit_negative;
 }
 
 std::string TokenCreditStats::ToString() const {
@@ -214,6 +286,16 @@ std::string TokenCreditStats::ToString() const {
   line("fallback.empty_span", fallback_empty_span);
   line("fallback.no_overlap", fallback_no_overlap);
   line("no_tokens", no_tokens);
+  line("withheld", withheld);
+  line("logic_spanned", logic_spanned);
+  line("logic_spanned_positive", logic_spanned_positive);
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "advantage_positive %.9g\nadvantage_negative %.9g\n",
+                advantage_positive, advantage_negative);
+  out += buf;
+  std::snprintf(buf, sizeof(buf), "span_credit_positive %.9g\nspan_credit_negative %.9g\n",
+                span_credit_positive, span_credit_negative);
+  out += buf;
   return out;
 }
 
@@ -265,6 +347,10 @@ Status AssignTokenCreditInto(const CreditSample& sample, const TokenCreditOption
   credit.span.reset();
   credit.span_token_begin = 0;
   credit.span_token_count = 0;
+  credit.span_found = false;
+  credit.span_credit = 0.0;
+  if (sample.advantage > 0) local.advantage_positive = sample.advantage;
+  if (sample.advantage < 0) local.advantage_negative = sample.advantage;
   bool wanted = false;
   SourceSpan scratch;
   const SourceSpan* span = SelectSpan(sample, options, &wanted, &scratch);
@@ -305,27 +391,50 @@ Status AssignTokenCreditInto(const CreditSample& sample, const TokenCreditOption
           break;
       }
     } else {
-      credit.placement = CreditPlacement::kLocalized;
+      credit.span_found = true;
       credit.span_token_begin = on_span.front();
       credit.span_token_count = static_cast<uint32_t>(on_span.size());
-      local.localized = 1;
-      const size_t rest = tokens - on_span.size();
-      if (!options.renormalize) {
-        // Masked, not renormalized: the span keeps the uniform A_i / T_i, the rest gets 0.
-        credit.advantages.assign(tokens, 0.0);
-        const double on = sample.advantage / static_cast<double>(tokens);
-        for (uint32_t t : on_span) credit.advantages[t] = on;
-        if (stats) stats->Merge(local);
-        return Status::Ok();
+      const bool logic = sample.mode == FailureMode::kLogic;
+      const bool positive = sample.advantage > 0;
+      if (logic) {
+        local.logic_spanned = 1;
+        if (positive) local.logic_spanned_positive = 1;
       }
-      // With nothing outside the span, the span keeps all of A_i (sum invariant).
-      const double span_share = rest == 0 ? 1.0 : options.soft_weight;
-      const double on = sample.advantage * span_share / static_cast<double>(on_span.size());
-      const double off = rest > 0 && span_share < 1.0
-                             ? sample.advantage * (1.0 - span_share) / static_cast<double>(rest)
-                             : 0.0;
-      credit.advantages.assign(tokens, off);
-      for (uint32_t t : on_span) credit.advantages[t] = on;
+      const PositiveLogicCredit sign_rule =
+          logic && positive ? options.positive_logic : PositiveLogicCredit::kSpan;
+      std::vector<uint32_t> prefix;
+      if (sign_rule == PositiveLogicCredit::kPrefix) {
+        // The tokens before the span's first token (on_span is sorted).
+        for (uint32_t t = 0; t < on_span.front(); ++t) prefix.push_back(t);
+      }
+      switch (sign_rule) {
+        case PositiveLogicCredit::kSpan:
+          credit.placement = CreditPlacement::kLocalized;
+          local.localized = 1;
+          FillOnTokens(sample.advantage, tokens, on_span, options, &credit);
+          break;
+        case PositiveLogicCredit::kUniform:
+          credit.placement = CreditPlacement::kUniform;
+          local.uniform = 1;
+          FillUniform(sample.advantage, tokens, &credit);
+          break;
+        case PositiveLogicCredit::kPrefix:
+          if (!prefix.empty()) {
+            credit.placement = CreditPlacement::kLocalized;
+            local.localized = 1;
+            FillOnTokens(sample.advantage, tokens, prefix, options, &credit);
+            break;
+          }
+          [[fallthrough]];  // nothing before the span: nowhere to put it
+        case PositiveLogicCredit::kZero:
+          credit.placement = CreditPlacement::kWithheld;
+          local.withheld = 1;
+          credit.advantages.assign(tokens, 0.0);
+          break;
+      }
+      for (uint32_t t : on_span) credit.span_credit += credit.advantages[t];
+      if (positive) local.span_credit_positive = credit.span_credit;
+      if (sample.advantage < 0) local.span_credit_negative = credit.span_credit;
     }
   }
   if (stats) stats->Merge(local);

@@ -137,6 +137,18 @@ def probability_of_improvement(x, y):
     return float(np.mean((x > y) + 0.5 * (x == y)))
 
 
+def sign_flip_p(d):
+    """Exact two-sided sign-flip (paired permutation) test of mean(d) = 0: the share of the
+    2^n sign patterns whose |mean| is at least the observed one (issue 37; n <= 20)."""
+    d = np.asarray(d, dtype=float)
+    n = len(d)
+    if n == 0 or n > 20:
+        raise ValueError(f"sign_flip_p: n = {n} (1..20 differences)")
+    signs = 1.0 - 2.0 * ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1)
+    means = np.abs(signs @ d) / n
+    return float(np.mean(means >= abs(d.mean()) - 1e-12))
+
+
 def clustered_mean_se(values, clusters):
     """Mean of the observations and its cluster-robust standard error:
     SE^2 = sum_c (sum_{i in c} (x_i - mean))^2 / n^2 (no small-sample correction)."""
@@ -324,6 +336,7 @@ def analyze_variant(runs, baseline, resamples, rng_seed, primary_arm=None):
                  mdd_80=minimum_detectable_difference(sd, n))
         t_stat = c["mean"] / (sd / math.sqrt(n)) if sd > 0 else math.inf
         c["p_value"] = 2.0 * (1.0 - t_cdf(abs(t_stat), n - 1)) if sd > 0 else 0.0
+        c["sign_flip_p"] = sign_flip_p(d) if n <= 20 else None
         lo, hi = c["bootstrap_ci"]
         c["primary"] = a == primary_arm and b == baseline
         if not c["primary"]:

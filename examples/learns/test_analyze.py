@@ -51,6 +51,17 @@ class Statistics(unittest.TestCase):
         # 2 > 1 (1), 2 = 2 (0.5), 1 = 1 (0.5), 1 < 2 (0): 2 / 4.
         self.assertAlmostEqual(A.probability_of_improvement([1, 2], [1, 2]), 0.5)
 
+    def test_sign_flip_by_hand(self):
+        # d = (1, 2, 3): of the 8 sign patterns only +++ and --- reach |mean| 2 -> p = 2/8.
+        self.assertAlmostEqual(A.sign_flip_p([1, 2, 3]), 0.25)
+        # d = (1, -1): every pattern has |mean| >= 0 -> p = 1; (2, 1): ++, -- (1.5) -> 0.5.
+        self.assertAlmostEqual(A.sign_flip_p([1, -1]), 1.0)
+        self.assertAlmostEqual(A.sign_flip_p([2, 1]), 0.5)
+        # v2's per-seed differences (points) from the credit study: p = 8/32.
+        self.assertAlmostEqual(A.sign_flip_p([2.730, 1.006, 0.0, 0.814, -0.192]), 0.25)
+        with self.assertRaises(ValueError):
+            A.sign_flip_p([])
+
     def test_clustered_se_by_hand(self):
         # mean 0.75; cluster a: (1 - .75) + (0 - .75) = -0.5; b: 0.25 + 0.25 = 0.5;
         # SE = sqrt(0.25 + 0.25) / 4.

@@ -1,5 +1,7 @@
 #include "egca/gates/router.h"
 
+#include "egca/gates/cause.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -595,6 +597,8 @@ StatusOr<RouteResult> Router::Route(std::string_view candidate, const Problem& p
     } else {
       out.error_message = (built.ok() ? prepared.status() : built.status()).message();
     }
+    out.error_type = "SyntaxError";
+    out.cause_span = out.error_span;
     out.reason = "does not compile";
     return out;
   }
@@ -637,6 +641,13 @@ StatusOr<RouteResult> Router::Route(std::string_view candidate, const Problem& p
     out.mode = FailureMode::kSyntax;
     out.error_message = v.error_type + (v.message.empty() ? "" : ": " + v.message);
     if (v.line > 0) out.error_span = StatementAt(program, cand.lines(), {v.line, v.column});
+    out.error_type = compile_error ? "SyntaxError" : v.error_type;
+    if (out.error_span) {
+      const ErrorCause cause =
+          CauseOfError(program, candidate, out.error_type, v.message, *out.error_span);
+      out.error_name = cause.name;
+      out.cause_span = cause.span;
+    }
     out.reason = compile_error ? "does not compile" : "raises " + v.error_type + " at run time";
     return out;
   }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 #include <vector>
 
 namespace egca::batch {
@@ -349,6 +350,102 @@ TEST(Report, SvgHasBarsByTestKind) {
   std::string svg = ReportSvg(BuildReport(c));
   EXPECT_NE(svg.find("by how the problem is tested"), std::string::npos);
   EXPECT_NE(svg.find(">assert</text>"), std::string::npos) << svg;
+}
+
+}  // namespace
+}  // namespace egca::batch
+
+namespace egca::batch {
+namespace {
+
+// The credit section (issue 37), by hand. Problem q, 8 samples (one group of G = 8 whatever
+// the seed):
+//   CORRECT r_hat 1 (x2)                   R = 1, 1
+//   LOGIC localized r_hat 0.5, 0.25, 0     R = 0.5, 0.25, 0
+//   LOGIC not localized r_hat 0.5          R = 0.5
+//   SYNTAX r_hat 0.5 (x2: raised late)     R = 0 (SYNTAX gets no reward)
+// mean R = 3.25 / 8 = 0.40625: of the 3 localized LOGIC samples only r_hat 0.5 has A > 0
+// (+0.09375), in a group with SYNTAX; the group holds LOGIC and SYNTAX and LOGIC's best R
+// 0.5 > SYNTAX's 0. Problem r has 4 samples: no group of 8. G = 16: no group at all.
+TEST(Report, CreditSectionByHand) {
+  StoreContents c;
+  auto add = [&](const std::string& p, uint64_t key, FailureMode mode, double r_hat, bool loc) {
+    SampleRecord r = Rec(p, key, mode, "A", "", std::nullopt);
+    r.r_hat = r_hat;
+    r.tests = 4;
+    r.passed = static_cast<int32_t>(r_hat * 4);
+    r.localized = loc;
+    c.samples.push_back(r);
+  };
+  add("q", 1, FailureMode::kCorrect, 1.0, false);
+  add("q", 2, FailureMode::kCorrect, 1.0, false);
+  add("q", 3, FailureMode::kLogic, 0.5, true);
+  add("q", 4, FailureMode::kLogic, 0.25, true);
+  add("q", 5, FailureMode::kLogic, 0.0, true);
+  add("q", 6, FailureMode::kLogic, 0.5, false);
+  add("q", 7, FailureMode::kSyntax, 0.5, false);
+  c.samples.back().error_type = "NameError";
+  add("q", 8, FailureMode::kSyntax, 0.5, false);
+  c.samples.back().error_message = "SyntaxError: invalid syntax";  // a store without error_type
+  for (uint64_t k = 9; k <= 12; ++k) add("r", k, FailureMode::kLogic, 0.5, true);
+  for (uint64_t seed : {0, 7}) {
+    ReportOptions o;
+    o.credit_seed = seed;
+    const CreditSummary& cs = BuildReport(c, o).summary.credit;
+    ASSERT_EQ(cs.by_group_size.size(), 2u);
+    const CreditGroupCounts& g8 = cs.by_group_size[0];
+    EXPECT_EQ(g8.group_size, 8);
+    EXPECT_EQ(g8.groups, 1);
+    EXPECT_EQ(g8.problems, 1);
+    EXPECT_EQ(g8.ungrouped_samples, 4);
+    EXPECT_EQ(g8.logic_localized, 3);
+    EXPECT_EQ(g8.logic_localized_positive, 1);
+    EXPECT_EQ(g8.logic_localized_positive_mixed, 1);
+    EXPECT_EQ(g8.groups_with_logic_and_syntax, 1);
+    EXPECT_EQ(g8.groups_logic_outranks_syntax, 1);
+    EXPECT_DOUBLE_EQ(g8.positive_share(), 1.0 / 3);
+    const CreditGroupCounts& g16 = cs.by_group_size[1];
+    EXPECT_EQ(g16.groups, 0);
+    EXPECT_EQ(g16.ungrouped_samples, 12);
+    EXPECT_EQ(cs.syntax, 2);
+    EXPECT_EQ(cs.samples, 12);
+    ASSERT_EQ(cs.syntax_by_kind.size(), 2u);
+    EXPECT_EQ(cs.syntax_by_kind[0], (std::pair<std::string, int64_t>{"NameError", 1}));
+    EXPECT_EQ(cs.syntax_by_kind[1], (std::pair<std::string, int64_t>{"SyntaxError", 1}));
+  }
+  const Report report = BuildReport(c);
+  EXPECT_NE(ReportMarkdown(report).find("| 8 | 1 (1) | 4 | 3 | 1 (33.3%) | 1 | 1 | 1 (100.0%) |"),
+            std::string::npos)
+      << ReportMarkdown(report);
+  EXPECT_NE(SummaryJson(report).find("\"logic_localized_positive\": 1"), std::string::npos);
+}
+
+// Groups are drawn per problem: 16 samples make two groups of 8 whose make-up depends on the
+// seed, never on the order the records come in.
+TEST(Report, CreditGroupsAreSeededAndOrderFree) {
+  StoreContents c;
+  for (uint64_t k = 1; k <= 16; ++k) {
+    SampleRecord r = Rec("p", k, k <= 4 ? FailureMode::kSyntax : FailureMode::kLogic, "A", "",
+                         std::nullopt);
+    r.r_hat = k <= 4 ? 0.0 : static_cast<double>(k % 4) / 4;
+    r.localized = k > 4;
+    c.samples.push_back(r);
+  }
+  StoreContents reversed = c;
+  std::reverse(reversed.samples.begin(), reversed.samples.end());
+  std::set<int64_t> positives;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    ReportOptions o;
+    o.credit_seed = seed;
+    const CreditGroupCounts a = BuildReport(c, o).summary.credit.by_group_size[0];
+    const CreditGroupCounts b = BuildReport(reversed, o).summary.credit.by_group_size[0];
+    EXPECT_EQ(a.groups, 2);
+    EXPECT_EQ(a.logic_localized, 12);
+    EXPECT_EQ(a.logic_localized_positive, b.logic_localized_positive) << seed;
+    EXPECT_EQ(a.groups_logic_outranks_syntax, b.groups_logic_outranks_syntax) << seed;
+    positives.insert(a.logic_localized_positive);
+  }
+  EXPECT_GT(positives.size(), 1u);  // the seed changes the groups
 }
 
 }  // namespace

@@ -65,5 +65,21 @@ TEST(ConstrainedReward, GatesOnConstraints) {
   EXPECT_DOUBLE_EQ(ConstrainedReward(1.0, false), 0.0);   // R_hat * 0
 }
 
+TEST(BinaryReward, OneOnlyWhenEveryTestPassesAndConstraintsHold) {
+  EXPECT_DOUBLE_EQ(BinaryReward(4, 4, true), 1.0);
+  EXPECT_DOUBLE_EQ(BinaryReward(3, 4, true), 0.0);   // partial credit would be 0.75
+  EXPECT_DOUBLE_EQ(BinaryReward(4, 4, false), 0.0);  // I_C = 0
+  EXPECT_DOUBLE_EQ(BinaryReward(0, 0, true), 0.0);   // no tests: nothing shown to pass
+  // A group where the partial reward gives a failing sample a positive advantage:
+  // R = (1, 0.5, 0, 0) -> A_2 = 0.5 - 0.375 = +0.125; binary R = (1, 0, 0, 0) -> A_2 = -0.25.
+  const GroupAdvantageOptions eq2{AdvantageNormalization::kMeanCentered};
+  const auto partial = GroupAdvantages({1.0, 0.5, 0.0, 0.0}, eq2);
+  const auto binary = GroupAdvantages({BinaryReward(2, 2, true), BinaryReward(1, 2, true),
+                                       BinaryReward(0, 2, true), BinaryReward(0, 2, true)},
+                                      eq2);
+  EXPECT_DOUBLE_EQ(partial[1], 0.125);
+  EXPECT_DOUBLE_EQ(binary[1], -0.25);
+}
+
 }  // namespace
 }  // namespace egca::credit

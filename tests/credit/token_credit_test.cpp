@@ -352,7 +352,9 @@ TEST(TokenCredit, GroupStatsCountEveryPlacement) {
   EXPECT_EQ(stats.ToString(),
             "samples 4\ntokens 56\nmode.SYNTAX 1\nmode.CONSTRAINT 1\nmode.LOGIC 1\n"
             "mode.CORRECT 1\nuniform 2\nlocalized 1\nfallback.missing_span 1\n"
-            "fallback.empty_span 0\nfallback.no_overlap 0\nno_tokens 0\n");
+            "fallback.empty_span 0\nfallback.no_overlap 0\nno_tokens 0\nwithheld 0\n"
+            "logic_spanned 1\nlogic_spanned_positive 0\nadvantage_positive 1\n"
+            "advantage_negative -1\nspan_credit_positive 0\nspan_credit_negative -0.5\n");
 }
 
 TEST(TokenCredit, NamesRoundTrip) {

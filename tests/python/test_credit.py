@@ -81,6 +81,32 @@ def test_assign_token_credit_bad_input():
         egca.assign_token_credit("LOGIC", math.inf, TOKENS)
 
 
+def test_assign_token_credit_sign_aware_options():
+    # Issue 37. LOGIC, divergence on token 1 ([5, 6)); A_i = +1 by option, by hand:
+    expect = {"span": [0, 1, 0], "uniform": [1 / 3] * 3, "prefix": [1, 0, 0], "zero": [0, 0, 0]}
+    for option, want in expect.items():
+        c = egca.assign_token_credit("LOGIC", 1.0, TOKENS, earliest=(5, 6), positive_logic=option)
+        np.testing.assert_allclose(c["advantages"], want, atol=1e-15, err_msg=option)
+        # a negative advantage always goes to the span
+        c = egca.assign_token_credit("LOGIC", -1.0, TOKENS, earliest=(5, 6), positive_logic=option)
+        np.testing.assert_allclose(c["advantages"], [0, -1, 0], err_msg=option)
+    assert egca.assign_token_credit("LOGIC", 1.0, TOKENS, earliest=(5, 6),
+                                    positive_logic="zero")["placement"] == "withheld"
+    # SYNTAX: raising statement on token 2 ([8, 9)), cause [4, 9) on tokens 1 and 2
+    expect = {"span": [0, 0, -1], "uniform": [-1 / 3] * 3, "cause": [0, -0.5, -0.5]}
+    for option, want in expect.items():
+        c = egca.assign_token_credit("SYNTAX", -1.0, TOKENS, error_span=(8, 9), cause=(4, 9),
+                                     syntax=option)
+        np.testing.assert_allclose(c["advantages"], want, atol=1e-15, err_msg=option)
+    # no cause span: cause falls back to the raising statement
+    c = egca.assign_token_credit("SYNTAX", -1.0, TOKENS, error_span=(8, 9), syntax="cause")
+    np.testing.assert_allclose(c["advantages"], [0, 0, -1])
+    with pytest.raises(ValueError, match="positive_logic: expected"):
+        egca.assign_token_credit("LOGIC", 1.0, TOKENS, positive_logic="cause")
+    with pytest.raises(ValueError, match="syntax: expected"):
+        egca.assign_token_credit("SYNTAX", 1.0, TOKENS, syntax="prefix")
+
+
 def test_mt_grpo_hand_values():
     # G = 2, K = 2, alpha = 1: A^I = [1, -1], A^O = [-1, 1] (each / (0.5 + eps) * 0.5)
     s = 0.5 / (0.5 + 1e-6)

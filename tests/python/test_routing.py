@@ -127,6 +127,48 @@ def test_token_credit_of_routes(router):
     assert t.advantages[0, 9].item() == -7 and abs(t.advantages[0, 0].item() - 1 / 8) < 1e-6
 
 
+# A NameError: the body binds `dist` and uses `distance` (issue 37's `syntax: cause`).
+HE0_NAME_ERROR = HE0_CORRECT.replace("distance = abs", "dist = abs")
+
+
+def test_token_credit_sign_aware_options_of_routes(router):
+    def lines(text):
+        out, at = [], 0
+        for line in text.splitlines(keepends=True):
+            out.append((at, at + len(line.encode())))
+            at += len(line.encode())
+        return np.array(out)
+    named = router.route(HE0_NAME_ERROR, completion_is_body=True)
+    assert named.mode == "SYNTAX"
+    assert (named.error_type, named.error_name) == ("NameError", "distance")
+    err, cause = named.spans["error"]["completion"], named.spans["cause"]["completion"]
+    # `distance` is bound nowhere: the cause runs from the function's header (in the prompt,
+    # so clipped to the completion's first byte) to the use on line 5.
+    assert cause["begin_byte"] == 0 and cause["end_byte"] == err["end_byte"]
+    offs = [lines(HE0_NAME_ERROR)]  # one token per line: 8 tokens
+    span = egca.token_advantages([named], [-1.0], token_offsets=offs)
+    np.testing.assert_allclose(span.advantages[0], [0, 0, 0, 0, -1, 0, 0, 0], atol=1e-7)
+    c = egca.token_advantages([named], [-1.0], token_offsets=offs, syntax="cause")
+    np.testing.assert_allclose(c.advantages[0], [-0.2] * 5 + [0] * 3, atol=1e-7)
+    np.testing.assert_allclose(c.mask[0], [0.2] * 5 + [0] * 3, atol=1e-7)
+    # A positive LOGIC advantage under prefix: the tokens before the divergent line, and the
+    # mask (a_{i,t} / A_i) follows the sign rule, not the negative advantage's.
+    logic = router.route(HE0_LOGIC, completion_is_body=True)
+    offs = [lines(HE0_LOGIC)] * 2
+    t = egca.token_advantages([logic, logic], [0.8, -0.8], token_offsets=offs,
+                              positive_logic="prefix")
+    first = int(t.span_token_begin[0])
+    assert first == 4  # `if distance > threshold:` is line 5
+    np.testing.assert_allclose(t.advantages[0], [0.2] * 4 + [0] * 4, atol=1e-7)
+    np.testing.assert_allclose(t.advantages[1], [0] * 4 + [-0.8] + [0] * 3, atol=1e-7)
+    np.testing.assert_allclose(t.mask[0], [0.25] * 4 + [0] * 4, atol=1e-7)
+    np.testing.assert_allclose(t.mask[1], [0] * 4 + [1] + [0] * 3, atol=1e-7)
+    with pytest.raises(ValueError, match="positive_logic"):
+        egca.token_advantages([logic], [1.0], token_offsets=offs[:1], positive_logic="half")
+    with pytest.raises(ValueError, match="syntax"):
+        egca.token_advantages([logic], [1.0], token_offsets=offs[:1], syntax="raise")
+
+
 def test_token_credit_bad_input(router):
     r = router.route(HE0_CORRECT, completion_is_body=True)
     with pytest.raises(TypeError, match="exactly one"):

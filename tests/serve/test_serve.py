@@ -273,6 +273,30 @@ def test_token_advantages_match_the_python_package(server):
     assert "localized" in credit["placement"]  # some LOGIC sample got its span's tokens
 
 
+def test_token_advantages_sign_aware_options(server):
+    # Issue 37, by hand: three 4-byte tokens; LOGIC divergence on token 1, SYNTAX raising
+    # statement on token 2 and cause on tokens 1-2. Advantages given: +1 (LOGIC), -1 (SYNTAX).
+    records = [{"mode": "LOGIC", "earliest": [5, 6]},
+               {"mode": "SYNTAX", "error": [8, 9], "cause": [4, 9]}]
+    offsets = [[[0, 4], [4, 8], [8, 12]]] * 2
+    def credit(**options):
+        status, out = server.post("/token_advantages", {"records": records, "advantages": [1, -1],
+                                                        "token_offsets": offsets, **options})
+        assert status == 200, out
+        return out["token_advantages"], out["mask"]
+    assert credit()[0] == [[0, 1, 0], [0, 0, -1]]  # the paper's operator
+    adv, mask = credit(positive_logic="prefix", syntax="cause")
+    assert adv == [[1, 0, 0], [0, -0.5, -0.5]]
+    assert mask == [[1, 0, 0], [0, 0.5, 0.5]]
+    adv, _ = credit(positive_logic="uniform", syntax="uniform")
+    assert adv == [pytest.approx([1 / 3] * 3), pytest.approx([-1 / 3] * 3)]
+    assert credit(positive_logic="zero")[0][0] == [0, 0, 0]
+    for key, bad in (("positive_logic", "cause"), ("syntax", "prefix")):
+        s, why = one_line_error(server.post("/token_advantages", {
+            "records": records, "advantages": [1, -1], "token_offsets": offsets, key: bad}))
+        assert s == 400 and why.startswith(f"{key}: expected") and f'"{bad}"' in why
+
+
 def test_openrlhf_example(server):
     """examples/openrlhf/reward_client.py: OpenRLHF's call, then token credit."""
     r = subprocess.run([sys.executable, str(ROOT / "examples" / "openrlhf" / "reward_client.py"),

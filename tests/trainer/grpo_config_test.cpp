@@ -23,7 +23,54 @@ TEST(GrpoConfig, DefaultsAreThePapers) {
   EXPECT_DOUBLE_EQ(c.beta, 0.05);
   EXPECT_DOUBLE_EQ(c.temperature, 0.8);
   EXPECT_DOUBLE_EQ(c.top_p, 0.9);
-  EXPECT_EQ(c.target, "earliest");
+  EXPECT_EQ(c.positive_logic, "span");  // the paper's operator when a span is chosen
+  EXPECT_EQ(c.syntax_credit, "span");
+  EXPECT_EQ(c.reward, "egca");
+}
+
+// Not the paper's: the credit study (docs/results/credit-study) found `earliest` helps on v0
+// (+1.6 points) and hurts on v1 (-6.5 points), so the default is plain GRPO (issue 37,
+// "one truth for users"; the README says the same).
+TEST(GrpoConfig, CreditTargetDefaultIsUniform) {
+  GrpoConfig c;
+  EXPECT_EQ(c.target, "uniform");
+  EXPECT_NE(GrpoConfigToYaml(c).find("  target: \"uniform\""), std::string::npos);
+}
+
+// Issue 37's keys: credit.positive_logic, credit.syntax, reward.kind = binary.
+TEST(GrpoConfig, SignAwareCreditAndBinaryRewardKeys) {
+  GrpoConfig c;
+  c.model = "/m";
+  c.run_dir = "/r";
+  c.train_data = "/d";
+  for (const char* v : {"span", "uniform", "prefix", "zero"}) {
+    ASSERT_TRUE(ApplyGrpoConfigOverrides({std::string("credit.positive_logic=") + v}, &c).ok());
+    EXPECT_TRUE(ValidateGrpoConfig(c).ok()) << v;
+  }
+  for (const char* v : {"span", "uniform", "cause"}) {
+    ASSERT_TRUE(ApplyGrpoConfigOverrides({std::string("credit.syntax=") + v}, &c).ok());
+    EXPECT_TRUE(ValidateGrpoConfig(c).ok()) << v;
+  }
+  ASSERT_TRUE(ApplyGrpoConfigOverrides({"reward.kind=binary"}, &c).ok());
+  EXPECT_TRUE(ValidateGrpoConfig(c).ok());
+  ASSERT_TRUE(ApplyGrpoConfigOverrides({"credit.positive_logic=cause"}, &c).ok());
+  EXPECT_EQ(ValidateGrpoConfig(c).message(),
+            "config key 'credit.positive_logic': 'cause' is not span, uniform, prefix or zero");
+  ASSERT_TRUE(ApplyGrpoConfigOverrides({"credit.positive_logic=zero", "credit.syntax=prefix"}, &c).ok());
+  EXPECT_EQ(ValidateGrpoConfig(c).message(),
+            "config key 'credit.syntax': 'prefix' is not span, uniform or cause");
+  ASSERT_TRUE(ApplyGrpoConfigOverrides({"credit.syntax=cause", "reward.kind=Binary"}, &c).ok());
+  EXPECT_EQ(ValidateGrpoConfig(c).message(),
+            "config key 'reward.kind': 'Binary' is not egca, binary, reflexicoder or magrpo_levels");
+  // The written config reads back the same.
+  c.reward = "binary";
+  testing::ScratchDir dir("grpo_config_sign_aware");
+  const auto path = Write(dir, "config.yaml", GrpoConfigToYaml(c));
+  GrpoConfig back;
+  ASSERT_TRUE(LoadGrpoConfigFile(path, &back).ok());
+  EXPECT_EQ(back.positive_logic, "zero");
+  EXPECT_EQ(back.syntax_credit, "cause");
+  EXPECT_EQ(back.reward, "binary");
 }
 
 TEST(GrpoConfig, NestedYamlAndOverrides) {
@@ -38,9 +85,9 @@ TEST(GrpoConfig, NestedYamlAndOverrides) {
   EXPECT_DOUBLE_EQ(c.lr, 1e-6);
   EXPECT_EQ(c.stop_strings, (std::vector<std::string>{"\ndef ", "END"}));
   EXPECT_EQ(c.eval_k, (std::vector<int64_t>{1, 5}));
-  ASSERT_TRUE(ApplyGrpoConfigOverrides({"optim.lr=2e-6", "credit.target=uniform", "rollout.stop=[a]"}, &c).ok());
+  ASSERT_TRUE(ApplyGrpoConfigOverrides({"optim.lr=2e-6", "credit.target=earliest", "rollout.stop=[a]"}, &c).ok());
   EXPECT_DOUBLE_EQ(c.lr, 2e-6);
-  EXPECT_EQ(c.target, "uniform");
+  EXPECT_EQ(c.target, "earliest");
   EXPECT_EQ(c.stop_strings, (std::vector<std::string>{"a"}));
   EXPECT_TRUE(ValidateGrpoConfig(c).ok());
 }

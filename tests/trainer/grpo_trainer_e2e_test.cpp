@@ -34,6 +34,7 @@ const std::string kTrain = EGCA_BINARY_DIR "/tools/egca-train/egca-train";
 
 GrpoConfig BaseConfig(const std::string& model, const std::string& run_dir) {
   GrpoConfig c;
+  c.target = "earliest";  // these tests check the localized credit (the default is uniform)
   c.model = model;
   c.run_dir = run_dir;
   c.train_data = kHumanEval;

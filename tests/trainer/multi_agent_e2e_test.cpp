@@ -68,6 +68,7 @@ std::shared_ptr<RolloutSource> Source(const Tokenizer& tok,
 
 GrpoConfig Config(const std::string& model, const std::string& run_dir, const std::string& mode) {
   GrpoConfig c;
+  c.target = "earliest";  // these tests check the localized credit (the default is uniform)
   c.run_dir = run_dir;
   c.train_data = kHumanEval;
   c.train_limit = 1;

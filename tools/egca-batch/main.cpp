@@ -444,7 +444,8 @@ int Show(const ShowArgs& a) {
 }
 
 int WriteAndPrintReport(const std::string& store_dir, const std::string& out_dir,
-                        const std::string& title, bool print, bool views = false) {
+                        const std::string& title, bool print, bool views = false,
+                        uint64_t credit_seed = 0) {
   auto contents = ReadStore(store_dir);
   if (!contents.ok()) return Fail(kExitUsage, contents.status().ToString());
   if (contents->torn_lines > 0 || contents->corrupt_lines > 0) {
@@ -453,6 +454,7 @@ int WriteAndPrintReport(const std::string& store_dir, const std::string& out_dir
   }
   ReportOptions options;
   if (!title.empty()) options.title = title;
+  options.credit_seed = credit_seed;
   Report report = BuildReport(contents.value(), options);
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
@@ -727,6 +729,9 @@ int main(int argc, char** argv) {
   rep->add_option("--out", report_out, "output directory (default: the store)");
   rep->add_option("--title", report_title, "report title");
   bool report_views = false;
+  uint64_t report_credit_seed = 0;
+  rep->add_option("--credit-seed", report_credit_seed,
+                  "seed of the credit section's random groups of 8 and 16 (default 0)");
   rep->add_flag("--views", report_views,
                 "route the report's examples again and write their pages to OUT/views/, "
                 "linked from report.md");
@@ -808,7 +813,7 @@ int main(int argc, char** argv) {
   }
   if (rep->parsed()) {
     return WriteAndPrintReport(report_store, report_out.empty() ? report_store : report_out,
-                               report_title, true, report_views);
+                               report_title, true, report_views, report_credit_seed);
   }
   if (convert->parsed()) {
     auto format = ParseDatasetFormat(conv_format);

@@ -470,6 +470,23 @@ std::string HandleTokenAdvantages(const json& body) {
     }
     options.target = *parsed;
   }
+  if (auto it = body.find("positive_logic"); it != body.end()) {
+    std::string v = String(*it, "positive_logic");
+    auto parsed = credit::ParsePositiveLogicCredit(v);
+    if (!parsed) {
+      Fail(400, "positive_logic: expected \"span\", \"uniform\", \"prefix\" or \"zero\", got \"" +
+                    v + "\"");
+    }
+    options.positive_logic = *parsed;
+  }
+  if (auto it = body.find("syntax"); it != body.end()) {
+    std::string v = String(*it, "syntax");
+    auto parsed = credit::ParseSyntaxCredit(v);
+    if (!parsed) {
+      Fail(400, "syntax: expected \"span\", \"uniform\" or \"cause\", got \"" + v + "\"");
+    }
+    options.syntax = *parsed;
+  }
   if (auto it = body.find("soft_weight"); it != body.end()) {
     options.soft_weight = Number(*it, "soft_weight");
     if (options.soft_weight < 0 || options.soft_weight > 1)
@@ -512,6 +529,7 @@ std::string HandleTokenAdvantages(const json& body) {
       return CompletionSpan(*it, where + "." + name);
     };
     s.error_span = span("error");
+    s.cause_span = span("cause");
     s.earliest_divergence = span("earliest");
     s.last_divergence = span("last");
     s.random_boundary = span("random");
@@ -524,8 +542,15 @@ std::string HandleTokenAdvantages(const json& body) {
   credit::TokenCreditStats stats;
   Status st = credit::AssignGroupTokenCreditInto(samples, options, &credits, &stats);
   if (st.ok()) {
-    for (auto& s : samples) s.advantage = 1.0;  // the soft mask: the operator with A_i = 1
+    // The soft mask a_{i,t} / A_i: the operator with A_i = +-1 (A_i's sign, since the
+    // sign-aware options place the two signs differently), divided by it.
+    for (auto& s : samples) s.advantage = s.advantage < 0 ? -1.0 : 1.0;
     st = credit::AssignGroupTokenCreditInto(samples, options, &weights);
+    for (size_t i = 0; i < weights.size() && st.ok(); ++i) {
+      if (samples[i].advantage < 0) {
+        for (double& w : weights[i].advantages) w = -w;
+      }
+    }
   }
   if (!st.ok()) Fail(400, st.message());
   ojson out;

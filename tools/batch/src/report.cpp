@@ -104,6 +104,7 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
                             }),
                 records.end());
 
+  s.credit = BuildCreditSummary(records, options.credit_group_sizes, options.credit_seed);
   std::map<std::string, std::string> kind_of;
   for (const auto& p : contents.problems) kind_of.emplace(p.problem, p.kind);
   int bins = std::max(1, options.position_bins);
@@ -320,6 +321,62 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
 
 namespace {
 
+json CreditJson(const CreditSummary& c) {
+  json groups = json::array();
+  for (const CreditGroupCounts& g : c.by_group_size) {
+    groups.push_back({{"group_size", g.group_size},
+                      {"groups", g.groups},
+                      {"problems", g.problems},
+                      {"grouped_samples", g.grouped_samples},
+                      {"ungrouped_samples", g.ungrouped_samples},
+                      {"logic_localized", g.logic_localized},
+                      {"logic_localized_positive", g.logic_localized_positive},
+                      {"logic_localized_positive_mixed", g.logic_localized_positive_mixed},
+                      {"positive_share", Round(g.positive_share())},
+                      {"groups_with_logic_and_syntax", g.groups_with_logic_and_syntax},
+                      {"groups_logic_outranks_syntax", g.groups_logic_outranks_syntax},
+                      {"logic_outranks_syntax_share", Round(g.outranks_share())}});
+  }
+  return {{"seed", c.seed},
+          {"reward", "partial (R_hat * I_C), A_i = R_i - mean R"},
+          {"groups", groups},
+          {"samples", c.samples},
+          {"syntax", c.syntax},
+          {"syntax_by_kind", PairsJson(c.syntax_by_kind, "kind")}};
+}
+
+std::string CreditMarkdown(const CreditSummary& c) {
+  std::string md = fmt::format(
+      "\n## Credit: when localized credit rewards the bug\n\n"
+      "Each problem's samples in seeded random groups of G (seed {}; the n mod G left over are "
+      "not grouped), partial-credit reward R = R_hat * I_C (0 for SYNTAX), A_i = R_i - mean R. "
+      "A localized LOGIC sample with A_i > 0 is one whose positive advantage the paper's "
+      "operator puts on its divergent span (docs/credit.md, `credit.positive_logic`).\n\n"
+      "| G | groups (problems) | ungrouped | localized LOGIC | with A > 0 | of those, in a group "
+      "with SYNTAX/CONSTRAINT | groups with LOGIC and SYNTAX | groups where LOGIC outranks "
+      "SYNTAX |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+      c.seed);
+  for (const CreditGroupCounts& g : c.by_group_size) {
+    md += fmt::format("| {} | {} ({}) | {} | {} | {} ({}) | {} | {} | {} ({}) |\n", g.group_size,
+                      g.groups, g.problems, g.ungrouped_samples, g.logic_localized,
+                      g.logic_localized_positive, Pct(g.positive_share()),
+                      g.logic_localized_positive_mixed, g.groups_with_logic_and_syntax,
+                      g.groups_logic_outranks_syntax, Pct(g.outranks_share()));
+  }
+  if (c.syntax > 0) {
+    md += fmt::format(
+        "\nSYNTAX failures by exception kind ({} of {} non-empty samples; `credit.syntax: "
+        "cause` widens NameError, UnboundLocalError and AttributeError on a module or self to "
+        "the name's binding sites):\n\n| kind | samples | of SYNTAX |\n|---|---:|---:|\n",
+        c.syntax, c.samples);
+    for (const auto& [kind, n] : c.syntax_by_kind) {
+      md += fmt::format("| {} | {} | {} |\n", MdEscape(kind), n,
+                        Pct(static_cast<double>(n) / static_cast<double>(c.syntax)));
+    }
+  }
+  return md;
+}
+
 json SummaryObject(const Report& report) {
   const ReportSummary& s = report.summary;
   json by_difficulty = json::object(), by_model = json::object(), by_kind = json::object();
@@ -411,6 +468,7 @@ json SummaryObject(const Report& report) {
         {"samples_without_reference", s.samples_no_reference},
         {"failed_references", failed}}},
       {"bad_records", bad},
+      {"credit", CreditJson(s.credit)},
       {"by_problem", by_problem},
       {"examples", examples},
   };
@@ -622,6 +680,8 @@ std::string ReportMarkdown(const Report& report) {
                         MdEscape(Shorten(e.what, 120)));
     }
   }
+
+  md += CreditMarkdown(s.credit);
 
   md += fmt::format("\n## Bad records\n\n{} bad input records were reported and skipped.\n",
                     s.bad.size());

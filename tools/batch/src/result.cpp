@@ -247,6 +247,10 @@ std::string SampleRecordJson(const SampleRecord& r) {
             {"localize_seconds", r.localize_seconds},
             {"shared_result", r.shared_result},
             {"program", r.program}};
+  // Issue 37's fields only when set, so records without them keep their bytes.
+  if (!r.error_type.empty()) j["error_type"] = r.error_type;
+  if (!r.error_name.empty()) j["error_name"] = r.error_name;
+  if (r.cause) j["cause"] = LocatedJson(r.cause);
   // Invalid UTF-8 in a message (a candidate's exception text) must not make the store
   // unwritable: replace it.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -323,6 +327,9 @@ StatusOr<SampleRecord> ParseSampleRecord(std::string_view text) {
   r.relative_position = in.Optional<double>("relative_position");
   r.error = in.Located("error");
   r.error_message = in.String("error_message");
+  if (j.contains("error_type")) r.error_type = in.String("error_type");
+  if (j.contains("error_name")) r.error_name = in.String("error_name");
+  if (j.contains("cause")) r.cause = in.Located("cause");
   std::string reference = in.String("reference");
   r.stand_in = in.Bool("stand_in");
   r.program_bytes = static_cast<uint32_t>(in.Int("program_bytes"));

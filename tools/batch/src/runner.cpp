@@ -112,6 +112,17 @@ LocatedSpan Locate(const SourceSpan& span, const SampleProgram& program,
   return out;
 }
 
+// A cause span (gates/cause.h) may start in the prompt (a HumanEval body's def line): its
+// part in the completion, from the first program byte the completion holds.
+LocatedSpan LocateClipped(SourceSpan span, const SampleProgram& program,
+                          const std::string& completion, const LineIndex& completion_lines,
+                          const LineIndex& program_lines) {
+  uint32_t b = span.begin_byte;
+  while (b < span.end_byte && program.ToCompletionByte(b) < 0) ++b;
+  if (b > span.begin_byte && b < span.end_byte) span = program_lines.SpanFromBytes(b, span.end_byte);
+  return Locate(span, program, completion, completion_lines);
+}
+
 // A bad record at "<file>:<line>" (the origin of a JSONL record) or at a non-line origin.
 BadRecord BadAt(const std::string& origin, std::string message) {
   BadRecord b;
@@ -223,6 +234,11 @@ SampleRecord MakeRecord(const Sample& sample, const ProblemRecord& problem,
   }
   if (r.error_span) out.error = Locate(*r.error_span, program, sample.completion, completion_lines);
   out.error_message = r.error_message;
+  out.error_type = r.error_type;
+  out.error_name = r.error_name;
+  if (r.cause_span) {
+    out.cause = LocateClipped(*r.cause_span, program, sample.completion, completion_lines, lines);
+  }
   out.localization_note = r.localization_note;
   if (r.mode == FailureMode::kLogic && r.divergence && r.divergence->earliest) {
     const diff::DivergenceReport& d = *r.divergence;

@@ -366,12 +366,17 @@ def token_advantages(routes: Sequence[Route], advantages: Sequence[float], *,
                      token_offsets: Optional[Sequence[Any]] = None, tokenizer: Any = None,
                      char_offsets: Optional[bool] = None, target: str = "earliest",
                      soft_weight: float = 1.0, seed: int = 0, max_len: Optional[int] = None,
-                     pad: float = 0.0, return_tensors: str = "np") -> TokenAdvantages:
+                     pad: float = 0.0, return_tensors: str = "np", positive_logic: str = "span",
+                     syntax: str = "span") -> TokenAdvantages:
     """EGCA eq. 6 (credit::AssignTokenCredit) on every route, batched: per-token advantages
     [B, L] (L = max_len, else the longest T_i) as numpy float32 ("np") or torch tensors
     ("pt"). Token offsets index the completion: give token_offsets ([T_i, 2] per completion;
     bytes, or characters with char_offsets=True) or a tokenizer (egca.Tokenizer: bytes;
-    Hugging Face: characters). target: earliest (EGCA), last, random, uniform (GRPO)."""
+    Hugging Face: characters). target: earliest (EGCA), last, random, uniform (GRPO).
+    positive_logic (a LOGIC sample's A_i > 0): span (EGCA), uniform, prefix (the tokens before
+    the span), zero; syntax (a SYNTAX sample's A_i): span (the raising statement, EGCA),
+    uniform, cause (name errors: binding sites through the use). The same names as
+    egca-train's credit.positive_logic / credit.syntax and egca-serve's /token_advantages."""
     routes = list(routes)
     if any(not isinstance(r, Route) for r in routes):
         raise TypeError("routes must be egca.Route objects (route_batch / Router.route)")
@@ -391,7 +396,8 @@ def token_advantages(routes: Sequence[Route], advantages: Sequence[float], *,
     out = _egca.route_token_credit(routes, adv.tolist(), list(token_offsets),
                                    char_offsets=bool(char_offsets), target=target,
                                    soft_weight=soft_weight, seed=seed,
-                                   max_len=-1 if max_len is None else int(max_len), pad=pad)
+                                   max_len=-1 if max_len is None else int(max_len), pad=pad,
+                                   positive_logic=positive_logic, syntax=syntax)
     a, m = out["advantages"], out["mask"]
     if return_tensors == "pt":
         import torch

@@ -30,9 +30,22 @@ credit::LocalizationTarget Target(const std::string& name) {
 }
 
 credit::TokenCreditOptions CreditOptions(const std::string& target, double soft_weight,
-                                         uint64_t seed) {
+                                         uint64_t seed, const std::string& positive_logic,
+                                         const std::string& syntax) {
   credit::TokenCreditOptions o;
   o.target = Target(target);
+  auto pl = credit::ParsePositiveLogicCredit(positive_logic);
+  if (!pl) {
+    Raise(PyExc_ValueError, "positive_logic: expected \"span\", \"uniform\", \"prefix\" or "
+                            "\"zero\", got \"" + positive_logic + "\"");
+  }
+  o.positive_logic = *pl;
+  auto sx = credit::ParseSyntaxCredit(syntax);
+  if (!sx) {
+    Raise(PyExc_ValueError,
+          "syntax: expected \"span\", \"uniform\" or \"cause\", got \"" + syntax + "\"");
+  }
+  o.syntax = *sx;
   if (!(soft_weight >= 0 && soft_weight <= 1)) {
     Raise(PyExc_ValueError, fmt::format("soft_weight must be in [0, 1], got {}", soft_weight));
   }
@@ -109,6 +122,7 @@ credit::CreditSample FromRoute(const Route& r, double advantage, std::vector<Tok
   s.token_bytes = std::move(tokens);
   s.code_offset = 0;
   s.error_span = CompletionSpan(r.record.error);
+  s.cause_span = CompletionSpan(r.record.cause);
   s.earliest_divergence = CompletionSpan(r.record.earliest);
   s.last_divergence = CompletionSpan(r.record.last);
   s.random_boundary = CompletionSpan(r.record.random);
@@ -208,13 +222,15 @@ void BindCredit(py::module_& m) {
       "route_token_credit",
       [](const std::vector<const Route*>& routes, const std::vector<double>& advantages,
          const py::sequence& offsets, bool char_offsets, const std::string& target,
-         double soft_weight, uint64_t seed, int64_t max_len, float pad) {
+         double soft_weight, uint64_t seed, int64_t max_len, float pad,
+         const std::string& positive_logic, const std::string& syntax) {
         if (routes.size() != advantages.size() || routes.size() != offsets.size()) {
           Raise(PyExc_ValueError,
                 fmt::format("routes, advantages and token offsets differ in length ({}, {}, {})",
                             routes.size(), advantages.size(), offsets.size()));
         }
-        credit::TokenCreditOptions options = CreditOptions(target, soft_weight, seed);
+        credit::TokenCreditOptions options =
+            CreditOptions(target, soft_weight, seed, positive_logic, syntax);
         std::vector<credit::CreditSample> samples;
         samples.reserve(routes.size());
         for (size_t i = 0; i < routes.size(); ++i) {
@@ -232,10 +248,16 @@ void BindCredit(py::module_& m) {
           py::gil_scoped_release release;
           status = credit::AssignGroupTokenCreditInto(samples, options, &credits, &stats);
           if (status.ok()) {
-            // The soft mask: where the credit goes, whatever the sign and size of A_i (the
-            // same operator with A_i = 1).
-            for (auto& s : samples) s.advantage = 1.0;
+            // The soft mask: where the credit goes, whatever the size of A_i (the same
+            // operator with A_i = +-1, of A_i's sign, divided by it: the sign-aware options
+            // place positive and negative advantages differently).
+            for (auto& s : samples) s.advantage = s.advantage < 0 ? -1.0 : 1.0;
             status = credit::AssignGroupTokenCreditInto(samples, options, &weights);
+            for (size_t i = 0; i < weights.size() && status.ok(); ++i) {
+              if (samples[i].advantage < 0) {
+                for (double& w : weights[i].advantages) w = -w;
+              }
+            }
           }
           for (const auto& s : samples) longest = std::max(longest, s.token_bytes.size());
         }
@@ -282,14 +304,15 @@ void BindCredit(py::module_& m) {
       py::arg("routes"), py::arg("advantages"), py::arg("token_offsets"),
       py::arg("char_offsets") = false, py::arg("target") = "earliest",
       py::arg("soft_weight") = 1.0, py::arg("seed") = 0, py::arg("max_len") = -1,
-      py::arg("pad") = 0.0f);
+      py::arg("pad") = 0.0f, py::arg("positive_logic") = "span", py::arg("syntax") = "span");
 
   m.def(
       "assign_token_credit",
       [](const std::string& mode, double advantage, const py::object& token_bytes,
          uint32_t code_offset, const py::object& error_span, const py::object& earliest,
          const py::object& last, const py::object& random, uint64_t sample_index,
-         const std::string& target, double soft_weight, uint64_t seed) {
+         const std::string& target, double soft_weight, uint64_t seed, const py::object& cause,
+         const std::string& positive_logic, const std::string& syntax) {
         credit::CreditSample s;
         s.mode = ModeArg(mode);
         s.advantage = advantage;
@@ -299,9 +322,10 @@ void BindCredit(py::module_& m) {
         s.earliest_divergence = SpanArg(earliest, "earliest");
         s.last_divergence = SpanArg(last, "last");
         s.random_boundary = SpanArg(random, "random");
+        s.cause_span = SpanArg(cause, "cause");
         s.sample_index = sample_index;
-        credit::TokenCredit c =
-            Unwrap(credit::AssignTokenCredit(s, CreditOptions(target, soft_weight, seed)));
+        credit::TokenCredit c = Unwrap(credit::AssignTokenCredit(
+            s, CreditOptions(target, soft_weight, seed, positive_logic, syntax)));
         py::dict out;
         out["advantages"] = ToArray(c.advantages);
         out["placement"] = credit::CreditPlacementName(c.placement);
@@ -315,6 +339,8 @@ void BindCredit(py::module_& m) {
       py::arg("earliest") = py::none(), py::arg("last") = py::none(),
       py::arg("random") = py::none(), py::arg("sample_index") = 0,
       py::arg("target") = "earliest", py::arg("soft_weight") = 1.0, py::arg("seed") = 0,
+      py::arg("cause") = py::none(), py::arg("positive_logic") = "span",
+      py::arg("syntax") = "span",
       "credit::AssignTokenCredit on one sample; spans are (begin, end) code bytes.");
 
   // ---- GRPO -----------------------------------------------------------------------------

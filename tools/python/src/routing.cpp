@@ -535,6 +535,8 @@ void BindRouting(py::module_& m) {
                                return py::int_(r.result->first_failing_test);
                              })
       .def_property_readonly("error_message", [](const Route& r) { return r.record.error_message; })
+      .def_property_readonly("error_type", [](const Route& r) { return r.record.error_type; })
+      .def_property_readonly("error_name", [](const Route& r) { return r.record.error_name; })
       .def_property_readonly("localization_note",
                              [](const Route& r) { return r.result->localization_note; })
       .def_property_readonly("divergence",
@@ -547,6 +549,7 @@ void BindRouting(py::module_& m) {
                              [](const Route& r) {
                                py::dict d;
                                d["error"] = LocatedDict(r.record.error);
+                               d["cause"] = LocatedDict(r.record.cause);
                                d["earliest"] = LocatedDict(r.record.earliest);
                                d["last"] = LocatedDict(r.record.last);
                                d["random"] = LocatedDict(r.record.random);

@@ -54,6 +54,10 @@ Status GrpoTrainer::Impl::AssignTokenCredit(int64_t step, std::vector<RolloutRec
   co.target = TargetOf(config.target);
   co.soft_weight = config.soft_weight;
   co.renormalize = config.renormalize;
+  // Validated names (ValidateGrpoConfig): the parses cannot fail here.
+  co.positive_logic =
+      credit::ParsePositiveLogicCredit(config.positive_logic).value_or(credit::PositiveLogicCredit::kSpan);
+  co.syntax = credit::ParseSyntaxCredit(config.syntax_credit).value_or(credit::SyntaxCredit::kSpan);
   co.seed = SplitMix64(config.seed ^ static_cast<uint64_t>(step));
   // The random target's draws are keyed by the sample's place in the global step (dist/),
   // so a rank draws what one process would: single-turn, the global sample index; multi-
@@ -68,6 +72,7 @@ Status GrpoTrainer::Impl::AssignTokenCredit(int64_t step, std::vector<RolloutRec
     s.token_bytes = r.token_bytes;
     s.code_offset = 0;  // spans were moved into completion bytes when routed
     s.error_span = r.route.error_span;
+    s.cause_span = r.route.cause_span;
     s.earliest_divergence = r.route.earliest_divergence;
     s.last_divergence = r.route.last_divergence;
     s.random_boundary = r.route.random_boundary;

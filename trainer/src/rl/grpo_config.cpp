@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "egca/core/files.h"
+#include "egca/credit/token_credit.h"
 #include "egca/trainer/rl/loss_normalization.h"
 #include "egca/trainer/rl/multi_agent.h"
 
@@ -74,8 +75,16 @@ const std::vector<Field>& Fields() {
       {"route.check_comparability", &C::check_comparability, "the I_cmp gate"},
       {"route.runtime_error_is_logic", &C::runtime_error_is_logic, "run-time errors are LOGIC"},
       {"route.prepare_reference", &C::prepare_reference, "trace references while generating"},
-      {"reward.kind", &C::reward, "egca (R_hat * I_C) or reflexicoder (reflection-format reward)"},
-      {"credit.target", &C::target, "earliest, last, random or uniform (plain GRPO)"},
+      {"reward.kind", &C::reward,
+       "egca (R_hat * I_C), binary (1 iff every test passes and I_C = 1) or reflexicoder "
+       "(reflection-format reward)"},
+      {"credit.target", &C::target, "uniform (plain GRPO, default), earliest, last or random"},
+      {"credit.positive_logic", &C::positive_logic,
+       "a LOGIC sample's positive advantage: span (EGCA), uniform, prefix (before the span) or "
+       "zero"},
+      {"credit.syntax", &C::syntax_credit,
+       "a SYNTAX sample's advantage: span (the raising statement, EGCA), uniform or cause "
+       "(name errors: binding sites through the use)"},
       {"credit.soft_weight", &C::soft_weight, "share of A_i on the span (1 = hard mask)"},
       {"credit.renormalize", &C::renormalize,
        "false: the span keeps A_i / T_i per token, the rest 0 (mask without renormalizing)"},
@@ -385,6 +394,13 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (c.target != "earliest" && c.target != "last" && c.target != "random" && c.target != "uniform") {
     return bad("credit.target", fmt::format("'{}' is not earliest, last, random or uniform", c.target));
   }
+  if (!credit::ParsePositiveLogicCredit(c.positive_logic)) {
+    return bad("credit.positive_logic",
+               fmt::format("'{}' is not span, uniform, prefix or zero", c.positive_logic));
+  }
+  if (!credit::ParseSyntaxCredit(c.syntax_credit)) {
+    return bad("credit.syntax", fmt::format("'{}' is not span, uniform or cause", c.syntax_credit));
+  }
   if (!(c.soft_weight >= 0 && c.soft_weight <= 1)) return bad("credit.soft_weight", "must be in [0, 1]");
   if (!c.renormalize && c.soft_weight != 1) {
     return bad("credit.renormalize", "false needs credit.soft_weight = 1");
@@ -392,8 +408,13 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (c.normalization != "mean_centered" && c.normalization != "mean_std") {
     return bad("credit.normalization", fmt::format("'{}' is not mean_centered or mean_std", c.normalization));
   }
-  if (c.reward != "egca" && c.reward != "reflexicoder" && c.reward != "magrpo_levels") {
-    return bad("reward.kind", fmt::format("'{}' is not egca, reflexicoder or magrpo_levels", c.reward));
+  if (c.reward != "egca" && c.reward != "binary" && c.reward != "reflexicoder" &&
+      c.reward != "magrpo_levels") {
+    return bad("reward.kind",
+               fmt::format("'{}' is not egca, binary, reflexicoder or magrpo_levels", c.reward));
+  }
+  if (c.reward == "binary" && IsMultiAgent(c)) {
+    return bad("reward.kind", "binary grades one program per sample: not with multi_agent.agents");
   }
   if (c.reward == "magrpo_levels" && c.ma_agents.empty()) {
     return bad("reward.kind", "magrpo_levels grades joint programs: it needs multi_agent.agents");

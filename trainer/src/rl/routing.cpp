@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "egca/credit/grpo.h"
 #include "egca/credit/reflexicoder.h"
 #include "egca/datasets/samples.h"
 
@@ -44,7 +45,11 @@ void GrpoTrainer::Impl::RouteRecord(int worker, TrainProblem& problem, RolloutRe
                                     bool localize) {
   if (config.reward == "reflexicoder") return RouteReflection(worker, problem, r, localize);
   RouteText(worker, problem, r->completion, 0, r, localize);
-  if (r->route_error.empty()) r->reward = r->route.reward;
+  if (!r->route_error.empty()) return;
+  r->reward = config.reward == "binary"
+                  ? credit::BinaryReward(r->route.grading.passed, r->route.grading.total,
+                                         r->route.constraints_satisfied)
+                  : r->route.reward;
 }
 
 // Routes the program of `text`, which starts at completion byte `offset`, into r->route
@@ -73,6 +78,15 @@ void GrpoTrainer::Impl::RouteText(int worker, TrainProblem& problem, const std::
     }
   };
   move(r->route.error_span);
+  if (r->route.cause_span) {
+    // A cause span may start in the prompt's context (gates/cause.h): keep the part the
+    // completion holds.
+    SourceSpan& c = *r->route.cause_span;
+    uint32_t b = c.begin_byte;
+    while (b < c.end_byte && program.ToCompletionByte(b) < 0) ++b;
+    if (b < c.end_byte) c.begin_byte = b;
+  }
+  move(r->route.cause_span);
   move(r->route.earliest_divergence);
   move(r->route.last_divergence);
   move(r->route.random_boundary);

@@ -4,6 +4,8 @@
 #include "grpo_trainer_impl.h"
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 #include <cstdio>
 #include <map>
 #include <numeric>
@@ -18,6 +20,20 @@
 namespace egca::trainer {
 
 namespace {
+
+// The exception kinds the SYNTAX metrics name (mode/syntax/<kind>); any other is "other".
+// SyntaxError covers every program that does not compile.
+constexpr const char* kSyntaxKinds[] = {"SyntaxError", "NameError", "UnboundLocalError",
+                                        "AttributeError", "TypeError"};
+
+size_t SyntaxKindIndex(const gates::RouteResult& route) {
+  std::string_view kind = route.error_type;
+  if (kind == "IndentationError" || kind == "TabError") kind = "SyntaxError";
+  for (size_t k = 0; k < std::size(kSyntaxKinds); ++k) {
+    if (kind == kSyntaxKinds[k]) return k;
+  }
+  return std::size(kSyntaxKinds);
+}
 
 std::string SpanJson(const std::optional<SourceSpan>& span) {
   if (!span) return "null";
@@ -54,6 +70,8 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
   int64_t modes[4] = {0, 0, 0, 0}, route_errors = 0, truncated = 0, tokens = 0, max_tokens = 0,
           passed_all = 0;
   int64_t logic = 0, logic_localized = 0;
+  // SYNTAX samples by exception kind (issue 37), in kSyntaxKinds' order; the last is "other".
+  int64_t syntax_kinds[std::size(kSyntaxKinds) + 1] = {};
   for (size_t i : sc.train) {
     const RolloutRecord& r = t.rollouts_[i];
     rewards.push_back(r.reward);
@@ -65,6 +83,7 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
       continue;
     }
     ++modes[static_cast<int>(r.route.mode)];
+    if (r.route.mode == credit::FailureMode::kSyntax) ++syntax_kinds[SyntaxKindIndex(r.route)];
     if (r.route.grading.all_passed()) ++passed_all;
     if (r.route.mode == credit::FailureMode::kLogic) {
       ++logic;
@@ -110,9 +129,15 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
                                     &sampling.skipped_groups,
                                     &sampling.extra_prompts,
                                     &sampling.refill_rounds,
-                                    &sampling.kept_groups};
-    std::vector<double*> reals = {&span_fraction_sum, &cancel.gross, &cancel.net,
-                                  &cancel.net_divergent};
+                                    &sampling.kept_groups,
+                                    &stats.logic_spanned,
+                                    &stats.logic_spanned_positive,
+                                    &stats.withheld};
+    for (int64_t& k : syntax_kinds) counts.push_back(&k);
+    std::vector<double*> reals = {&span_fraction_sum,         &cancel.gross,
+                                  &cancel.net,                &cancel.net_divergent,
+                                  &stats.advantage_positive,  &stats.advantage_negative,
+                                  &stats.span_credit_positive, &stats.span_credit_negative};
     std::vector<double> sums;
     for (const int64_t* v : counts) sums.push_back(static_cast<double>(*v));
     for (const double* v : reals) sums.push_back(*v);
@@ -154,6 +179,23 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
   m["credit/fallback_no_overlap"] = static_cast<double>(stats.fallback_no_overlap);
   m["credit/span_fraction"] =
       span_fraction_n > 0 ? span_fraction_sum / static_cast<double>(span_fraction_n) : 0.0;
+  // Issue 37: how often the operator meets a positive LOGIC advantage, where SYNTAX
+  // failures come from, and how much of each sign's advantage lands on spans.
+  m["credit/positive_logic_share"] =
+      stats.logic_spanned > 0
+          ? static_cast<double>(stats.logic_spanned_positive) / static_cast<double>(stats.logic_spanned)
+          : 0.0;
+  m["credit/withheld"] = static_cast<double>(stats.withheld) / nn;
+  m["credit/span_mass_positive"] = stats.advantage_positive > 0
+                                       ? stats.span_credit_positive / stats.advantage_positive
+                                       : 0.0;
+  m["credit/span_mass_negative"] = stats.advantage_negative < 0
+                                       ? stats.span_credit_negative / stats.advantage_negative
+                                       : 0.0;
+  for (size_t k = 0; k <= std::size(kSyntaxKinds); ++k) {
+    const std::string kind = k < std::size(kSyntaxKinds) ? kSyntaxKinds[k] : "other";
+    m["mode/syntax/" + kind] = static_cast<double>(syntax_kinds[k]) / nn;
+  }
   m["loss"] = us.loss;
   m["kl"] = us.kl;
   m["clip_ratio/low_mean"] = us.clip_low;
@@ -247,10 +289,13 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
       j["advantage"] = r.advantage;
       j["first_failing_test"] =
           r.route.first_failing_test >= 0 ? r.route.first_failing_test + 1 : 0;
-      j["spans"] = nlohmann::json::parse(
-          fmt::format(R"({{"error":{},"earliest":{},"last":{},"random":{}}})",
-                      SpanJson(r.route.error_span), SpanJson(r.route.earliest_divergence),
-                      SpanJson(r.route.last_divergence), SpanJson(r.route.random_boundary)));
+      if (!r.route.error_type.empty()) j["error_type"] = r.route.error_type;
+      if (!r.route.error_name.empty()) j["error_name"] = r.route.error_name;
+      j["spans"] = nlohmann::json::parse(fmt::format(
+          R"({{"error":{},"cause":{},"earliest":{},"last":{},"random":{}}})",
+          SpanJson(r.route.error_span), SpanJson(r.route.cause_span),
+          SpanJson(r.route.earliest_divergence), SpanJson(r.route.last_divergence),
+          SpanJson(r.route.random_boundary)));
       j["credit"] = credit::CreditPlacementName(r.credit.placement);
       j["fallback"] = credit::FallbackReasonName(r.credit.fallback);
       auto toks = nlohmann::json::array();

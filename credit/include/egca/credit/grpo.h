@@ -42,4 +42,8 @@ std::vector<double> GroupAdvantages(const std::vector<double>& rewards,
 // EGCA eq. 1: R(y) = R_hat(y) * I_C(y), with R_hat the fraction of tests passed (in [0, 1]).
 double ConstrainedReward(double pass_fraction, bool constraints_satisfied);
 
+// The binary reward (reward.kind = binary, issue 37): 1 iff the program passes every one of
+// `tests` >= 1 tests (`passed` == `tests`) and I_C = 1, else 0. No tests: 0.
+double BinaryReward(int passed, int tests, bool constraints_satisfied);
+
 }  // namespace egca::credit

@@ -9,6 +9,17 @@
 // In every mode sum_t a_{i,t} = A_i. A span that maps to no token falls back to uniform
 // credit, and the fallback is counted in TokenCreditStats.
 //
+// Sign-aware variants (issue 37; the paper's operator is positive_logic = kSpan, syntax =
+// kSpan). Under a partial-credit reward a LOGIC sample whose group-mates score lower has
+// A_i > 0, and the paper's operator puts all of it on its divergent span: the bug.
+//   positive_logic (LOGIC samples with A_i > 0 and a span): kSpan as above; kUniform
+//     A_i / T_i on every token (as if CORRECT); kPrefix A_i / |P| on the tokens P before
+//     the span's first token (the part that agreed with the reference), 0 elsewhere;
+//     kZero 0 on every token (the sample teaches nothing).
+//   syntax (SYNTAX samples): kSpan the raising statement (error_span); kUniform A_i / T_i;
+//     kCause the cause span the router gives (cause_span: for a name error the span from
+//     the name's binding sites to its use, else the raising statement).
+//
 // Byte conventions. Token byte ranges are offsets into the *completion* text (what the
 // tokenizer reports for the generated tokens). Spans (core SourceSpan) are byte offsets into
 // the *extracted code* (what the tracer and router saw), which starts at `code_offset`
@@ -47,6 +58,28 @@ enum class LocalizationTarget {
 const char* LocalizationTargetName(LocalizationTarget target);
 std::optional<LocalizationTarget> ParseLocalizationTarget(std::string_view name);
 
+// Where a LOGIC sample's *positive* advantage goes (issue 37). Negative advantages always go
+// to the target's span.
+enum class PositiveLogicCredit {
+  kSpan,     // the target's span, like a negative advantage (EGCA eq. 6)
+  kUniform,  // A_i / T_i on every token, like a CORRECT sample
+  kPrefix,   // only on the tokens before the span (the agreeing prefix)
+  kZero,     // nowhere: every token 0
+};
+// "span", "uniform", "prefix", "zero"; Parse* is the inverse (nullopt for anything else).
+const char* PositiveLogicCreditName(PositiveLogicCredit credit);
+std::optional<PositiveLogicCredit> ParsePositiveLogicCredit(std::string_view name);
+
+// Where a SYNTAX sample's advantage goes (issue 37).
+enum class SyntaxCredit {
+  kSpan,     // the raising / rejected statement (error_span; EGCA eq. 6)
+  kUniform,  // A_i / T_i on every token
+  kCause,    // cause_span (name errors: binding sites through the use); error_span if absent
+};
+// "span", "uniform", "cause".
+const char* SyntaxCreditName(SyntaxCredit credit);
+std::optional<SyntaxCredit> ParseSyntaxCredit(std::string_view name);
+
 struct TokenCreditOptions {
   LocalizationTarget target = LocalizationTarget::kEarliestDivergence;
   // Share of A_i placed on the localized span; the other 1 - soft_weight is shared evenly by
@@ -62,6 +95,10 @@ struct TokenCreditOptions {
   // Seed of kRandomExecutedBoundary; the draw also mixes in CreditSample::sample_index, so a
   // batch is reproducible and samples draw independently.
   uint64_t seed = 0;
+  // Sign-aware placement (issue 37); the defaults are the paper's operator. Both are ignored
+  // under target kUniform (every mode uniform).
+  PositiveLogicCredit positive_logic = PositiveLogicCredit::kSpan;
+  SyntaxCredit syntax = SyntaxCredit::kSpan;
 };
 
 // [begin, end) byte range of one token in the completion text. Zero-width ranges (special
@@ -79,6 +116,7 @@ struct CreditSample {
   std::vector<TokenByteRange> token_bytes;        // [T_i] byte ranges into the completion
   uint32_t code_offset = 0;                       // completion byte where the extracted code starts
   std::optional<SourceSpan> error_span;           // SYNTAX: interpreter error location
+  std::optional<SourceSpan> cause_span;           // SYNTAX: the router's cause (SyntaxCredit::kCause)
   std::optional<SourceSpan> earliest_divergence;  // LOGIC: block of k* (EGCA default)
   std::optional<SourceSpan> last_divergence;      // LOGIC: last diverging block (ablation)
   // LOGIC, kRandomExecutedBoundary: a boundary the router already drew; when absent the
@@ -94,6 +132,8 @@ enum class CreditPlacement {
   kLocalized,  // on the span's tokens
   kFallback,   // a span was wanted but gave no token: uniform instead
   kNoTokens,   // T_i = 0: nothing to credit (the advantage is lost; counted)
+  kWithheld,   // a positive LOGIC advantage given to no token (positive_logic kZero, or
+               // kPrefix with no token before the span): every a_{i,t} = 0
 };
 
 // Why a localized sample fell back to uniform.
@@ -108,13 +148,19 @@ const char* CreditPlacementName(CreditPlacement placement);
 const char* FallbackReasonName(FallbackReason reason);
 
 struct TokenCredit {
-  std::vector<double> advantages;  // [T_i] a_{i,t}; sums to A_i unless T_i = 0 or the
-                                   // options do not renormalize (then A_i * |S| / T_i)
+  std::vector<double> advantages;  // [T_i] a_{i,t}; sums to A_i unless T_i = 0, kWithheld
+                                   // (0), or the options do not renormalize (A_i * |S| / T_i)
   CreditPlacement placement = CreditPlacement::kUniform;
   FallbackReason fallback = FallbackReason::kNone;
   std::optional<SourceSpan> span;  // the span used (code bytes), when one was selected
   uint32_t span_token_begin = 0;   // first token on the span (kLocalized)
   uint32_t span_token_count = 0;   // |T_err| or |T_k*| (kLocalized)
+  // The selected span gave tokens (the sample is localized before any sign handling): what
+  // the "share of localized LOGIC samples with A > 0" counts.
+  bool span_found = false;
+  // sum of a_{i,t} over the span's tokens (0 unless span_found): the credit the operator put
+  // on the divergent / error span.
+  double span_credit = 0.0;
 };
 
 // Counters over the samples given to one call (or accumulated over several).
@@ -128,6 +174,15 @@ struct TokenCreditStats {
   int64_t fallback_empty_span = 0;
   int64_t fallback_no_overlap = 0;
   int64_t no_tokens = 0;
+  int64_t withheld = 0;  // CreditPlacement::kWithheld
+  // Issue 37. LOGIC samples whose span gave tokens, and those of them with A_i > 0.
+  int64_t logic_spanned = 0;
+  int64_t logic_spanned_positive = 0;
+  // By the sign of A_i: sum of A_i, and sum of the credit placed on span tokens.
+  double advantage_positive = 0.0;   // sum of A_i > 0
+  double advantage_negative = 0.0;   // sum of A_i < 0 (<= 0)
+  double span_credit_positive = 0.0;  // sum over A_i > 0 of TokenCredit::span_credit
+  double span_credit_negative = 0.0;  // sum over A_i < 0
 
   int64_t fallbacks() const {
     return fallback_missing_span + fallback_empty_span + fallback_no_overlap;

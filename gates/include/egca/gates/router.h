@@ -153,6 +153,12 @@ struct RouteResult {
 
   std::optional<SourceSpan> error_span;  // SYNTAX: in the candidate's source
   std::string error_message;             // SYNTAX: "SyntaxError: ..." / "ZeroDivisionError: ..."
+  // SYNTAX (issue 37): the exception's class ("SyntaxError" when it does not compile), the
+  // name a name error is about (gates/cause.h), and the cause span credit::SyntaxCredit::
+  // kCause uses (the raising statement unless it is a name error).
+  std::string error_type;
+  std::string error_name;
+  std::optional<SourceSpan> cause_span;
 
   // LOGIC: the localization on the first failing test (absent if not run or not possible;
   // see localization_note).

@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "egca/batch/credit_report.h"
 #include "egca/batch/store.h"
 #include "egca/core/status.h"
 
@@ -55,6 +56,9 @@ struct ReportOptions {
   // Pages written for the examples ("KEY#DUP" -> path relative to report.md, e.g.
   // "views/0123456789abcdef-0.html"): report.md links them (egca-batch report --views).
   std::map<std::string, std::string> example_views;
+  // The credit section (batch/credit_report.h): group sizes and the grouping seed.
+  std::vector<int> credit_group_sizes = {8, 16};
+  uint64_t credit_seed = 0;
 };
 
 // One problem's samples: n, c (pass every test), pass@k, the mode mix, an example.
@@ -130,6 +134,8 @@ struct ReportSummary {
   std::vector<FailedReference> failed_references;
 
   std::vector<BadRecord> bad;  // sorted by file, line
+
+  CreditSummary credit;  // batch/credit_report.h
 };
 
 struct ReportTiming {

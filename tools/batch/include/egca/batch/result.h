@@ -134,6 +134,12 @@ struct SampleRecord {
 
   std::optional<LocatedSpan> error;  // SYNTAX: the compiler's / interpreter's span
   std::string error_message;
+  // SYNTAX (issue 37; gates::RouteResult): the exception's class ("SyntaxError" when it does
+  // not compile), the name a name error is about, and the cause span credit's `syntax:
+  // cause` uses. Absent in stores written before they existed (and empty for C++).
+  std::string error_type;
+  std::string error_name;
+  std::optional<LocatedSpan> cause;
 
   ReferenceKind reference = ReferenceKind::kGiven;
   bool stand_in = false;  // this sample is its problem's stand-in reference

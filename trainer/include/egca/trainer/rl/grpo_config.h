@@ -78,12 +78,18 @@ struct GrpoConfig {
   bool prepare_reference = true;     // trace references while the policy generates
 
   // ---- reward ----
-  // egca: R = R_hat * I_C (EGCA eq. 1). reflexicoder: the ReflexiCoder reflection reward of
-  // a single-trajectory <think>/<answer>/<reflection> completion (credit/reflexicoder.h).
+  // egca: R = R_hat * I_C (EGCA eq. 1). binary: R = 1 iff every test passes and I_C = 1,
+  // else 0 (issue 37). reflexicoder: the ReflexiCoder reflection reward of a
+  // single-trajectory <think>/<answer>/<reflection> completion (credit/reflexicoder.h).
   std::string reward = "egca";
 
   // ---- credit ----
-  std::string target = "earliest";           // earliest | last | random | uniform
+  // uniform | earliest | last | random. uniform (plain GRPO) is the default: the credit
+  // study (docs/results/credit-study) found earliest helps on v0 and hurts on v1.
+  std::string target = "uniform";
+  // Sign-aware credit (issue 37; credit::PositiveLogicCredit / SyntaxCredit names):
+  std::string positive_logic = "span";  // span | uniform | prefix | zero
+  std::string syntax_credit = "span";   // span | uniform | cause
   double soft_weight = 1.0;                  // share of A_i on the span (1 = hard mask)
   bool renormalize = true;  // false: span tokens keep A_i / T_i, no T_i / |S| scale-up (issue 23)
   std::string normalization = "mean_centered";  // mean_centered (EGCA eq. 2) | mean_std
