@@ -9,8 +9,10 @@
 // Backward recomputes each chunk's logits (one more [C, H] x [H, V] product per chunk) from
 // the saved rows and the per-row logsumexp, and forms d log_probs / d z = onehot(t) - p
 // chunk by chunk: the memory a chunk needs is a few [C, V] float32 buffers, whatever M is.
-// The weight's gradient is accumulated over chunks in float32 (in the weight's own dtype
-// when that is float32, or when one chunk holds every row).
+// Logits, log-softmax and the gradient of the logits are float32 (float64 for a float64
+// weight); the results are returned as float32. The weight's gradient is accumulated over
+// chunks in that dtype (in the weight's own when it is as wide, or when one chunk holds
+// every row).
 #pragma once
 
 #include <cstdint>

@@ -141,6 +141,7 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
   }
   im.dtype = c.dtype == "bfloat16"  ? at::kBFloat16
              : c.dtype == "float32" ? at::kFloat
+             : c.dtype == "float64" ? at::kDouble
              : im.device.is_cuda()  ? at::kBFloat16
                                     : at::kFloat;
   if (c.threads > 0) SetComputeThreads(static_cast<int>(c.threads));  // ATen + OpenBLAS
