@@ -5,7 +5,7 @@
 //              [--dtype float32|bfloat16] [--batch B] [--seq T] [--prompt P] [--steps N]
 //              [--warmup W] [--threads N] [--python PATH] [--impl auto|transformers|baseline]
 //              [--no-python] [--path before|after] [--compare --rounds R]
-//              [--cuda-graph off|auto]
+//              [--cuda-graph off|auto] [--profile PATH]
 //              [--gen-prompts P --gen-samples G --gen-tokens N --gen-reps R]
 //
 // The step (both sides): log-probs of the completion tokens (positions P..T-1 of each row,
@@ -57,6 +57,14 @@
 #if EGCA_HAVE_CUDA_ALLOCATOR
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
+// --profile: LibTorch's legacy profiler (a Chrome trace of every op, host side), present in
+// 1.13 and 2.x.
+#if __has_include(<torch/csrc/autograd/profiler_legacy.h>)
+#include <torch/csrc/autograd/profiler_legacy.h>
+#define EGCA_HAVE_LEGACY_PROFILER 1
+#else
+#define EGCA_HAVE_LEGACY_PROFILER 0
+#endif
 
 #include "egca/core/remove_tree.h"
 #include "egca/trainer/policy/checkpoint.h"
@@ -79,7 +87,8 @@ std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0
 
 struct Args {
   std::string device_name = "cpu", shape = "tiny", dtype_name = "float32",
-              python = EGCA_TORCH_PYTHON, impl = "auto", path = "after", cuda_graph = "off";
+              python = EGCA_TORCH_PYTHON, impl = "auto", path = "after", cuda_graph = "off",
+              profile;
   int64_t vocab = 0, batch = 4, seq = 256, prompt = 64, steps = 5, warmup = 2, threads = 0;
   int64_t gen_prompts = 0, gen_samples = 8, gen_tokens = 256, gen_reps = 3, rounds = 3;
   bool no_python = false, compare = false;
@@ -170,6 +179,18 @@ SideResult RunCpp(const Args& a, const fs::path& dir, bool before) {
   }
   res.peak_bytes = PeakBytes(device);
   res.step_s = Median(times);
+  if (!a.profile.empty()) {
+#if EGCA_HAVE_LEGACY_PROFILER
+    {
+      torch::autograd::profiler::RecordProfile guard(a.profile);
+      for (int i = 0; i < 2; ++i) step();
+      sync();
+    }
+    std::fprintf(stderr, "[train_step] profile of 2 steps: %s\n", a.profile.c_str());
+#else
+    std::fprintf(stderr, "[train_step] --profile: this LibTorch has no legacy profiler\n");
+#endif
+  }
 
   // Sampling: the same prompts on both sides (the first gen_prompts rows' prompt tokens).
   if (a.gen_prompts > 0) {
@@ -201,6 +222,16 @@ SideResult RunCpp(const Args& a, const fs::path& dir, bool before) {
       if (r > 0) gt.push_back(static_cast<double>(n) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     res.gen_tps = Median(gt);
+#if EGCA_HAVE_LEGACY_PROFILER
+    if (!a.profile.empty()) {
+      {
+        torch::autograd::profiler::RecordProfile guard(a.profile + ".sampling.json");
+        auto out = Generate(m, gp, so);
+        sync();
+      }
+      std::fprintf(stderr, "[train_step] profile of one Generate: %s.sampling.json\n", a.profile.c_str());
+    }
+#endif
   }
   return res;
 }
@@ -316,6 +347,7 @@ int main(int argc, char** argv) {
   app.add_flag("--compare", a.compare, "C++ before against after, each in its own process; no Python");
   app.add_option("--rounds", a.rounds, "--compare: rounds (each runs both versions)");
   app.add_option("--cuda-graph", a.cuda_graph, "sampling, after: off or auto (CUDA graphs)")->check(CLI::IsMember({"off", "auto"}));
+  app.add_option("--profile", a.profile, "write a Chrome trace of 2 C++ steps here (and of one Generate to PATH.sampling.json)");
   app.add_option("--gen-prompts", a.gen_prompts, "sampling: prompts (0: no sampling section)");
   app.add_option("--gen-samples", a.gen_samples, "sampling: samples per prompt");
   app.add_option("--gen-tokens", a.gen_tokens, "sampling: new tokens per sample");
