@@ -1,15 +1,24 @@
 // train_step: egca's GRPO training step (C++) against the same step in Python on the same
-// device, in one run.
+// device, in one run; or (--compare) egca's step before and after issue 39 in one run.
 //
-//   train_step [--device cpu|cuda] [--shape tiny|small|qwen2.5-0.5b] [--dtype float32|bfloat16]
-//              [--batch B] [--seq T] [--prompt P] [--steps N] [--warmup W] [--threads N]
-//              [--python PATH] [--impl auto|transformers|baseline] [--no-python]
+//   train_step [--device cpu|cuda] [--shape tiny|small|qwen2.5-0.5b] [--vocab V]
+//              [--dtype float32|bfloat16] [--batch B] [--seq T] [--prompt P] [--steps N]
+//              [--warmup W] [--threads N] [--python PATH] [--impl auto|transformers|baseline]
+//              [--no-python] [--path before|after] [--compare --rounds R]
+//              [--cuda-graph off|auto] [--profile PATH]
 //              [--gen-prompts P --gen-samples G --gen-tokens N --gen-reps R]
 //
 // The step (both sides): log-probs of the completion tokens (positions P..T-1 of each row,
 // only they go through lm_head), the GRPO clipped surrogate with fixed advantages, backward,
-// AdamW. The C++ side is DecoderModel::ScoreCompletions + GrpoLoss + torch::optim::AdamW;
-// the Python side (train_step_baseline.py, a child process run after the C++ side) is
+// AdamW. The C++ side is DecoderModel::ScoreCompletions + GrpoLoss + AdamW, in one of two
+// versions (--path):
+//   after   chunked log-probs (chunked_log_probs.h), MultiTensorAdamW (`_foreach_*` kernels),
+//           sampling with the static KV cache (and CUDA graphs with --cuda-graph auto)
+//   before  one [B, W, V] float32 log-softmax, torch::optim::AdamW's per-parameter loop,
+//           sampling with the KV cache grown by at::cat: the code before issue 39
+// --compare runs both versions, each in a child process of its own (peak memory is per
+// process), alternating for --rounds rounds, and prints both and the ratios; no Python.
+// The Python side (train_step_baseline.py, a child process run after the C++ side) is
 // transformers' AutoModelForCausalLM with SDPA attention when transformers is importable,
 // else bench/model's transformers-style decoder. Both load the checkpoint written here.
 // Prints step time (median), tokens/s and peak memory (CUDA: the caching allocator's peak
@@ -22,6 +31,8 @@
 // The GPU figures of the issue ("Qwen2.5-0.5B shape, bf16, batch 8 x 1,024"):
 //   train_step --device cuda --shape qwen2.5-0.5b --dtype bfloat16 --batch 8 --seq 1024
 //              --python /opt/torch/.venv/bin/python3
+// The CPU before/after figures of issue 39 (docs/PERFORMANCE.md):
+//   train_step --compare --shape tiny --vocab 151936 --batch 4 --seq 256 --rounds 3
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
@@ -29,6 +40,7 @@
 #include <torch/version.h>
 
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,10 +57,19 @@
 #if EGCA_HAVE_CUDA_ALLOCATOR
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
+// --profile: LibTorch's legacy profiler (a Chrome trace of every op, host side), present in
+// 1.13 and 2.x.
+#if __has_include(<torch/csrc/autograd/profiler_legacy.h>)
+#include <torch/csrc/autograd/profiler_legacy.h>
+#define EGCA_HAVE_LEGACY_PROFILER 1
+#else
+#define EGCA_HAVE_LEGACY_PROFILER 0
+#endif
 
 #include "egca/core/remove_tree.h"
 #include "egca/trainer/policy/checkpoint.h"
 #include "egca/trainer/policy/sampler.h"
+#include "egca/trainer/rl/adamw.h"
 #include "egca/trainer/rl/grpo_loss.h"
 #include "../common/crash_backtrace.h"
 #include "../common/fixed_batch.h"
@@ -64,69 +85,69 @@ using egca::bench::Median;
 
 std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
 
-}  // namespace
+struct Args {
+  std::string device_name = "cpu", shape = "tiny", dtype_name = "float32",
+              python = EGCA_TORCH_PYTHON, impl = "auto", path = "after", cuda_graph = "off",
+              profile;
+  int64_t vocab = 0, batch = 4, seq = 256, prompt = 64, steps = 5, warmup = 2, threads = 0;
+  int64_t gen_prompts = 0, gen_samples = 8, gen_tokens = 256, gen_reps = 3, rounds = 3;
+  bool no_python = false, compare = false;
+};
 
-int main(int argc, char** argv) {
-  CLI::App app{"egca's GRPO training step against the same step in Python, same device"};
-  std::string device_name = "cpu", shape = "tiny", dtype_name = "float32", python = EGCA_TORCH_PYTHON,
-              impl = "auto";
-  int64_t batch = 4, seq = 256, prompt = 64, steps = 5, warmup = 2, threads = 0;
-  int64_t gen_prompts = 0, gen_samples = 8, gen_tokens = 256, gen_reps = 3;
-  bool no_python = false;
-  app.add_option("--device", device_name, "cpu, cuda or cuda:N");
-  app.add_option("--shape", shape, "tiny, small or qwen2.5-0.5b")->check(CLI::IsMember({"tiny", "small", "qwen2.5-0.5b"}));
-  app.add_option("--dtype", dtype_name, "float32 or bfloat16")->check(CLI::IsMember({"float32", "bfloat16"}));
-  app.add_option("--batch", batch, "rows per step");
-  app.add_option("--seq", seq, "tokens per row");
-  app.add_option("--prompt", prompt, "prompt tokens per row (the rest is the completion)");
-  app.add_option("--steps", steps, "timed steps per side");
-  app.add_option("--warmup", warmup, "untimed steps per side");
-  app.add_option("--threads", threads, "torch intra-op threads (0: default), both sides");
-  app.add_option("--python", python, "Python with torch (and transformers, for the SDPA baseline)");
-  app.add_option("--impl", impl, "Python side: auto, transformers or baseline");
-  app.add_flag("--no-python", no_python, "C++ side only");
-  app.add_option("--gen-prompts", gen_prompts, "sampling: prompts (0: no sampling section)");
-  app.add_option("--gen-samples", gen_samples, "sampling: samples per prompt");
-  app.add_option("--gen-tokens", gen_tokens, "sampling: new tokens per sample");
-  app.add_option("--gen-reps", gen_reps, "sampling: timed runs per side (median)");
-  CLI11_PARSE(app, argc, argv);
-  egca::bench::InstallCrashBacktrace();
-  setvbuf(stdout, nullptr, _IOLBF, 0);  // a table printed survives a later crash
-  if (prompt < 1 || prompt >= seq) {
-    std::fprintf(stderr, "train_step: --prompt must be in [1, --seq)\n");
-    return 2;
+// What one version of the C++ side measured.
+struct SideResult {
+  double step_s = 0, peak_bytes = 0, first = 0, gen_tps = 0;
+  std::string error;  // non-empty: the side failed
+};
+
+ModelConfig ShapeOf(const Args& a) {
+  ModelConfig mc = egca::bench::ModelShape(a.shape);
+  if (a.vocab > 0) mc.vocab_size = a.vocab;
+  mc.torch_dtype = a.dtype_name;
+  return mc;
+}
+
+double PeakBytes(const at::Device& device) {
+#if EGCA_HAVE_CUDA_ALLOCATOR
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index() < 0 ? 0 : device.index());
+    return static_cast<double>(stats.allocated_bytes[0].peak);
   }
-  const at::Device device(device_name);
+#endif
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) * 1024;
+}
+
+// The C++ side: loads the checkpoint in `dir`, runs the timed steps and (gen_prompts > 0)
+// the sampling, in the version `before` or after issue 39.
+SideResult RunCpp(const Args& a, const fs::path& dir, bool before) {
+  SideResult res;
+  const at::Device device(a.device_name);
   if (device.is_cuda() && !torch::cuda::is_available()) {
-    std::fprintf(stderr, "train_step: --device %s but CUDA is not available\n", device_name.c_str());
-    return 2;
+    res.error = "--device " + a.device_name + " but CUDA is not available";
+    return res;
   }
-  if (threads > 0) at::set_num_threads(static_cast<int>(threads));
-  const at::ScalarType dtype = dtype_name == "bfloat16" ? at::kBFloat16 : at::kFloat;
-
-  const fs::path dir = fs::temp_directory_path() / fmt::format("egca_train_step_{}", getpid());
-  ModelConfig mc = egca::bench::ModelShape(shape);
-  mc.torch_dtype = dtype_name;
-  if (auto s = CreateRandomCheckpoint(dir.string(), mc, 5); !s.ok()) {
-    std::fprintf(stderr, "train_step: %s\n", s.ToString().c_str());
-    return 1;
-  }
+  if (a.threads > 0) at::set_num_threads(static_cast<int>(a.threads));
+  const at::ScalarType dtype = a.dtype_name == "bfloat16" ? at::kBFloat16 : at::kFloat;
+  const ModelConfig mc = ShapeOf(a);
   auto model = LoadCheckpoint(dir.string(), LoadOptions(device).set_dtype(dtype));
   if (!model.ok()) {
-    std::fprintf(stderr, "train_step: %s\n", model.status().ToString().c_str());
-    return 1;
+    res.error = model.status().ToString();
+    return res;
   }
   DecoderModel& m = **model;
   m.train();
-  torch::optim::AdamW opt(m.parameters(), torch::optim::AdamWOptions(1e-6));
+  m.set_logit_chunk_bytes(before ? 0 : DecoderModel::kAutoLogitChunk);
+  std::unique_ptr<torch::optim::AdamW> opt =
+      before ? std::make_unique<torch::optim::AdamW>(m.parameters(), torch::optim::AdamWOptions(1e-6))
+             : std::make_unique<MultiTensorAdamW>(m.parameters(), torch::optim::AdamWOptions(1e-6));
 
   // The same ids and advantages as train_step_baseline.py.
-  auto fixed = egca::bench::MakeFixedBatch(batch, seq, prompt, mc.vocab_size);
+  auto fixed = egca::bench::MakeFixedBatch(a.batch, a.seq, a.prompt, mc.vocab_size);
   const auto& prompts = fixed.prompts;
   const auto& completions = fixed.completions;
-  const int64_t width = seq - prompt;
-  at::Tensor adv = fixed.advantages;
-  adv = adv.to(device);
+  at::Tensor adv = fixed.advantages.to(device);
   GrpoLossOptions lo;
   lo.beta = 0;
   auto sync = [&] {
@@ -136,75 +157,230 @@ int main(int argc, char** argv) {
     CompletionLogProbs out = m.ScoreCompletions(prompts, completions);  // [B, W]
     at::Tensor loss = GrpoLoss(out.log_probs, out.log_probs.detach(), {}, adv, out.mask, lo);
     loss.backward();
-    opt.step();
-    opt.zero_grad();
+    opt->step();
+    opt->zero_grad();
     return out.log_probs.detach().mean().item<double>();
   };
-  double first = 0;
-  for (int64_t i = 0; i < warmup; ++i) {
+  for (int64_t i = 0; i < a.warmup; ++i) {
     const double v = step();
-    if (i == 0) first = v;
+    if (i == 0) res.first = v;
   }
 #if EGCA_HAVE_CUDA_ALLOCATOR
   if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
 #endif
   std::vector<double> times;
-  for (int64_t i = 0; i < steps; ++i) {
+  for (int64_t i = 0; i < a.steps; ++i) {
     sync();
     const auto t0 = std::chrono::steady_clock::now();
-    step();
+    const double v = step();
+    if (a.warmup == 0 && i == 0) res.first = v;
     sync();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  double peak = 0;
-#if EGCA_HAVE_CUDA_ALLOCATOR
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index() < 0 ? 0 : device.index());
-    peak = static_cast<double>(stats.allocated_bytes[0].peak);
-  }
+  res.peak_bytes = PeakBytes(device);
+  res.step_s = Median(times);
+  if (!a.profile.empty()) {
+#if EGCA_HAVE_LEGACY_PROFILER
+    {
+      torch::autograd::profiler::RecordProfile guard(a.profile);
+      for (int i = 0; i < 2; ++i) step();
+      sync();
+    }
+    std::fprintf(stderr, "[train_step] profile of 2 steps: %s\n", a.profile.c_str());
+#else
+    std::fprintf(stderr, "[train_step] --profile: this LibTorch has no legacy profiler\n");
 #endif
-  if (!device.is_cuda()) {
-    struct rusage ru {};
-    getrusage(RUSAGE_SELF, &ru);
-    peak = static_cast<double>(ru.ru_maxrss) * 1024;
   }
-  const double cpp_step = Median(times);
-  std::fprintf(stderr, "[train_step] C++ step: %.1f ms (median of %lld)\n", cpp_step * 1e3, static_cast<long long>(steps));
 
   // Sampling: the same prompts on both sides (the first gen_prompts rows' prompt tokens).
-  double cpp_gen_tps = 0;
-  if (gen_prompts > 0) {
+  if (a.gen_prompts > 0) {
     m.eval();
-    std::vector<std::vector<int32_t>> gp(gen_prompts);
-    for (int64_t b = 0; b < gen_prompts; ++b) {
-      for (int64_t t = 0; t < prompt; ++t) {
-        gp[b].push_back(egca::bench::FixedTokenId(b, t, seq, mc.vocab_size));
+    std::vector<std::vector<int32_t>> gp(a.gen_prompts);
+    for (int64_t b = 0; b < a.gen_prompts; ++b) {
+      for (int64_t t = 0; t < a.prompt; ++t) {
+        gp[b].push_back(egca::bench::FixedTokenId(b, t, a.seq, mc.vocab_size));
       }
     }
     SamplingOptions so;
-    so.set_num_samples_per_prompt(gen_samples).set_max_new_tokens(gen_tokens).set_temperature(1.0);
+    so.set_num_samples_per_prompt(a.gen_samples).set_max_new_tokens(a.gen_tokens).set_temperature(1.0);
+    so.set_static_cache(!before);
+    so.set_cuda_graph(!before && a.cuda_graph == "auto" ? SamplingOptions::CudaGraph::kAuto
+                                                         : SamplingOptions::CudaGraph::kOff);
     std::vector<double> gt;
-    for (int64_t r = 0; r <= gen_reps; ++r) {  // run 0 warms up
+    for (int64_t r = 0; r <= a.gen_reps; ++r) {  // run 0 warms up
       so.set_seed(static_cast<uint64_t>(r + 1));
       sync();
       const auto t0 = std::chrono::steady_clock::now();
       auto out = Generate(m, gp, so);
       sync();
       if (!out.ok()) {
-        std::fprintf(stderr, "train_step: Generate: %s\n", out.status().ToString().c_str());
-        return 1;
+        res.error = "Generate: " + out.status().ToString();
+        return res;
       }
       int64_t n = 0;
       for (const auto& c : *out) n += static_cast<int64_t>(c.token_ids.size());
       if (r > 0) gt.push_back(static_cast<double>(n) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-    cpp_gen_tps = Median(gt);
-    std::fprintf(stderr, "[train_step] C++ sampling: %.0f tokens/s\n", cpp_gen_tps);
+    res.gen_tps = Median(gt);
+#if EGCA_HAVE_LEGACY_PROFILER
+    if (!a.profile.empty()) {
+      {
+        torch::autograd::profiler::RecordProfile guard(a.profile + ".sampling.json");
+        auto out = Generate(m, gp, so);
+        sync();
+      }
+      std::fprintf(stderr, "[train_step] profile of one Generate: %s.sampling.json\n", a.profile.c_str());
+    }
+#endif
   }
+  return res;
+}
 
-  std::printf("GRPO training step, %s, shape %s, %s, batch %lld x %lld tokens (%lld completion), AdamW\n\n",
-              device_name.c_str(), shape.c_str(), dtype_name.c_str(), static_cast<long long>(batch),
-              static_cast<long long>(seq), static_cast<long long>(width));
+std::string ToJson(const SideResult& r) {
+  nlohmann::json j;
+  j["step_s"] = r.step_s;
+  j["peak_bytes"] = r.peak_bytes;
+  j["first"] = r.first;
+  j["gen_tps"] = r.gen_tps;
+  j["error"] = r.error;
+  return j.dump();
+}
+
+// RunCpp in a child process (its own peak memory; CUDA initialized there, not here).
+SideResult RunInChild(const Args& a, bool before) {
+  int fds[2];
+  if (pipe(fds) != 0) return SideResult{0, 0, 0, 0, "pipe failed"};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const fs::path dir = fs::temp_directory_path() / fmt::format("egca_train_step_{}", getpid());
+    SideResult r;
+    if (auto st = CreateRandomCheckpoint(dir.string(), ShapeOf(a), 5); !st.ok()) {
+      r.error = st.ToString();
+    } else {
+      r = RunCpp(a, dir, before);
+    }
+    std::error_code ec;
+    egca::RemoveTree(dir, ec);
+    const std::string line = ToJson(r) + "\n";
+    if (write(fds[1], line.data(), line.size()) < 0) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  auto j = nlohmann::json::parse(out, nullptr, false);
+  if (j.is_discarded()) return SideResult{0, 0, 0, 0, fmt::format("child exited with status {}", status)};
+  return SideResult{j["step_s"].get<double>(), j["peak_bytes"].get<double>(), j["first"].get<double>(),
+                    j["gen_tps"].get<double>(), j["error"].get<std::string>()};
+}
+
+int Compare(const Args& a) {
+  std::vector<double> step[2], peak[2], gen[2];
+  double first[2] = {0, 0};
+  for (int64_t round = 0; round < a.rounds; ++round) {
+    for (int v = 0; v < 2; ++v) {  // 0 = before, 1 = after; alternating
+      const SideResult r = RunInChild(a, v == 0);
+      if (!r.error.empty()) {
+        std::fprintf(stderr, "train_step: %s: %s\n", v == 0 ? "before" : "after", r.error.c_str());
+        return 1;
+      }
+      step[v].push_back(r.step_s);
+      peak[v].push_back(r.peak_bytes);
+      gen[v].push_back(r.gen_tps);
+      first[v] = r.first;
+      std::fprintf(stderr, "[train_step] round %lld %s: step %.1f ms, peak %s\n", static_cast<long long>(round + 1),
+                   v == 0 ? "before" : "after", r.step_s * 1e3, Gib(r.peak_bytes).c_str());
+    }
+  }
+  const ModelConfig mc = ShapeOf(a);
+  std::printf("GRPO training step before/after issue 39, %s, shape %s (vocab %lld), %s, batch %lld x %lld tokens "
+              "(%lld completion), %lld rounds (each version in its own process, alternating)\n\n",
+              a.device_name.c_str(), a.shape.c_str(), static_cast<long long>(mc.vocab_size), a.dtype_name.c_str(),
+              static_cast<long long>(a.batch), static_cast<long long>(a.seq), static_cast<long long>(a.seq - a.prompt),
+              static_cast<long long>(a.rounds));
+  std::printf("| version | step ms (median over rounds of the median of %lld) | step ms per round | peak memory (max over rounds) | first-step mean log-prob |%s\n",
+              static_cast<long long>(a.steps), a.gen_prompts > 0 ? " sampling tokens/s |" : "");
+  std::printf("|---|---|---|---|---|%s\n", a.gen_prompts > 0 ? "---|" : "");
+  const char* names[2] = {"before (full log-softmax, AdamW loop, growing KV cache)",
+                          "after (chunked log-probs, multi-tensor AdamW, static KV cache)"};
+  for (int v = 0; v < 2; ++v) {
+    std::string per;
+    for (double t : step[v]) per += fmt::format("{}{:.1f}", per.empty() ? "" : " / ", t * 1e3);
+    std::printf("| %s | %.1f | %s | %s | %.6f |", names[v], Median(step[v]) * 1e3, per.c_str(),
+                Gib(*std::max_element(peak[v].begin(), peak[v].end())).c_str(), first[v]);
+    if (a.gen_prompts > 0) std::printf(" %.0f |", Median(gen[v]));
+    std::printf("\n");
+  }
+  std::printf("\nafter / before: step time %.3f (below 1: faster), peak memory %.3f",
+              Median(step[1]) / Median(step[0]),
+              *std::max_element(peak[1].begin(), peak[1].end()) / *std::max_element(peak[0].begin(), peak[0].end()));
+  if (a.gen_prompts > 0) std::printf(", sampling tokens/s %.3f", Median(gen[1]) / Median(gen[0]));
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"egca's GRPO training step against the same step in Python, same device"};
+  Args a;
+  app.add_option("--device", a.device_name, "cpu, cuda or cuda:N");
+  app.add_option("--shape", a.shape, "tiny, small or qwen2.5-0.5b")->check(CLI::IsMember({"tiny", "small", "qwen2.5-0.5b"}));
+  app.add_option("--vocab", a.vocab, "vocabulary size in place of the shape's (e.g. 151936 with tiny)");
+  app.add_option("--dtype", a.dtype_name, "float32 or bfloat16")->check(CLI::IsMember({"float32", "bfloat16"}));
+  app.add_option("--batch", a.batch, "rows per step");
+  app.add_option("--seq", a.seq, "tokens per row");
+  app.add_option("--prompt", a.prompt, "prompt tokens per row (the rest is the completion)");
+  app.add_option("--steps", a.steps, "timed steps per side");
+  app.add_option("--warmup", a.warmup, "untimed steps per side");
+  app.add_option("--threads", a.threads, "torch intra-op threads (0: default), both sides");
+  app.add_option("--python", a.python, "Python with torch (and transformers, for the SDPA baseline)");
+  app.add_option("--impl", a.impl, "Python side: auto, transformers or baseline");
+  app.add_flag("--no-python", a.no_python, "C++ side only");
+  app.add_option("--path", a.path, "the C++ version: after (issue 39) or before")->check(CLI::IsMember({"before", "after"}));
+  app.add_flag("--compare", a.compare, "C++ before against after, each in its own process; no Python");
+  app.add_option("--rounds", a.rounds, "--compare: rounds (each runs both versions)");
+  app.add_option("--cuda-graph", a.cuda_graph, "sampling, after: off or auto (CUDA graphs)")->check(CLI::IsMember({"off", "auto"}));
+  app.add_option("--profile", a.profile, "write a Chrome trace of 2 C++ steps here (and of one Generate to PATH.sampling.json)");
+  app.add_option("--gen-prompts", a.gen_prompts, "sampling: prompts (0: no sampling section)");
+  app.add_option("--gen-samples", a.gen_samples, "sampling: samples per prompt");
+  app.add_option("--gen-tokens", a.gen_tokens, "sampling: new tokens per sample");
+  app.add_option("--gen-reps", a.gen_reps, "sampling: timed runs per side (median)");
+  CLI11_PARSE(app, argc, argv);
+  egca::bench::InstallCrashBacktrace();
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // a table printed survives a later crash
+  if (a.prompt < 1 || a.prompt >= a.seq) {
+    std::fprintf(stderr, "train_step: --prompt must be in [1, --seq)\n");
+    return 2;
+  }
+  if (a.compare) return Compare(a);
+
+  const fs::path dir = fs::temp_directory_path() / fmt::format("egca_train_step_{}", getpid());
+  if (auto st = CreateRandomCheckpoint(dir.string(), ShapeOf(a), 5); !st.ok()) {
+    std::fprintf(stderr, "train_step: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  const SideResult cpp = RunCpp(a, dir, a.path == "before");
+  if (!cpp.error.empty()) {
+    std::fprintf(stderr, "train_step: %s\n", cpp.error.c_str());
+    return 1;
+  }
+  const double cpp_step = cpp.step_s, peak = cpp.peak_bytes, first = cpp.first, cpp_gen_tps = cpp.gen_tps;
+  const int64_t batch = a.batch, seq = a.seq, width = a.seq - a.prompt, steps = a.steps;
+  const int64_t gen_prompts = a.gen_prompts, gen_samples = a.gen_samples, gen_tokens = a.gen_tokens,
+                gen_reps = a.gen_reps;
+  std::fprintf(stderr, "[train_step] C++ step: %.1f ms (median of %lld)\n", cpp_step * 1e3, static_cast<long long>(steps));
+  if (gen_prompts > 0) std::fprintf(stderr, "[train_step] C++ sampling: %.0f tokens/s\n", cpp_gen_tps);
+
+  std::printf("GRPO training step, %s, shape %s, %s, batch %lld x %lld tokens (%lld completion), AdamW, C++ %s\n\n",
+              a.device_name.c_str(), a.shape.c_str(), a.dtype_name.c_str(), static_cast<long long>(batch),
+              static_cast<long long>(seq), static_cast<long long>(width), a.path.c_str());
   std::printf("| side | step ms (median of %lld) | tokens/s | peak memory | first-step mean log-prob |\n",
               static_cast<long long>(steps));
   std::printf("|---|---|---|---|---|\n");
@@ -215,12 +391,12 @@ int main(int argc, char** argv) {
               "explicit",
 #endif
               cpp_step * 1e3, static_cast<double>(batch * seq) / cpp_step, Gib(peak).c_str(), first);
-  if (!no_python) {
+  if (!a.no_python) {
     const std::string cmd = fmt::format(
         "'{}' '{}' --checkpoint '{}' --device {} --dtype {} --batch {} --seq {} --prompt {} --steps {} "
         "--warmup {} --threads {} --impl {} --gen-prompts {} --gen-samples {} --gen-tokens {} --gen-reps {}",
-        python, EGCA_TRAIN_STEP_SCRIPT, dir.string(), device_name, dtype_name, batch, seq, prompt, steps, warmup,
-        threads, impl, gen_prompts, gen_samples, gen_tokens, gen_reps);
+        a.python, EGCA_TRAIN_STEP_SCRIPT, dir.string(), a.device_name, a.dtype_name, batch, seq, a.prompt, steps,
+        a.warmup, a.threads, a.impl, gen_prompts, gen_samples, gen_tokens, gen_reps);
     std::string out;
     if (FILE* p = popen(cmd.c_str(), "r")) {
       char buf[4096];
@@ -254,7 +430,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (no_python && gen_prompts > 0) {
+  if (a.no_python && gen_prompts > 0) {
     std::printf("\nSampling %lld prompts x %lld samples x %lld new tokens: egca C++ Generate %.0f tokens/s\n",
                 static_cast<long long>(gen_prompts), static_cast<long long>(gen_samples),
                 static_cast<long long>(gen_tokens), cpp_gen_tps);

@@ -94,6 +94,35 @@ INSTANTIATE_TEST_SUITE_P(Families, KvCacheTest,
                                            ModelFamily::kQwen3),
                          [](const auto& info) { return std::string(ModelFamilyName(info.param)); });
 
+// DecodeStep against Forward with a growing KvCache, token by token from the same
+// left-padded prefill: the same logits, written into the same buffers every step.
+TEST(DecoderModel, StaticCacheDecodeStepMatchesTheGrowingCache) {
+  at::NoGradGuard no_grad;
+  DecoderModel m(TinyConfig(ModelFamily::kQwen3));
+  m.InitRandom(21, 0.1);
+  at::Tensor ids = at::randint(1, 512, {3, 6}, at::kLong);
+  at::Tensor mask = at::ones({3, 6}, at::kLong);
+  mask[1][0] = 0;
+  mask[1][1] = 0;  // row 1: a shorter, left-padded prompt
+  KvCache growing;
+  m.Forward(ids, mask, &growing);
+  StaticKvCache fixed = m.MakeStaticCache(growing, 6 + 5);
+  std::vector<const void*> buffers;
+  for (const auto& k : fixed.keys) buffers.push_back(k.data_ptr());
+  at::Tensor next = at::randint(1, 512, {3, 1}, at::kLong);
+  for (int step = 0; step < 5; ++step) {
+    at::Tensor ones = at::ones({3, 1}, at::kLong);
+    at::Tensor want = m.Forward(next, at::cat({growing.attention_mask, ones}, 1), &growing).select(1, 0);
+    at::Tensor got = m.DecodeStep(next, fixed);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    EXPECT_LE((got - want).abs().max().item<double>(), 1e-5) << "step " << step;
+    next = got.argmax(-1, true);
+  }
+  EXPECT_EQ(fixed.column.item<int64_t>(), 11);
+  EXPECT_EQ(fixed.positions[1].item<int64_t>(), 4 + 5);
+  for (size_t i = 0; i < fixed.keys.size(); ++i) EXPECT_EQ(fixed.keys[i].data_ptr(), buffers[i]);
+}
+
 TEST(DecoderModel, LeftAndRightPaddingMatchUnpaddedRows) {
   at::NoGradGuard no_grad;
   DecoderModel m(TinyConfig(ModelFamily::kQwen2));

@@ -92,6 +92,49 @@ TEST(Sampler, KvCacheAndFullRecomputationAgree) {
   }
 }
 
+// The static-cache decoder (fixed buffers, finished rows compacted) against the decoder
+// before it (a KvCache grown by at::cat): the same tokens for a fixed seed, the same
+// log-probs up to float rounding, with rows finishing at different steps (stop tokens),
+// prompts of different lengths (left padding), greedy, top-k and top-p.
+TEST(Sampler, StaticCacheDecoderMatchesTheGrowingCacheDecoder) {
+  auto m = TinyModel(4);
+  struct Case {
+    double temperature, top_p;
+    int64_t top_k;
+  };
+  for (const Case& c : {Case{1.0, 1.0, 0}, Case{0.0, 1.0, 0}, Case{0.9, 0.9, 40}}) {
+    SamplingOptions o;
+    o.set_num_samples_per_prompt(3)
+        .set_max_new_tokens(24)
+        .set_temperature(c.temperature)
+        .set_top_p(c.top_p)
+        .set_top_k(c.top_k)
+        .set_seed(11)
+        .set_stop_token_ids({3, 9, 27, 81, 243});
+    const auto growing = MustGenerate(*m, kPrompts, SamplingOptions(o).set_static_cache(false));
+    const auto fixed = MustGenerate(*m, kPrompts, o);
+    ASSERT_EQ(growing.size(), fixed.size());
+    size_t stopped = 0, total = 0;
+    for (size_t i = 0; i < fixed.size(); ++i) {
+      EXPECT_EQ(fixed[i].token_ids, growing[i].token_ids) << "completion " << i;
+      EXPECT_EQ(fixed[i].finish_reason, growing[i].finish_reason);
+      ASSERT_EQ(fixed[i].policy_log_probs.size(), growing[i].policy_log_probs.size());
+      for (size_t t = 0; t < fixed[i].token_ids.size(); ++t) {
+        EXPECT_NEAR(fixed[i].policy_log_probs[t], growing[i].policy_log_probs[t], 1e-5);
+        EXPECT_NEAR(fixed[i].sampling_log_probs[t], growing[i].sampling_log_probs[t], 1e-5);
+      }
+      stopped += fixed[i].finish_reason == FinishReason::kStopToken;
+      total += fixed[i].token_ids.size();
+    }
+    if (c.temperature > 0) {
+      // Rows left the batch at different steps, and some ran to the end.
+      EXPECT_GT(stopped, 0u);
+      EXPECT_LT(stopped, fixed.size());
+    }
+    EXPECT_GT(total, fixed.size());
+  }
+}
+
 TEST(Sampler, PolicyLogProbsEqualTeacherForcedLogProbs) {
   auto m = TinyModel(3);
   SamplingOptions o;

@@ -36,6 +36,8 @@ std::optional<at::ScalarType> ToScalarType(SafetensorsDtype dtype) {
       return at::kHalf;
     case SafetensorsDtype::kBF16:
       return at::kBFloat16;
+    case SafetensorsDtype::kF64:
+      return at::kDouble;
     default:
       return std::nullopt;
   }
@@ -49,6 +51,8 @@ std::optional<SafetensorsDtype> ToSafetensorsDtype(at::ScalarType dtype) {
       return SafetensorsDtype::kF16;
     case at::kBFloat16:
       return SafetensorsDtype::kBF16;
+    case at::kDouble:
+      return SafetensorsDtype::kF64;
     default:
       return std::nullopt;
   }
@@ -159,6 +163,7 @@ std::optional<at::ScalarType> ParseTorchDtype(const std::string& name) {
   if (name == "float32") return at::kFloat;
   if (name == "float16") return at::kHalf;
   if (name == "bfloat16") return at::kBFloat16;
+  if (name == "float64") return at::kDouble;
   return std::nullopt;
 }
 
@@ -170,6 +175,8 @@ const char* TorchDtypeName(at::ScalarType dtype) {
       return "float16";
     case at::kBFloat16:
       return "bfloat16";
+    case at::kDouble:
+      return "float64";
     default:
       return "unsupported";
   }
@@ -213,7 +220,7 @@ StatusOr<std::shared_ptr<DecoderModel>> LoadCheckpoint(const std::string& dir,
   if (!ToSafetensorsDtype(options.dtype)) {
     return InvalidArgument(
         fmt::format("LoadOptions.dtype {} is not a floating type egca "
-                    "supports (float32, float16, bfloat16)",
+                    "supports (float32, float16, bfloat16, float64)",
                     c10::toString(options.dtype)));
   }
   auto model = std::make_shared<DecoderModel>(config);
@@ -230,7 +237,7 @@ Status SaveCheckpoint(DecoderModel& model, const std::string& dir, const SaveOpt
   if (!st_dtype) {
     return InvalidArgument(
         fmt::format("SaveOptions.dtype {} is not supported (float32, "
-                    "float16, bfloat16)",
+                    "float16, bfloat16, float64)",
                     c10::toString(dtype)));
   }
   config.torch_dtype = TorchDtypeName(dtype);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "chunked_log_probs.h"
 #include "model_layers.h"
 
 namespace egca::trainer {
@@ -168,6 +169,30 @@ class SelfAttention : public torch::nn::Module {
     return (*o_proj)(out);
   }
 
+  // One new token per row against a StaticKvCache layer: x [B, 1, hidden]; cos/sin
+  // [B, 1, D]; bias [B, 1, 1, capacity]; column [1]. Writes k/v at `column` in place.
+  at::Tensor Decode(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                    const at::Tensor& bias, at::Tensor& cache_k, at::Tensor& cache_v,
+                    const at::Tensor& column) {
+    const int64_t b = x.size(0), d = c_.head_dim;
+    at::Tensor q = (*q_proj)(x).view({b, 1, c_.num_attention_heads, d});
+    at::Tensor k = (*k_proj)(x).view({b, 1, c_.num_key_value_heads, d});
+    at::Tensor v = (*v_proj)(x).view({b, 1, c_.num_key_value_heads, d});
+    if (q_norm) {
+      q = (*q_norm)(q);
+      k = (*k_norm)(k);
+    }
+    q = layers::ApplyRotary(q.transpose(1, 2), cos, sin);
+    k = layers::ApplyRotary(k.transpose(1, 2), cos, sin);
+    cache_k.index_copy_(2, column, k);
+    cache_v.index_copy_(2, column, v.transpose(1, 2));
+    const int64_t n_rep = c_.kv_group_size();
+    at::Tensor out = layers::Attention(q, layers::RepeatKv(cache_k, n_rep),
+                                       layers::RepeatKv(cache_v, n_rep), bias);
+    out = out.transpose(1, 2).reshape({b, 1, c_.num_attention_heads * d});
+    return (*o_proj)(out);
+  }
+
   std::shared_ptr<Projection> q_proj, k_proj, v_proj, o_proj;
   std::shared_ptr<Norm> q_norm, k_norm;  // Qwen3 only
 
@@ -235,6 +260,13 @@ void KvCache::SelectRows(const at::Tensor& rows) {
     if (v.defined()) v = v.index_select(0, rows);
   }
   if (attention_mask.defined()) attention_mask = attention_mask.index_select(0, rows);
+}
+
+void StaticKvCache::SelectRows(const at::Tensor& rows) {
+  for (auto& k : keys) k = k.index_select(0, rows);
+  for (auto& v : values) v = v.index_select(0, rows);
+  mask = mask.index_select(0, rows);
+  positions = positions.index_select(0, rows);
 }
 
 // ---- DecoderModel -----------------------------------------------------------------------
@@ -316,10 +348,63 @@ at::Tensor FinalHiddenStates(DecoderBody& body, const ModelConfig& config,
 
 }  // namespace
 
+StaticKvCache DecoderModel::MakeStaticCache(const KvCache& prefill, int64_t capacity) const {
+  const int64_t rows = prefill.attention_mask.size(0), cached = prefill.length();
+  TORCH_CHECK(capacity >= cached, "MakeStaticCache: capacity ", capacity, " < cached ", cached);
+  StaticKvCache c;
+  for (size_t i = 0; i < prefill.keys.size(); ++i) {
+    const at::Tensor& k = prefill.keys[i];
+    at::Tensor sk = at::zeros({rows, k.size(1), capacity, k.size(3)}, k.options());
+    at::Tensor sv = at::zeros_like(sk);
+    sk.slice(2, 0, cached).copy_(k);
+    sv.slice(2, 0, cached).copy_(prefill.values[i]);
+    c.keys.push_back(sk);
+    c.values.push_back(sv);
+  }
+  c.mask = at::zeros({rows, capacity}, prefill.attention_mask.options().dtype(at::kLong));
+  c.mask.slice(1, 0, cached).copy_(prefill.attention_mask);
+  // The next token's position id: the count of real tokens before it (PositionsFromMask).
+  c.positions = prefill.attention_mask.to(at::kLong).sum(1);
+  c.column = at::full({1}, cached, c.mask.options());
+  return c;
+}
+
+at::Tensor DecoderModel::DecodeStep(const at::Tensor& input_ids, StaticKvCache& cache) {
+  const int64_t b = input_ids.size(0), capacity = cache.capacity();
+  TORCH_CHECK(input_ids.dim() == 2 && input_ids.size(1) == 1 && b == cache.rows(),
+              "DecodeStep: input_ids must be [", cache.rows(), ", 1], got ", input_ids.sizes());
+  cache.mask.index_fill_(1, cache.column, 1);
+  auto [cos, sin] =
+      layers::RotaryCosSin(cache.positions.unsqueeze(1), config_.head_dim, config_.rope_theta);
+  // 0 where the key column holds a real token (earlier columns, or this one), float32
+  // lowest elsewhere: AttentionBias for one query at `column` (later columns are empty).
+  at::Tensor bias = at::zeros({b, 1, 1, capacity}, cos.options())
+                        .masked_fill_(cache.mask.eq(0).view({b, 1, 1, capacity}),
+                                      std::numeric_limits<float>::lowest());
+  at::Tensor h = at::embedding(body_->embed_weight, input_ids);  // [B, 1, hidden]
+  for (int64_t i = 0; i < config_.num_hidden_layers; ++i) {
+    DecoderLayer& layer = *body_->layers[i];
+    h = h + layer.self_attn->Decode((*layer.input_layernorm)(h), cos, sin, bias, cache.keys[i],
+                                    cache.values[i], cache.column);
+    h = h + (*layer.mlp)((*layer.post_attention_layernorm)(h));
+  }
+  h = (*body_->norm)(h);
+  cache.column.add_(1);
+  cache.positions.add_(1);
+  return at::linear(h.select(1, 0), lm_head_weight()).to(at::kFloat);  // [B, V]
+}
+
 at::Tensor DecoderModel::Forward(const at::Tensor& input_ids, const at::Tensor& attention_mask,
                                  KvCache* cache) {
   at::Tensor h = FinalHiddenStates(*body_, config_, input_ids, attention_mask, cache);
   return at::linear(h, lm_head_weight()).to(at::kFloat);
+}
+
+int64_t DecoderModel::LogitChunkRowsFor(at::Device device) const {
+  const int64_t bytes = logit_chunk_bytes_ != kAutoLogitChunk
+                            ? logit_chunk_bytes_
+                            : (device.is_cpu() ? int64_t{32} << 20 : int64_t{1} << 30);
+  return LogitChunkRows(bytes, config_.vocab_size);
 }
 
 at::Tensor DecoderModel::TokenLogProbs(const at::Tensor& input_ids,
@@ -328,16 +413,22 @@ at::Tensor DecoderModel::TokenLogProbs(const at::Tensor& input_ids,
   at::Tensor out = at::zeros({b, t}, input_ids.options().dtype(at::kFloat));
   if (t < 2) return out;
   at::Tensor h = FinalHiddenStates(*body_, config_, input_ids, attention_mask, nullptr);
-  // Only positions 0..T-2 predict a token, so only they go through lm_head. Slicing the
-  // [B, T, V] logits instead would make log_softmax copy the strided slice into a fresh
-  // [B, T-1, V] buffer and make backward zero-fill a [B, T, V] gradient to scatter the slice
-  // into: two extra vocabulary-sized passes and buffers per step (at Qwen scale, V = 151936,
-  // each is gigabytes). Same numbers: lm_head is applied row by row.
-  at::Tensor logits = at::linear(h.slice(1, 0, t - 1), lm_head_weight()).to(at::kFloat);
-  // log_softmax + gather rather than logit - logsumexp: log_softmax's backward is one fused
-  // kernel over [B, T, V], where logsumexp's recomputes exp(x - lse) and adds more passes.
-  at::Tensor targets = input_ids.slice(1, 1).unsqueeze(-1);  // [B, T-1, 1]
-  at::Tensor lp = at::log_softmax(logits, -1).gather(-1, targets).squeeze(-1);
+  // Only positions 0..T-2 predict a token, so only they go through lm_head.
+  at::Tensor targets = input_ids.slice(1, 1);  // [B, T-1]
+  at::Tensor lp;
+  if (logit_chunk_bytes_ == 0) {
+    // Slicing the [B, T, V] logits instead would make log_softmax copy the strided slice
+    // and backward zero-fill a [B, T, V] gradient. log_softmax + gather rather than
+    // logit - logsumexp: one fused backward kernel over [B, T, V].
+    at::Tensor logits = at::linear(h.slice(1, 0, t - 1), lm_head_weight()).to(at::kFloat);
+    lp = at::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+  } else {
+    const int64_t hidden = h.size(2);
+    at::Tensor rows = h.slice(1, 0, t - 1).reshape({b * (t - 1), hidden});  // [B*(T-1), H]
+    lp = ChunkedTokenLogProbs(rows, lm_head_weight(), targets.reshape({-1}),
+                              LogitChunkRowsFor(h.device()), /*want_entropy=*/false)
+             .log_probs.view({b, t - 1});
+  }
   if (attention_mask.defined()) {
     // A token counts when it is real and some real token precedes it.
     at::Tensor m = attention_mask.to(at::kLong);
@@ -389,18 +480,55 @@ CompletionLogProbs DecoderModel::ScoreCompletions(
   const at::Device dev = device();
   at::Tensor h = FinalHiddenStates(*body_, config_, ids.to(dev), mask.to(dev), nullptr);  // [N, T, H]
   const int64_t hidden = h.size(2);
-  at::Tensor rows = h.gather(1, index.to(dev).unsqueeze(-1).expand({n, width, hidden}));  // [N, W, H]
-  at::Tensor logits = at::linear(rows, lm_head_weight()).to(at::kFloat);                 // [N, W, V]
-  at::Tensor log_softmax = at::log_softmax(logits, -1);
-  out_mask = out_mask.to(dev);
-  at::Tensor lp = log_softmax.gather(-1, targets.to(dev).unsqueeze(-1)).squeeze(-1);
   CompletionLogProbs out;
-  out.log_probs = (lp * out_mask).slice(1, 0, max_completion);
-  out.mask = out_mask.slice(1, 0, max_completion);
+  if (logit_chunk_bytes_ == 0) {
+    // Every (row, column) of [N, W] through lm_head and one [N, W, V] log-softmax.
+    at::Tensor rows = h.gather(1, index.to(dev).unsqueeze(-1).expand({n, width, hidden}));  // [N, W, H]
+    at::Tensor logits = at::linear(rows, lm_head_weight()).to(at::kFloat);                 // [N, W, V]
+    at::Tensor log_softmax = at::log_softmax(logits, -1);
+    out_mask = out_mask.to(dev);
+    at::Tensor lp = log_softmax.gather(-1, targets.to(dev).unsqueeze(-1)).squeeze(-1);
+    out.log_probs = (lp * out_mask).slice(1, 0, max_completion);
+    out.mask = out_mask.slice(1, 0, max_completion);
+    if (want_entropy) {
+      at::NoGradGuard no_grad;
+      at::Tensor ls = log_softmax.detach();
+      out.entropy = (-(ls.exp() * ls).sum(-1) * out_mask).slice(1, 0, max_completion);
+    }
+    return out;
+  }
+  // Only the M real completion tokens go through lm_head, in chunks: `source` is the row of
+  // h ([N * T, H] flat) that predicts each, `dest` its cell of the [N, W] result.
+  int64_t m = 0;
+  for (const auto& c : completions) m += static_cast<int64_t>(c.size());
+  at::Tensor source = at::empty({m}, at::kLong), dest = at::empty({m}, at::kLong),
+             flat_targets = at::empty({m}, at::kLong);
+  {
+    auto src_a = source.accessor<int64_t, 1>();
+    auto dst_a = dest.accessor<int64_t, 1>();
+    auto tgt_a = flat_targets.accessor<int64_t, 1>();
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < completions[i].size(); ++j, ++k) {
+        src_a[k] = i * max_total + index_a[i][static_cast<int64_t>(j)];
+        dst_a[k] = i * width + static_cast<int64_t>(j);
+        tgt_a[k] = completions[i][j];
+      }
+    }
+  }
+  const at::Tensor rows = h.reshape({n * max_total, hidden}).index_select(0, source.to(dev));  // [M, H]
+  const at::Tensor dest_dev = dest.to(dev);
+  ChunkedLogProbs lp = ChunkedTokenLogProbs(rows, lm_head_weight(), flat_targets.to(dev),
+                                            LogitChunkRowsFor(dev), want_entropy);
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(dev);
+  out.log_probs = at::zeros({n * width}, f32).index_copy(0, dest_dev, lp.log_probs)
+                      .view({n, width})
+                      .slice(1, 0, max_completion);
+  out.mask = out_mask.to(dev).slice(1, 0, max_completion);
   if (want_entropy) {
-    at::NoGradGuard no_grad;
-    at::Tensor ls = log_softmax.detach();
-    out.entropy = (-(ls.exp() * ls).sum(-1) * out_mask).slice(1, 0, max_completion);
+    out.entropy = at::zeros({n * width}, f32).index_copy(0, dest_dev, lp.entropy)
+                      .view({n, width})
+                      .slice(1, 0, max_completion);
   }
   return out;
 }

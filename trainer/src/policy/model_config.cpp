@@ -108,9 +108,10 @@ Status ModelConfig::Validate() const {
   if (!(rms_norm_eps > 0) || !(rope_theta > 0)) {
     return InvalidArgument("model config: rms_norm_eps and rope_theta must be positive");
   }
-  if (torch_dtype != "float32" && torch_dtype != "float16" && torch_dtype != "bfloat16") {
+  if (torch_dtype != "float32" && torch_dtype != "float16" && torch_dtype != "bfloat16" &&
+      torch_dtype != "float64") {
     return Unimplemented(fmt::format(
-        "model config: torch_dtype \"{}\" is not supported (float32, float16, bfloat16)",
+        "model config: torch_dtype \"{}\" is not supported (float32, float16, bfloat16, float64)",
         torch_dtype));
   }
   return Status::Ok();

@@ -131,7 +131,7 @@ const std::vector<Field>& Fields() {
       {"optim.warmup_steps", &C::warmup_steps, "optimizer steps of linear warm-up"},
       {"optim.lr_decay", &C::lr_decay, "linear decay to 0 after warm-up"},
       {"run.device", &C::device, "auto, cpu, cuda or cuda:N"},
-      {"run.dtype", &C::dtype, "auto, float32 or bfloat16"},
+      {"run.dtype", &C::dtype, "auto, float32, bfloat16 or float64"},
       {"run.seed", &C::seed, "seed of sampling, data order and random targets"},
       {"run.save_every", &C::save_every, "steps between checkpoints (0: at the end)"},
       {"run.keep_checkpoints", &C::keep_checkpoints, "checkpoints kept (0 = all)"},
@@ -477,8 +477,8 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (c.device != "auto" && c.device != "cpu" && c.device.rfind("cuda", 0) != 0) {
     return bad("run.device", fmt::format("'{}' is not auto, cpu, cuda or cuda:N", c.device));
   }
-  if (c.dtype != "auto" && c.dtype != "float32" && c.dtype != "bfloat16") {
-    return bad("run.dtype", fmt::format("'{}' is not auto, float32 or bfloat16", c.dtype));
+  if (c.dtype != "auto" && c.dtype != "float32" && c.dtype != "bfloat16" && c.dtype != "float64") {
+    return bad("run.dtype", fmt::format("'{}' is not auto, float32, bfloat16 or float64", c.dtype));
   }
   if (c.save_every < 0) return bad("run.save_every", "must be >= 0");
   if (c.keep_checkpoints < 0) return bad("run.keep_checkpoints", "must be >= 0");

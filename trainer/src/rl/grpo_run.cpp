@@ -18,6 +18,7 @@
 #include "egca/core/remove_tree.h"
 #include "egca/trainer/policy/checkpoint.h"
 #include "egca/trainer/policy/cpu_runtime.h"
+#include "egca/trainer/rl/adamw.h"
 
 namespace egca::trainer {
 
@@ -140,6 +141,7 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
   }
   im.dtype = c.dtype == "bfloat16"  ? at::kBFloat16
              : c.dtype == "float32" ? at::kFloat
+             : c.dtype == "float64" ? at::kDouble
              : im.device.is_cuda()  ? at::kBFloat16
                                     : at::kFloat;
   if (c.threads > 0) SetComputeThreads(static_cast<int>(c.threads));  // ATen + OpenBLAS
@@ -170,11 +172,11 @@ StatusOr<std::unique_ptr<GrpoTrainer>> GrpoTrainer::Create(const GrpoConfig& con
         im.expert, LoadCheckpoint(c.expert_model, LoadOptions(im.device).set_dtype(im.dtype)));
     im.expert->eval();
   }
-  im.optimizer = std::make_unique<torch::optim::AdamW>(t->policy_->parameters(),
-                                                       torch::optim::AdamWOptions(c.lr)
-                                                           .betas({c.adam_beta1, c.adam_beta2})
-                                                           .eps(c.adam_eps)
-                                                           .weight_decay(c.weight_decay));
+  im.optimizer = std::make_unique<MultiTensorAdamW>(t->policy_->parameters(),
+                                                     torch::optim::AdamWOptions(c.lr)
+                                                         .betas({c.adam_beta1, c.adam_beta2})
+                                                         .eps(c.adam_eps)
+                                                         .weight_decay(c.weight_decay));
   im.source = options.rollouts;
 
   int64_t resumed_step = -1;

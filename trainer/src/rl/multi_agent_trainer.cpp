@@ -33,6 +33,7 @@
 #include "egca/credit/grpo.h"
 #include "egca/trainer/policy/checkpoint.h"
 #include "egca/trainer/policy/cpu_runtime.h"
+#include "egca/trainer/rl/adamw.h"
 #include "egca/trainer/rl/feedback.h"
 #include "egca/trainer/rl/multi_agent.h"
 #include "egca/trainer/rl/problem_prompt.h"
@@ -244,11 +245,11 @@ StatusOr<std::unique_ptr<MultiAgentTrainer>> MultiAgentTrainer::Create(const Grp
       a.reference->eval();
       for (auto& p : a.reference->parameters()) p.set_requires_grad(false);
     }
-    a.optimizer = std::make_unique<torch::optim::AdamW>(a.policy->parameters(),
-                                                        torch::optim::AdamWOptions(c.lr)
-                                                            .betas({c.adam_beta1, c.adam_beta2})
-                                                            .eps(c.adam_eps)
-                                                            .weight_decay(c.weight_decay));
+    a.optimizer = std::make_unique<MultiTensorAdamW>(a.policy->parameters(),
+                                                     torch::optim::AdamWOptions(c.lr)
+                                                         .betas({c.adam_beta1, c.adam_beta2})
+                                                         .eps(c.adam_eps)
+                                                         .weight_decay(c.weight_decay));
   }
   if (c.turns > 1 && c.feedback == "expert_edits") {
     if (!fs::exists(c.expert_model + "/config.json")) {

@@ -4,10 +4,13 @@
 #include "grpo_trainer_impl.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
+#include <fmt/format.h>
 #include <torch/cuda.h>
 #include <torch/nn/utils/clip_grad.h>
+#include <torch/serialize.h>
 
 #include "egca/credit/token_credit.h"
 #include "egca/trainer/rl/cancellation.h"
@@ -23,6 +26,71 @@ double ScheduledLearningRate(double peak, int64_t step, int64_t warmup, int64_t 
   const double left = static_cast<double>(total - step) / static_cast<double>(total - warmup);
   return peak * std::clamp(left, 0.0, 1.0);
 }
+
+namespace {
+
+// EGCA_DUMP_GRADIENTS=DIR (tests/trainer/dist_e2e_slow_test.cpp): the run's first optimizer
+// step writes DIR/rank-R.pt (a torch::serialize archive) with, per parameter NAME (dots
+// written as '_', which archive keys cannot hold), "grad_NAME" (the gradient summed over
+// micro-batches and ranks, before clipping: what AllReduceGradients must make equal to one
+// process's) and "abs_NAME" (float64: the sum over this rank's micro-batches of |that
+// micro-batch's gradient|, the magnitude a bound on summation rounding needs), and
+// "micro_batches" (this rank's count). A test hook, not a training setting: nothing else
+// reads it.
+class GradientDump {
+ public:
+  GradientDump(DecoderModel& policy, int64_t optimizer_steps) {
+    const char* dir = std::getenv("EGCA_DUMP_GRADIENTS");
+    if (dir == nullptr || *dir == '\0' || optimizer_steps != 0) return;
+    dir_ = dir;
+    for (auto& item : policy.named_parameters(/*recurse=*/true)) {
+      at::Tensor p = item.value();
+      if (!p.requires_grad()) continue;
+      at::Tensor sum = at::zeros(p.sizes(), p.options().dtype(at::kDouble));
+      // Runs once per backward with that backward's whole gradient of p, before it is added
+      // to p.grad (and before dist/'s hooks take it).
+      const unsigned hook = p.register_hook(
+          [sum](const at::Tensor& g) { sum.add_(g.detach().abs().to(at::kDouble)); });
+      std::string key = item.key();
+      std::replace(key.begin(), key.end(), '.', '_');
+      params_.push_back({key, p, sum, hook});
+    }
+  }
+  bool active() const { return !dir_.empty(); }
+  void CountMicroBatch() { ++micro_batches_; }
+  // After the gradients are summed over ranks.
+  Status Write(int64_t rank) {
+    if (!active()) return Status::Ok();
+    torch::serialize::OutputArchive archive;
+    for (auto& e : params_) {
+      e.param.remove_hook(e.hook);
+      if (e.param.grad().defined()) archive.write("grad_" + e.name, e.param.grad().detach().to(at::kCPU));
+      archive.write("abs_" + e.name, e.abs_sum.to(at::kCPU));
+    }
+    archive.write("micro_batches", at::tensor({micro_batches_}, at::kLong));
+    const std::string path = fmt::format("{}/rank-{}.pt", dir_, rank);
+    try {
+      archive.save_to(path);
+    } catch (const c10::Error& e) {
+      return Internal(fmt::format("{}: cannot write the gradient dump: {}", path, e.what_without_backtrace()));
+    }
+    dir_.clear();
+    return Status::Ok();
+  }
+
+ private:
+  struct Entry {
+    std::string name;
+    at::Tensor param;    // Borrowed (the policy's).
+    at::Tensor abs_sum;  // Owned.
+    unsigned hook;
+  };
+  std::string dir_;
+  std::vector<Entry> params_;
+  int64_t micro_batches_ = 0;
+};
+
+}  // namespace
 
 // mu passes of AdamW over records[train], in micro-batches whose gradients add up to the
 // batch's: loss = (1 / batch_samples) sum_i w_i sum_t l_{i,t} (w_i = loss_weight when
@@ -106,6 +174,7 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
   std::vector<at::Tensor> before_log_probs(micro.size());  // pass 0's log pi, for update/kl
   policy.train();
   const int64_t total_optimizer_steps = config.steps * config.mu;
+  GradientDump dump(policy, optimizer_steps);
   for (int64_t pass = 0; pass < config.mu; ++pass) {
     optimizer->zero_grad();
     double pass_loss = 0;
@@ -125,6 +194,7 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
       GrpoLossStats ls;
       at::Tensor loss = GrpoLoss(out.log_probs, old, m.ref, adv, out.mask, lo, &ls);
       loss.backward();
+      if (pass == 0 && dump.active()) dump.CountMicroBatch();
       pass_loss += ls.loss;
       if (pass == 0) {
         kl_sum += ls.kl * static_cast<double>(ls.tokens);
@@ -146,6 +216,7 @@ Status GrpoTrainer::Impl::UpdatePolicy(DecoderModel& policy,
     if (pass == 0) us->loss = pass_loss;
     // The batch's gradient: every rank's summed (one process: unchanged).
     EGCA_RETURN_IF_ERROR(distribution->AllReduceGradients(policy.parameters()));
+    if (pass == 0) EGCA_RETURN_IF_ERROR(dump.Write(distribution->rank()));
     std::vector<at::Tensor> params;
     for (auto& p : policy.parameters()) {
       if (p.grad().defined()) params.push_back(p);

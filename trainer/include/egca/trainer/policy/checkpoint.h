@@ -18,8 +18,9 @@ struct LoadOptions {
   // Where the parameters go. Required: there is no CPU default, so GPU callers cannot
   // forget it and silently run on the CPU.
   at::Device device;
-  // Parameter dtype in memory; stored f16/bf16/f32 tensors are converted. float32 is the
-  // right choice on the CPU; bf16 on a GPU halves memory.
+  // Parameter dtype in memory; stored f16/bf16/f32/f64 tensors are converted. float32 is
+  // the right choice on the CPU; bf16 on a GPU halves memory; float64 serves tests that
+  // bound rounding (tests/trainer/dist_e2e_slow_test.cpp).
   at::ScalarType dtype = at::kFloat;
 
   explicit LoadOptions(at::Device d) : device(d) {}

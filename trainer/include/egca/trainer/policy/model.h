@@ -45,6 +45,24 @@ struct KvCache {
   void SelectRows(const at::Tensor& rows);
 };
 
+// A key/value cache of fixed capacity for decoding one token per row at a time: every
+// buffer is allocated once (MakeStaticCache) and DecodeStep writes the new token's keys
+// and values in place at `column`, so a decode step has the same shapes and tensor
+// addresses at every token: no copy of the prefix per token (KvCache grows by cat), and
+// on CUDA the step can be captured once in a CUDA graph and replayed (sampler.cpp).
+struct StaticKvCache {
+  std::vector<at::Tensor> keys;    // per layer [B, num_key_value_heads, capacity, head_dim]
+  std::vector<at::Tensor> values;  // per layer, same shape as keys
+  at::Tensor mask;                 // [B, capacity] int64, 1 = a real token is cached there
+  at::Tensor positions;            // [B] int64, the position id of each row's next token
+  at::Tensor column;               // [1] int64, the column the next token is written to
+
+  int64_t rows() const { return mask.defined() ? mask.size(0) : 0; }
+  int64_t capacity() const { return mask.defined() ? mask.size(1) : 0; }
+  // Keeps (and reorders) batch rows, as KvCache::SelectRows; allocates new buffers.
+  void SelectRows(const at::Tensor& rows);
+};
+
 // Per-token log-probabilities of completions under the model, batched.
 struct CompletionLogProbs {
   at::Tensor log_probs;  // [N, L] float32, L = longest completion; log p(c_t | prompt, c_<t)
@@ -99,13 +117,38 @@ class DecoderModel : public torch::nn::Module {
                                       const std::vector<std::vector<int32_t>>& completions,
                                       bool want_entropy = false);
 
+  // A StaticKvCache of `capacity` columns holding `prefill` (rows and cached columns as
+  // they are there; capacity >= prefill.length()), its next column prefill.length().
+  StaticKvCache MakeStaticCache(const KvCache& prefill, int64_t capacity) const;
+
+  // One decoding step: input_ids [B, 1] int64 (one token per row of `cache`) at column
+  // cache.column; returns the next-token logits [B, V] float32 and advances cache.column
+  // and cache.positions by one, in place. The same numbers as Forward(input_ids, mask,
+  // &kv_cache) with a KvCache holding the same tokens. Reads nothing back to the host and
+  // allocates no cache memory: safe to capture in a CUDA graph. The caller keeps
+  // cache.column < cache.capacity() and holds a NoGradGuard.
+  at::Tensor DecodeStep(const at::Tensor& input_ids, StaticKvCache& cache);
+
   // The output projection weight [vocab_size, hidden_size] (the embedding when tied).
   at::Tensor lm_head_weight() const;
+
+  // How TokenLogProbs and ScoreCompletions go from hidden states to log-probs: the rows
+  // that predict a token go through lm_head and log-softmax `bytes` of float32 logits at a
+  // time (forward and backward; see chunked_log_probs.h), so a step never holds the
+  // [N, L, V] logits. kAutoLogitChunk: 32 MiB on the CPU, 1 GiB on a GPU (bigger products).
+  // 0: no chunks, one [N, L, V] log-softmax over every position, padding included (the
+  // path before chunking; kept for the equality tests and bench/train_step's baseline).
+  static constexpr int64_t kAutoLogitChunk = -1;
+  void set_logit_chunk_bytes(int64_t bytes) { logit_chunk_bytes_ = bytes; }
+  int64_t logit_chunk_bytes() const { return logit_chunk_bytes_; }
 
  private:
   ModelConfig config_;
   std::shared_ptr<DecoderBody> body_;    // "model"
   std::shared_ptr<Projection> lm_head_;  // "lm_head"; null when tied
+  int64_t logit_chunk_bytes_ = kAutoLogitChunk;
+
+  int64_t LogitChunkRowsFor(at::Device device) const;
 };
 
 }  // namespace egca::trainer

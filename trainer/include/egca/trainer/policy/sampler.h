@@ -49,6 +49,17 @@ struct SamplingOptions {
   // data-parallel rank keys its prompts by their position in the global step).
   std::vector<uint64_t> prompt_keys;
   bool use_kv_cache = true;  // false recomputes the whole prefix every step (benchmarks)
+  // With the KV cache: decode against a StaticKvCache (buffers allocated once, written in
+  // place; the step's shapes never change) rather than a KvCache grown by one column per
+  // token and layer (false: the decoder before issue 39, kept for tests and benchmarks).
+  // The tokens and log-probs are the same up to float rounding.
+  bool static_cache = true;
+  // CUDA graphs for the static decode step on a CUDA device, where this build's LibTorch has
+  // them (EGCA_HAVE_CUDA_GRAPHS): the step is captured once and replayed per token, one
+  // launch instead of hundreds. kOff until a GPU run has measured it (bench/train_step
+  // --cuda-graph auto; docs/PERFORMANCE.md); ignored on the CPU.
+  enum class CudaGraph { kOff, kAuto };
+  CudaGraph cuda_graph = CudaGraph::kOff;
   int32_t pad_token_id = 0;  // fills finished rows; never attended to
   // Token ids -> text, used for Completion::text and stop strings. Borrowed state only:
   // e.g. [&tok](const auto& ids) { return tok.Decode(ids, /*skip_special=*/true); }.
@@ -89,6 +100,14 @@ struct SamplingOptions {
   }
   SamplingOptions& set_use_kv_cache(bool b) {
     use_kv_cache = b;
+    return *this;
+  }
+  SamplingOptions& set_static_cache(bool b) {
+    static_cache = b;
+    return *this;
+  }
+  SamplingOptions& set_cuda_graph(CudaGraph g) {
+    cuda_graph = g;
     return *this;
   }
   SamplingOptions& set_decode(std::function<std::string(const std::vector<int32_t>&)> f) {

@@ -140,7 +140,7 @@ struct GrpoConfig {
 
   // ---- run ----
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
-  std::string dtype = "auto";   // auto (bfloat16 on CUDA, float32 on CPU) | float32 | bfloat16
+  std::string dtype = "auto";   // auto (bfloat16 on CUDA, float32 on CPU) | float32 | bfloat16 | float64 (tests)
   uint64_t seed = 0;
   int64_t save_every = 50;      // steps between checkpoints (0 = only at the end)
   int64_t keep_checkpoints = 2; // newest kept (0 = all)
