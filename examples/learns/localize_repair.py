@@ -125,6 +125,12 @@ def logic_samples(run_dir, per_run, rng):
 
 def route(egca_batch, family_dir, programs, work, workers):
     """programs: [(problem_id, program)] -> [mode] through egca-batch (the trainer's routing)."""
+    return [rec and rec.get("mode") for rec in route_records(egca_batch, family_dir, programs, work,
+                                                              workers)]
+
+
+def route_records(egca_batch, family_dir, programs, work, workers, tool="localize_repair.py"):
+    """programs: [(problem_id, program)] -> [egca-batch sample record or None], in order."""
     os.makedirs(work, exist_ok=True)
     problems = os.path.join(work, "problems.jsonl")
     with open(problems, "w") as f:
@@ -146,12 +152,12 @@ def route(egca_batch, family_dir, programs, work, workers):
            "--store", store, "--workers", str(workers), "--progress", "never"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        sys.exit(f"localize_repair.py: egca-batch exit {r.returncode}: {r.stderr.strip()[-400:]}")
-    modes = [None] * len(programs)
+        sys.exit(f"{tool}: egca-batch exit {r.returncode}: {r.stderr.strip()[-400:]}")
+    records = [None] * len(programs)
     for rec in read_jsonl(os.path.join(store, "results.jsonl")):
         if rec.get("type") == "sample":
-            modes[int(rec["origin"].rsplit(":", 1)[1]) - 1] = rec.get("mode")
-    return modes
+            records[int(rec["origin"].rsplit(":", 1)[1]) - 1] = rec
+    return records
 
 
 def main():

@@ -26,14 +26,13 @@ import io
 import json
 import os
 import random
-import shutil
-import subprocess
 import sys
 import tokenize
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from make_family import RENAMES  # noqa: E402  (the generator's name pools)
+from localize_repair import route_records  # noqa: E402  (egca-batch routing, shared)
 
 POOL_OF = {name: key for key, names in RENAMES.items() for name in names}
 
@@ -78,32 +77,7 @@ def apply(program, slip):
 
 def route(egca_batch, family_dir, programs, work, workers):
     """programs: [(problem_id, program)] -> [record or None] through egca-batch."""
-    os.makedirs(work, exist_ok=True)
-    problems = os.path.join(work, "problems.jsonl")
-    with open(problems, "w") as f:
-        for split in ("train", "heldout", "validation"):
-            path = os.path.join(family_dir, split + ".jsonl")
-            if os.path.exists(path):
-                for line in open(path):
-                    if line.strip():
-                        f.write(line if line.endswith("\n") else line + "\n")
-    samples = os.path.join(work, "samples.jsonl")
-    with open(samples, "w") as f:
-        for i, (pid, program) in enumerate(programs):
-            f.write(json.dumps(dict(problem_id=pid, completion="```python\n" + program + "\n```",
-                                    sample_id=str(i))) + "\n")
-    store = os.path.join(work, "store")
-    shutil.rmtree(store, ignore_errors=True)
-    cmd = [egca_batch, "run", "--problems", problems, "--format", "mbpp", "--samples", samples,
-           "--store", store, "--workers", str(workers), "--progress", "never"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"syntax_cause.py: egca-batch exit {r.returncode}: {r.stderr.strip()[-400:]}")
-    records = [None] * len(programs)
-    for rec in read_jsonl(os.path.join(store, "results.jsonl")):
-        if rec.get("type") == "sample":
-            records[int(rec["origin"].rsplit(":", 1)[1]) - 1] = rec
-    return records
+    return route_records(egca_batch, family_dir, programs, work, workers, tool="syntax_cause.py")
 
 
 def lines_of(span):
