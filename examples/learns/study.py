@@ -111,6 +111,7 @@ class Study:
         self.blocks = args.blocks.split(",")
         self.variants = args.variants.split(",") if args.variants else None
         self.failed = []
+        self.command_name = "examples/learns/study.py"
         self.finished_times = []
         self.started = time.time()
 
@@ -426,7 +427,7 @@ class Study:
                  evals=evals, train=dict(steps=steps, **train), wall_seconds=round(wall, 1),
                  **({"localization": loc} if loc is not None else {}),
                  config_sha256=hashlib.sha256(config_text.encode()).hexdigest()[:16],
-                 command="examples/learns/study.py" + (" --quick" if self.args.quick else ""))
+                 command=self.command_name + (" --quick" if self.args.quick else ""))
         write_json(self.result_path(kind, t), r)
 
     # ---- the loop -----------------------------------------------------------------------
@@ -481,9 +482,9 @@ class Study:
                 if not all(d in done for d in deps):
                     continue
                 pending.remove(key)
-                if kind in ("choose_lr", "choose_uniform"):
+                if kind.startswith("choose"):  # a decision from finished runs' results, no process
                     try:
-                        self.choose_lr() if kind == "choose_lr" else self.choose_uniform()
+                        getattr(self, kind)()
                         done.add(key)
                     except (OSError, ValueError, KeyError, ZeroDivisionError) as e:
                         failed.add(key)
@@ -494,6 +495,10 @@ class Study:
                 except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as e:
                     failed.add(key)
                     self.log("FAILED %s before it started: %s" % (key, e))
+                    continue
+                if argv is None:  # the plan's rule says this task is not needed; command() wrote its result
+                    done.add(key)
+                    self.log("not needed: %s" % key)
                     continue
                 os.makedirs(os.path.join(self.work, "logs"), exist_ok=True)
                 log_path = os.path.join(self.work, "logs", key.replace(":", "-") + ".log")
