@@ -161,6 +161,18 @@ def analyze(results_dir, resamples=10000, rng_seed=0):
     out = dict(hypotheses=[], variants={}, starts_outside_regime=[
         dict(variant=v, seed=s, pass_at_1=p) for (v, s), p in sorted(starts.items())
         if not REGIME[0] <= p <= REGIME[1]])
+    # Paired design: every file of a (variant, seed) must name the same start model (a seed
+    # whose runs were split over machines whose pre-training differed is listed, to rerun).
+    shas = {}
+    for path in sorted(glob.glob(os.path.join(results_dir, "runs", "*.json"))):
+        try:
+            with open(path) as f:
+                r = json.load(f)
+        except ValueError:
+            continue
+        if "start_model_sha256" in r:
+            shas.setdefault((r["variant"], r["seed"]), set()).add(r["start_model_sha256"])
+    out["seeds_with_different_starts"] = [dict(variant=v, seed=s) for (v, s), x in sorted(shas.items()) if len(x) > 1]
     by_variant = {}
     for v in sorted({r["variant"] for r in runs}):
         rv = [r for r in runs if r["variant"] == v]
@@ -231,6 +243,10 @@ def markdown(res):
     L += ["", "Starts outside the regime (held-out pass@1 %.1f-%.1f): %s" % (
         REGIME[0], REGIME[1], ", ".join("%s seed %d (%.3f)" % (x["variant"], x["seed"], x["pass_at_1"])
                                         for x in res["starts_outside_regime"]) or "none"), ""]
+    if res.get("seeds_with_different_starts"):
+        L += ["**Not paired**: the runs of %s did not all start from the same pre-trained model; rerun "
+              "those seeds whole (README, Running it)." % ", ".join(
+                  "%s seed %d" % (x["variant"], x["seed"]) for x in res["seeds_with_different_starts"]), ""]
     return "\n".join(L)
 
 

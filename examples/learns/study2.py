@@ -26,6 +26,7 @@ Exit status: 0 all done, 1 a run failed (rerun to retry), 2 bad usage or another
 """
 import argparse
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -153,6 +154,12 @@ class Study2(base.Study):
             with open(path) as f:
                 r = json.load(f)
             r["egca_commit"] = self.commit
+            if kind in ("start", "run"):  # the start it trained from: the arms of a seed must share it
+                model = os.path.join(self.pretrained_dir(t["variant"], t.get("validation", False), t["seed"]),
+                                     "model.safetensors")
+                if os.path.exists(model):
+                    with open(model, "rb") as f:
+                        r["start_model_sha256"] = hashlib.sha256(f.read()).hexdigest()
             base.write_json(path, r)
 
     def run(self):

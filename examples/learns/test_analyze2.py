@@ -83,11 +83,11 @@ def test_verdicts():
     assert analyze2.verdict(h2, None, 1.0).startswith("no verdict yet (0 of 10")
 
 
-def write_run(d, variant, arm, seed, rates, step=100):
+def write_run(d, variant, arm, seed, rates, step=100, sha="a"):
     problems = {str(j): [int(round(24 * r)), 24] for j, r in enumerate(rates)}
     with open(os.path.join(d, "%s-%s-s%d.json" % (variant, arm, seed)), "w") as f:
         json.dump(dict(variant=variant, arm=arm, seed=seed, evals=[dict(step=step, problems=problems)],
-                       train={"update/kl": [0.001, 0.002]}), f)
+                       train={"update/kl": [0.001, 0.002]}, start_model_sha256=sha), f)
 
 
 def test_end_to_end():
@@ -101,7 +101,8 @@ def test_end_to_end():
                 write_run(runs, v, "uniform", s, base)
                 # v0: signed one sample better on every problem in every seed (+1/24).
                 # v1: signed equal to uniform; earliest one sample worse on every problem.
-                write_run(runs, v, "signed", s, [b + (1 / 24 if v == "v0" else 0) for b in base])
+                write_run(runs, v, "signed", s, [b + (1 / 24 if v == "v0" else 0) for b in base],
+                          sha="b" if (v, s) == ("v1", 5) else "a")  # one run from another start
                 write_run(runs, v, "earliest", s, [max(0.0, b - 1 / 24) if v == "v1" else b for b in base])
         res = analyze2.analyze(tmp, resamples=200)
         h = {x["name"]: x for x in res["hypotheses"]}
@@ -113,8 +114,10 @@ def test_end_to_end():
         assert res["starts_outside_regime"] == [dict(variant="v0", seed=3, pass_at_1=0.75),
                                                 dict(variant="v1", seed=3, pass_at_1=0.75)]
         assert "signed - earliest" in res["variants"]["v0"]["contrasts"]
+        assert res["seeds_with_different_starts"] == [dict(variant="v1", seed=5)]
         md = analyze2.markdown(res)
         assert "| H3 | v0 signed - uniform |" in md and "v0 seed 3 (0.750)" in md
+        assert "**Not paired**: the runs of v1 seed 5" in md
 
 
 if __name__ == "__main__":
