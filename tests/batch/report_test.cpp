@@ -67,6 +67,7 @@ StoreContents Contents() {
   s.back().earliest = At(3);
   s.back().relative_position = 0.05;
   s.back().divergence_kind = "value";
+  s.back().localization_confidence = 0.9;
   s.back().r_hat = 0.5;
   s.back().verdict = "WRONG_ANSWER";
   s.push_back(Rec("p2", 5, FailureMode::kLogic, "A", "interview", 8));
@@ -75,6 +76,7 @@ StoreContents Contents() {
   s.back().earliest = At(9);
   s.back().relative_position = 0.55;
   s.back().divergence_kind = "control";
+  s.back().localization_confidence = 0.25;
   s.back().reference = ReferenceKind::kStandIn;
   s.back().verdict = "WRONG_ANSWER";
   s.push_back(Rec("p2", 6, FailureMode::kLogic, "B", "", 7));
@@ -85,6 +87,7 @@ StoreContents Contents() {
   s.back().k_executed = 2;
   s.back().earliest = At(1);
   s.back().divergence_kind = "value";
+  s.back().localization_confidence = 0.3;
   s.back().verdict = "WRONG_ANSWER";
   s.push_back(Rec("p3", 8, FailureMode::kCorrect, "A", "intro", 5));
   s.back().r_hat = 1.0;
@@ -153,6 +156,19 @@ TEST(Report, BoundariesTriggerRateAndPositions) {
   // value: #4, #7; control: #5.
   std::vector<std::pair<std::string, int64_t>> kinds = {{"value", 2}, {"control", 1}};
   EXPECT_EQ(s.divergence_kinds, kinds);
+  // Quality by kind: value #4 (0.9) and #7 (0.3): mean 0.6, bins [.25, .5) and [.75, 1];
+  // control #5 (0.25, the bin edge goes up): bin [.25, .5).
+  ASSERT_EQ(s.localization_quality.size(), 2u);
+  EXPECT_EQ(s.localization_quality[0].kind, "value");
+  EXPECT_EQ(s.localization_quality[0].samples, 2);
+  EXPECT_EQ(s.localization_quality[0].with_confidence, 2);
+  EXPECT_DOUBLE_EQ(s.localization_quality[0].mean_confidence, 0.6);
+  EXPECT_EQ(s.localization_quality[0].confidence_bins, (std::array<int64_t, 4>{0, 1, 0, 1}));
+  EXPECT_EQ(s.localization_quality[1].kind, "control");
+  EXPECT_DOUBLE_EQ(s.localization_quality[1].mean_confidence, 0.25);
+  EXPECT_EQ(s.localization_quality[1].confidence_bins, (std::array<int64_t, 4>{0, 1, 0, 0}));
+  std::string md = ReportMarkdown(r);
+  EXPECT_NE(md.find("| value | 2 | 0.60 | 0 | 1 | 0 | 1 |"), std::string::npos) << md;
   EXPECT_DOUBLE_EQ(s.position_mean, 0.3);
 }
 

@@ -110,6 +110,7 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
   int bins = std::max(1, options.position_bins);
   s.position_bins.assign(static_cast<size_t>(bins), 0);
   std::map<std::string, int64_t> constraints, errors, verdicts, kinds;
+  std::map<std::string, KindQuality> quality;
   std::array<double, 4> k_sum{};
   std::array<int64_t, 4> k_n{};
   double k_total = 0, k_exec_total = 0, r_hat_total = 0, pos_total = 0;
@@ -163,6 +164,14 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
     if (r->localized) {
       ++s.localized;
       kinds[r->divergence_kind]++;
+      KindQuality& q = quality[r->divergence_kind];
+      ++q.samples;
+      if (r->localization_confidence) {
+        double c = std::clamp(*r->localization_confidence, 0.0, 1.0);
+        ++q.with_confidence;
+        q.mean_confidence += c;  // a sum until the end
+        q.confidence_bins[static_cast<size_t>(std::min(3, static_cast<int>(std::floor(c * 4))))]++;
+      }
       if (r->k_executed) {
         ++s.k_executed_samples;
         k_exec_total += *r->k_executed;
@@ -273,6 +282,13 @@ Report BuildReport(const StoreContents& contents, const ReportOptions& options) 
   s.top_errors = Top(errors, options.top);
   s.logic_verdicts = Top(verdicts, -1);
   s.divergence_kinds = Top(kinds, -1);
+  for (const auto& [name, n] : s.divergence_kinds) {
+    KindQuality q = quality[name];
+    q.kind = name;
+    q.mean_confidence =
+        q.with_confidence ? Round(q.mean_confidence / static_cast<double>(q.with_confidence)) : 0;
+    s.localization_quality.push_back(q);
+  }
 
   // Problems by reference, in id order (one resolution per problem).
   std::map<std::string, const ProblemResolution*> resolutions;
@@ -385,6 +401,14 @@ json SummaryObject(const Report& report) {
   for (const auto& [m, c] : s.by_model) by_model[ModelName(m)] = ModesJson(c);
   json k_by_mode = json::object();
   for (FailureMode m : kModes) k_by_mode[credit::FailureModeName(m)] = s.k_mean_by_mode[Index(m)];
+  json quality_json = json::array();
+  for (const KindQuality& q : s.localization_quality) {
+    quality_json.push_back({{"kind", q.kind},
+                            {"samples", q.samples},
+                            {"with_confidence", q.with_confidence},
+                            {"mean_confidence", q.mean_confidence},
+                            {"confidence_bins", q.confidence_bins}});
+  }
   json bins = json::array();
   int n = static_cast<int>(s.position_bins.size());
   for (int b = 0; b < n; ++b) {
@@ -450,6 +474,7 @@ json SummaryObject(const Report& report) {
         {"trigger_rate", s.trigger_rate},
         {"trigger_rate_of_logic", s.trigger_rate_logic},
         {"divergence_kinds", PairsJson(s.divergence_kinds, "kind")},
+        {"quality_by_kind", quality_json},
         {"position_histogram", bins},
         {"position_in_prompt", s.position_in_prompt},
         {"position_mean", s.position_mean}}},
@@ -581,9 +606,16 @@ std::string ReportMarkdown(const Report& report) {
   md += fmt::format("| executed boundaries on the failing test (localized) | {:.2f} |\n",
                     s.k_executed_mean);
 
-  if (!s.divergence_kinds.empty()) {
-    md += "\n| earliest divergence kind | samples |\n|---|---:|\n";
-    for (const auto& [name, n] : s.divergence_kinds) md += fmt::format("| {} | {} |\n", name, n);
+  if (!s.localization_quality.empty()) {
+    md +=
+        "\n| earliest divergence kind | samples | mean confidence | confidence [0, .25) | [.25, .5) "
+        "| [.5, .75) | [.75, 1] |\n|---|---:|---:|---:|---:|---:|---:|\n";
+    for (const KindQuality& q : s.localization_quality) {
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", q.kind, q.samples,
+                        q.with_confidence ? fmt::format("{:.2f}", q.mean_confidence) : "-",
+                        q.confidence_bins[0], q.confidence_bins[1], q.confidence_bins[2],
+                        q.confidence_bins[3]);
+    }
   }
   md +=
       "\n### Where the earliest divergence falls\n\nRelative position of the span's first "

@@ -90,6 +90,19 @@ struct FailedReference {
 // k of pass@k, in ProblemRow::pass_at / ReportSummary::pass_at order.
 inline constexpr std::array<int64_t, 3> kPassAtK = {1, 10, 100};
 
+// Localization quality of one divergence kind (issue 36): how sure the analysis was of the
+// localized samples' earliest spans (gates::RouteResult::localization_confidence), so a
+// reader sees which kinds credit can rest on. Confidence bins: [0, 0.25), [0.25, 0.5),
+// [0.5, 0.75), [0.75, 1]; samples stored without a confidence (older stores) are counted in
+// `samples` only.
+struct KindQuality {
+  std::string kind;
+  int64_t samples = 0;
+  int64_t with_confidence = 0;
+  double mean_confidence = 0;  // over with_confidence
+  std::array<int64_t, 4> confidence_bins{};
+};
+
 struct ReportSummary {
   int64_t samples = 0;  // every sample, empty ones included
   int64_t problems = 0;
@@ -115,6 +128,7 @@ struct ReportSummary {
   double trigger_rate = 0;                                        // localized / samples
   double trigger_rate_logic = 0;                                  // localized / LOGIC samples
   std::vector<std::pair<std::string, int64_t>> divergence_kinds;  // localized, by kind
+  std::vector<KindQuality> localization_quality;  // divergence_kinds' order
   std::vector<int64_t> position_bins;
   int64_t position_in_prompt = 0;  // localized, but the span starts in the prompt
   double position_mean = 0;        // over binned samples
