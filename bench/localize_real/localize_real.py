@@ -304,6 +304,15 @@ def build_v1(a):
         out = rng.sample(out, a.max)
     write_jsonl(os.path.join(a.work, "set-v1.jsonl"), out)
     print(f"build-v1: {len(out)} programs", file=sys.stderr)
+    # v0: the same near-misses as the catalogue writes them (the first study's v0 surface),
+    # the truth being the catalogue's bug line; scored against the same problems.
+    v0 = [dict(set="learns-v0", model=m["bug_kind"], problem_id=m["problem_id"], program=m["program"],
+               truth=[m["bug_line"]], split="dev" if int(m["problem_id"].split("/")[1]) % 2 == 0 else "check")
+          for m in read_jsonl(os.path.join(family, "near_misses.jsonl"))]
+    if a.max and len(v0) > a.max:
+        v0 = rng.sample(v0, a.max)
+    write_jsonl(os.path.join(a.work, "set-v0.jsonl"), v0)
+    print(f"build-v1: {len(v0)} v0 programs (set-v0)", file=sys.stderr)
 
 
 # ---- scoring ---------------------------------------------------------------------------------
