@@ -554,6 +554,8 @@ constexpr double kNameConfidence = 0.9;
 // the bug gives them (`for v in xs[1:]` against `for x in xs`).
 constexpr double kLoopConfidence = 0.85;
 constexpr double kBindingConfidence = 0.45;
+// Histories this close pair whatever their assignment sites.
+constexpr double kCloseHistory = 0.8;
 double HistoryConfidence(double agreement) {
   return std::clamp(0.5 + 0.8 * (agreement - 0.5), 0.5, 0.9);
 }
@@ -628,7 +630,9 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
                            b == ref_sites.end() ? nullptr : &b->second);
     };
     // Greedy by agreement of values and of assignment sites (half each), among pairs whose
-    // histories agree enough; ties broken by name order (deterministic).
+    // combined agreement reaches min_agreement or whose histories alone agree closely (a
+    // variable assigned elsewhere in a differently written program); ties broken by name
+    // order (deterministic).
     struct Cand {
       double score;
       double history;
@@ -638,7 +642,10 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
     for (const std::string& c : cand_left) {
       for (const std::string& r : ref_left) {
         double h = HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}));
-        if (h >= min_agreement) pairs.push_back({0.5 * h + 0.5 * site_agreement(c, r), h, c, r});
+        double combined = 0.5 * h + 0.5 * site_agreement(c, r);
+        if (h >= min_agreement && (combined >= min_agreement || h >= kCloseHistory)) {
+          pairs.push_back({combined, h, c, r});
+        }
       }
     }
     std::sort(pairs.begin(), pairs.end(), [](const Cand& a, const Cand& b) {

@@ -194,3 +194,111 @@ TEST(UnlikeReference, ReturnedValueBlamedOnTheStatementThatMadeIt) {
 
 }  // namespace
 }  // namespace egca::diff
+
+namespace egca::diff {
+namespace {
+
+// A range bug changes every value the loop variable takes, so no value history pairs it:
+// the targets of the two `for` headers the block matching pairs are paired by place, and
+// the first iteration's value difference is blamed on the header, not on the `if` below.
+TEST(UnlikeReference, LoopVariablesPairByTheirHeaders) {
+  const std::string ref =
+      "def all_items(xs):\n"
+      "    for x in xs:\n"
+      "        if not x > 4:\n"
+      "            return False\n"
+      "    return True\n";
+  const std::string cand =
+      "def all_items(data):\n"
+      "    size = len(data)\n"
+      "    for v in data[1:]:\n"
+      "        if not v > 4:\n"
+      "            return False\n"
+      "    return True\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Call("all_items", "[[1, 5, 6]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 3) << DumpReport(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kValue) << DumpReport(r);
+  bool loop_paired = false;
+  for (const VariableMapping& v : r.alignment.variables) {
+    if (v.candidate == "v") loop_paired = v.reference == "x" && v.basis == "loop";
+  }
+  EXPECT_TRUE(loop_paired) << DumpAlignment(r);
+  EXPECT_DOUBLE_EQ(r.earliest->confidence, 0.85);
+  // A loop that stops one iteration early: the header that ended it is blamed.
+  const std::string ref2 =
+      "def last_index(xs):\n"
+      "    idx = -1\n"
+      "    for i in range(len(xs)):\n"
+      "        if xs[i] <= 6:\n"
+      "            idx = i\n"
+      "    return idx\n";
+  const std::string cand2 =
+      "def last_index(arr):\n"
+      "    length = 0\n"
+      "    idx = -1\n"
+      "    for t in range(len(arr) - 1):\n"
+      "        length += 1\n"
+      "        if arr[t] <= 6:\n"
+      "            idx = t\n"
+      "    return idx\n";
+  DivergenceReport r2 = Diff(cand2, ref2, tracer::TestCase::Call("last_index", "[[9, 1, 2]]"));
+  ASSERT_TRUE(r2.earliest) << DumpReport(r2);
+  EXPECT_EQ(r2.earliest->line, 4) << DumpReport(r2);
+}
+
+// Of two candidate variables whose values resemble the reference's accumulator, the one
+// assigned where the accumulator is assigned (under the `if`, not at the top of the loop
+// body) takes the pair, although the distractor's history agrees better: the bug (the
+// `if` never holds) leaves the accumulator at its first value.
+TEST(UnlikeReference, PairsRankedByAssignmentSites) {
+  const std::string ref =
+      "def sum_items(xs):\n"
+      "    s = 0\n"
+      "    for x in xs:\n"
+      "        if x > 0:\n"
+      "            s += x\n"
+      "    return s\n";
+  const std::string cand =
+      "def sum_items(values):\n"
+      "    total = 0\n"
+      "    seen = 0\n"
+      "    for x in values:\n"
+      "        seen += 1\n"
+      "        if x == 0:\n"
+      "            total += x\n"
+      "    return total\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Call("sum_items", "[[1, 2, 3]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 6) << DumpReport(r);
+  for (const VariableMapping& v : r.alignment.variables) {
+    EXPECT_NE(v.candidate, "seen") << "the distractor took " << v.reference << "\n"
+                                   << DumpAlignment(r);
+  }
+}
+
+// `return pos + 1` whose value a counter happens to hold is blamed on the `return`: only a
+// statement that returns the unmatched variable itself passes the blame to its assignment.
+TEST(UnlikeReference, ReturnedExpressionIsNotAVariablesValue) {
+  const std::string ref =
+      "def first_index(xs):\n"
+      "    for i in range(len(xs)):\n"
+      "        if xs[i] >= 6:\n"
+      "            return i\n"
+      "    return -1\n";
+  const std::string cand =
+      "def first_index(data):\n"
+      "    steps = 0\n"
+      "    for pos in range(len(data)):\n"
+      "        steps += 1\n"
+      "        if data[pos] >= 6:\n"
+      "            return pos + 1\n"
+      "    return -1\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Call("first_index", "[[1, 7]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 6) << DumpReport(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kReturnValue) << DumpReport(r);
+}
+
+}  // namespace
+}  // namespace egca::diff
