@@ -554,6 +554,8 @@ constexpr double kNameConfidence = 0.9;
 // the bug gives them (`for v in xs[1:]` against `for x in xs`).
 constexpr double kLoopConfidence = 0.85;
 constexpr double kBindingConfidence = 0.45;
+// Paired by assignment sites alone (the same blocks assign them; their values differ).
+constexpr double kSiteConfidence = 0.5;
 // Histories this close pair whatever their assignment sites.
 constexpr double kCloseHistory = 0.8;
 double HistoryConfidence(double agreement) {
@@ -706,6 +708,35 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
           break;
         }
       }
+    }
+    // Last, by place alone: a variable still unpaired that is assigned in exactly the blocks
+    // where one unpaired reference variable is, and no other unpaired variable of either
+    // side is (an accumulator whose wrong start, `cnt = 1`, shifted every value it took).
+    std::set<std::string> ref_taken;
+    for (const auto& [c, r] : map[scope]) ref_taken.insert(r);
+    std::vector<std::string> cfree, rfree;
+    for (const std::string& c : cand_left) {
+      if (!map[scope].count(c) && cand_sites.count(c)) cfree.push_back(c);
+    }
+    for (const std::string& r : ref_left) {
+      if (!ref_taken.count(r) && ref_sites.count(r)) rfree.push_back(r);
+    }
+    auto same_sites = [&](const std::string& c, const std::string& r) {
+      return cand_sites.at(c) == ref_sites.at(r);
+    };
+    for (const std::string& c : cfree) {
+      std::vector<std::string> hits;
+      for (const std::string& r : rfree) {
+        if (same_sites(c, r)) hits.push_back(r);
+      }
+      if (hits.size() != 1) continue;
+      size_t rivals = 0;
+      for (const std::string& other : cfree) rivals += same_sites(other, hits[0]);
+      if (rivals != 1) continue;
+      map[scope][c] = hits[0];
+      (*confidence)[scope][c] = kSiteConfidence;
+      out->push_back({fn, c, hits[0], true, "sites",
+                      HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, hits[0]}))});
     }
   }
   std::sort(out->begin(), out->end(), [](const VariableMapping& a, const VariableMapping& b) {

@@ -168,15 +168,18 @@ namespace egca::diff {
 namespace {
 
 // A wrong initialization returned unchanged: the returned value is the value of a
-// candidate variable the reference has no counterpart of (its history matches none), so
-// the statement that made it is blamed, not the `return`.
+// candidate variable the reference has no counterpart of (its history matches none, and two
+// reference variables are assigned where it is), so the statement that made it is blamed,
+// not the `return`.
 TEST(UnlikeReference, ReturnedValueBlamedOnTheStatementThatMadeIt) {
   const std::string ref =
       "def count_items(xs):\n"
       "    n = 0\n"
+      "    k = 0\n"
       "    for x in xs:\n"
       "        if x != 2:\n"
       "            n += 1\n"
+      "            k += 2\n"
       "    return n\n";
   const std::string cand =
       "def count_items(seq):\n"
@@ -275,6 +278,37 @@ TEST(UnlikeReference, PairsRankedByAssignmentSites) {
     EXPECT_NE(v.candidate, "seen") << "the distractor took " << v.reference << "\n"
                                    << DumpAlignment(r);
   }
+}
+
+// A wrong start shifts every value an accumulator takes (histories {1, 2} and {0, 1} agree
+// on a third; the first values differ): it is assigned where the reference's accumulator
+// is and nowhere else, so it pairs by place, and the difference is blamed on the start,
+// not on the `cnt += 1` that made the returned value.
+TEST(UnlikeReference, AccumulatorWithAWrongStartPairsByItsSites) {
+  const std::string ref =
+      "def count_items(xs):\n"
+      "    n = 0\n"
+      "    for x in xs:\n"
+      "        if x > 2:\n"
+      "            n += 1\n"
+      "    return n\n";
+  const std::string cand =
+      "def count_items(nums):\n"
+      "    # check the numbers one by one\n"
+      "    cnt = 1\n"
+      "    for y in nums:\n"
+      "        if y > 2:\n"
+      "            cnt += 1\n"
+      "    return cnt\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Call("count_items", "[[5, 1]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 3) << DumpReport(r);
+  bool by_sites = false;
+  for (const VariableMapping& v : r.alignment.variables) {
+    if (v.candidate == "cnt") by_sites = v.reference == "n" && v.basis == "sites";
+  }
+  EXPECT_TRUE(by_sites) << DumpAlignment(r);
+  EXPECT_DOUBLE_EQ(r.earliest->confidence, 0.5);
 }
 
 // `return pos + 1` whose value a counter happens to hold is blamed on the `return`: only a
