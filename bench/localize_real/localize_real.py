@@ -19,6 +19,9 @@ its own way. A span "covers" the truth when one of the truth lines lies in its l
     localize_real.py build --data ../shared/data --egca-batch B --work DIR
     localize_real.py score --work DIR --egca-batch B --label NAME [--out FILE]
     localize_real.py compare --work DIR --labels A B
+    localize_real.py build-v1 --work DIR     (learns family sets: set-v1 and set-v0)
+    localize_real.py score --work DIR --set set-v1 --problems DIR/family-v1/problems.jsonl \
+        --format mbpp --egca-batch B --label NAME
 
 `build` grades every distinct program once (a seeded draw of CodeT's samples, every program of
 the MapCoder, LDB and Reflexion HumanEval runs), grades the one-token repairs of the LOGIC
@@ -276,7 +279,8 @@ def build(a):
 def build_v1(a):
     """The learns family's v1 surface on every catalogued near-miss (the programs the credit
     study's v1 policy was pre-trained to write; its rollouts are not kept): DIR/family-v1 and
-    DIR/set-v1.jsonl, the truth being the near-miss's bug line in the surfaced program."""
+    DIR/set-v1.jsonl, the truth being the near-miss's bug line in the surfaced program; and
+    DIR/set-v0.jsonl, the same near-misses as the catalogue writes them (the v0 surface)."""
     here = os.path.dirname(os.path.abspath(__file__))
     learns = os.path.join(here, "..", "..", "examples", "learns")
     family = os.path.join(a.work, "family-v1")
