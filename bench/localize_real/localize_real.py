@@ -19,6 +19,9 @@ its own way. A span "covers" the truth when one of the truth lines lies in its l
     localize_real.py build --data ../shared/data --egca-batch B --work DIR
     localize_real.py score --work DIR --egca-batch B --label NAME [--out FILE]
     localize_real.py compare --work DIR --labels A B
+    localize_real.py build-v1 --work DIR     (learns family sets: set-v1 and set-v0)
+    localize_real.py score --work DIR --set set-v1 --problems DIR/family-v1/problems.jsonl \
+        --format mbpp --egca-batch B --label NAME
 
 `build` grades every distinct program once (a seeded draw of CodeT's samples, every program of
 the MapCoder, LDB and Reflexion HumanEval runs), grades the one-token repairs of the LOGIC
@@ -276,7 +279,8 @@ def build(a):
 def build_v1(a):
     """The learns family's v1 surface on every catalogued near-miss (the programs the credit
     study's v1 policy was pre-trained to write; its rollouts are not kept): DIR/family-v1 and
-    DIR/set-v1.jsonl, the truth being the near-miss's bug line in the surfaced program."""
+    DIR/set-v1.jsonl, the truth being the near-miss's bug line in the surfaced program; and
+    DIR/set-v0.jsonl, the same near-misses as the catalogue writes them (the v0 surface)."""
     here = os.path.dirname(os.path.abspath(__file__))
     learns = os.path.join(here, "..", "..", "examples", "learns")
     family = os.path.join(a.work, "family-v1")
@@ -304,6 +308,15 @@ def build_v1(a):
         out = rng.sample(out, a.max)
     write_jsonl(os.path.join(a.work, "set-v1.jsonl"), out)
     print(f"build-v1: {len(out)} programs", file=sys.stderr)
+    # v0: the same near-misses as the catalogue writes them (the first study's v0 surface),
+    # the truth being the catalogue's bug line; scored against the same problems.
+    v0 = [dict(set="learns-v0", model=m["bug_kind"], problem_id=m["problem_id"], program=m["program"],
+               truth=[m["bug_line"]], split="dev" if int(m["problem_id"].split("/")[1]) % 2 == 0 else "check")
+          for m in read_jsonl(os.path.join(family, "near_misses.jsonl"))]
+    if a.max and len(v0) > a.max:
+        v0 = rng.sample(v0, a.max)
+    write_jsonl(os.path.join(a.work, "set-v0.jsonl"), v0)
+    print(f"build-v1: {len(v0)} v0 programs (set-v0)", file=sys.stderr)
 
 
 # ---- scoring ---------------------------------------------------------------------------------

@@ -1,6 +1,10 @@
 #include "egca/diff/divergence.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <functional>
+#include <optional>
 #include <limits>
 #include <map>
 #include <set>
@@ -357,6 +361,183 @@ double HistoryAgreement(const std::vector<uint64_t>& a, const std::vector<uint64
   return std::max(positional, jaccard);
 }
 
+// ---- what a statement assigns, read from its text (names only: no evaluation) ----------
+
+bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Splits `text` at the top-level occurrences of `sep` (outside brackets and strings).
+std::vector<std::string> SplitTopLevel(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::string cur;
+  int depth = 0;
+  char quote = 0;
+  for (size_t k = 0; k < text.size(); ++k) {
+    char ch = text[k];
+    if (quote) {
+      if (ch == '\\' && k + 1 < text.size()) {
+        cur += ch;
+        ch = text[++k];
+      } else if (ch == quote) {
+        quote = 0;
+      }
+    } else if (ch == '\'' || ch == '"') {
+      quote = ch;
+    } else if (ch == '(' || ch == '[' || ch == '{') {
+      ++depth;
+    } else if (ch == ')' || ch == ']' || ch == '}') {
+      --depth;
+    } else if (ch == sep && depth == 0) {
+      parts.push_back(std::move(cur));
+      cur.clear();
+      continue;
+    }
+    cur += ch;
+  }
+  parts.push_back(std::move(cur));
+  return parts;
+}
+
+// The names an assignment target list binds or mutates: `a`, `a, b`, `(a, b)`, `*rest`,
+// `a[i]` and `a.f` (the base name `a`).
+std::vector<std::string> TargetNames(const std::string& targets) {
+  std::vector<std::string> names;
+  for (const std::string& part : SplitTopLevel(targets, ',')) {
+    size_t k = 0;
+    while (k < part.size() && (std::isspace(static_cast<unsigned char>(part[k])) || part[k] == '(' ||
+                               part[k] == '[' || part[k] == '*')) {
+      ++k;
+    }
+    size_t b = k;
+    if (b >= part.size() || !IsIdentStart(part[b])) continue;
+    while (k < part.size() && IsIdentChar(part[k])) ++k;
+    names.push_back(part.substr(b, k - b));
+  }
+  return names;
+}
+
+// The target list of a `for` statement's header (`for a, b in pairs:` -> "a, b"), or "".
+std::string ForTargets(const std::string& header) {
+  size_t k = header.find("for");
+  if (k == std::string::npos) return "";
+  k += 3;
+  int depth = 0;
+  for (size_t m = k; m + 3 < header.size(); ++m) {
+    char ch = header[m];
+    if (ch == '(' || ch == '[' || ch == '{') ++depth;
+    if (ch == ')' || ch == ']' || ch == '}') --depth;
+    if (depth == 0 && std::isspace(static_cast<unsigned char>(ch)) && header.compare(m + 1, 2, "in") == 0 &&
+        m + 3 < header.size() && !IsIdentChar(header[m + 3])) {
+      return header.substr(k, m - k);
+    }
+  }
+  return "";
+}
+
+std::string StatementText(const PreparedProgram& p, const cfg::Statement& st) {
+  const std::string& src = p.source();
+  size_t b = std::min<size_t>(st.span.begin_byte, src.size());
+  size_t e = std::min<size_t>(std::max(st.span.end_byte, st.span.begin_byte), src.size());
+  return src.substr(b, e - b);
+}
+
+// Names a statement assigns or mutates: assignment and augmented-assignment targets, a
+// `for` header's targets, and the receiver of a method-call statement (`out.append(x)`).
+std::vector<std::string> AssignedNames(const PreparedProgram& p, const cfg::Statement& st) {
+  const std::string text = StatementText(p, st);
+  switch (st.kind) {
+    case cfg::StmtKind::kFor:
+    case cfg::StmtKind::kAsyncFor:
+      return TargetNames(ForTargets(text));
+    case cfg::StmtKind::kAugAssign:
+    case cfg::StmtKind::kAnnAssign:
+      return TargetNames(SplitTopLevel(SplitTopLevel(text, ':').front(), '=').front());
+    case cfg::StmtKind::kAssign: {
+      // Top-level `=` that is not part of `==`, `<=`, `>=`, `!=`, `:=`: what precedes each
+      // is a target list.
+      std::vector<std::string> names;
+      int depth = 0;
+      char quote = 0;
+      size_t from = 0;
+      for (size_t k = 0; k < text.size(); ++k) {
+        char ch = text[k];
+        if (quote) {
+          if (ch == '\\') {
+            ++k;
+          } else if (ch == quote) {
+            quote = 0;
+          }
+          continue;
+        }
+        if (ch == '\'' || ch == '"') quote = ch;
+        if (ch == '(' || ch == '[' || ch == '{') ++depth;
+        if (ch == ')' || ch == ']' || ch == '}') --depth;
+        if (ch != '=' || depth != 0) continue;
+        bool in_operator = (k > 0 && std::strchr("=!<>:", text[k - 1]) != nullptr) ||
+                           (k + 1 < text.size() && text[k + 1] == '=');
+        if (in_operator) continue;
+        for (std::string& n : TargetNames(text.substr(from, k - from))) names.push_back(std::move(n));
+        from = k + 1;
+      }
+      return names;
+    }
+    case cfg::StmtKind::kExpression: {
+      size_t k = 0;
+      while (k < text.size() && std::isspace(static_cast<unsigned char>(text[k]))) ++k;
+      size_t b = k;
+      if (b >= text.size() || !IsIdentStart(text[b])) return {};
+      while (k < text.size() && IsIdentChar(text[k])) ++k;
+      if (k < text.size() && text[k] == '.') return {text.substr(b, k - b)};
+      return {};
+    }
+    default:
+      return {};
+  }
+}
+
+// The targets of each `for` header block of a scope: block -> names in target order.
+std::map<int32_t, std::vector<std::string>> LoopTargets(const PreparedProgram& p, int32_t scope) {
+  std::map<int32_t, std::vector<std::string>> out;
+  const cfg::FunctionCfg& f = p.cfg().scopes()[scope];
+  for (cfg::BlockId b = 0; b < f.block_count(); ++b) {
+    for (const cfg::Statement& st : f.block(b).statements) {
+      if (st.kind == cfg::StmtKind::kFor || st.kind == cfg::StmtKind::kAsyncFor) {
+        out[static_cast<int32_t>(b)] = AssignedNames(p, st);
+      }
+    }
+  }
+  return out;
+}
+
+// Per variable of a scope, the blocks whose statements assign or mutate it, as ids of the
+// reference's blocks: a candidate block is translated through the block matching (`to_ref`),
+// one without a counterpart gets an id no reference block has.
+std::map<std::string, std::set<int64_t>> AssignmentSites(
+    const PreparedProgram& p, int32_t scope,
+    const std::function<std::optional<int32_t>(int32_t)>& to_ref) {
+  std::map<std::string, std::set<int64_t>> out;
+  const cfg::FunctionCfg& f = p.cfg().scopes()[scope];
+  for (cfg::BlockId b = 0; b < f.block_count(); ++b) {
+    std::optional<int32_t> r = to_ref(static_cast<int32_t>(b));
+    int64_t id = r ? *r : (int64_t{1} << 32) + static_cast<int64_t>(b);
+    for (const cfg::Statement& st : f.block(b).statements) {
+      for (const std::string& n : AssignedNames(p, st)) out[n].insert(id);
+    }
+  }
+  return out;
+}
+
+// Jaccard overlap of two variables' assignment sites; two variables no statement assigns
+// (parameters) agree.
+double SiteAgreement(const std::set<int64_t>* a, const std::set<int64_t>* b) {
+  size_t na = a ? a->size() : 0, nb = b ? b->size() : 0;
+  if (na == 0 && nb == 0) return 1;
+  if (na == 0 || nb == 0) return 0;
+  size_t inter = 0;
+  for (int64_t x : *a) inter += b->count(x);
+  return double(inter) / double(na + nb - inter);
+}
+
 // Candidate variable -> reference variable, per candidate scope.
 using VarMap = std::vector<std::map<std::string, std::string>>;
 // Per candidate scope and variable: how much a difference on the pair can be trusted.
@@ -369,13 +550,20 @@ using VarConfidence = std::vector<std::map<std::string, double>>;
 // numbers can) was measured to lose more wrong initializations than it saved distractors
 // (learns v1 set, bench/localize_real: 0.855 -> 0.838).
 constexpr double kNameConfidence = 0.9;
+// The targets of two `for` headers the block matching pairs: the same role whatever values
+// the bug gives them (`for v in xs[1:]` against `for x in xs`).
+constexpr double kLoopConfidence = 0.85;
 constexpr double kBindingConfidence = 0.45;
+// Paired by assignment sites alone (the same blocks assign them; their values differ).
+constexpr double kSiteConfidence = 0.5;
+// Histories this close pair whatever their assignment sites.
+constexpr double kCloseHistory = 0.8;
 double HistoryConfidence(double agreement) {
   return std::clamp(0.5 + 0.8 * (agreement - 0.5), 0.5, 0.9);
 }
 
-VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const StepStream& rs,
-                    const StructureMap& sm, double min_agreement,
+VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, const StepStream& cs,
+                    const StepStream& rs, const StructureMap& sm, double min_agreement,
                     std::vector<VariableMapping>* out, VarConfidence* confidence) {
   VarMap map(cand.cfg().scopes().size());
   confidence->assign(cand.cfg().scopes().size(), {});
@@ -404,19 +592,62 @@ VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const Ste
         cand_left.push_back(n);
       }
     }
+    // Loop variables of matched `for` headers pair by their place, before their values
+    // (a range bug changes every value the loop variable takes).
+    std::set<std::string> cand_loop_paired;
+    const std::map<int32_t, std::vector<std::string>> ref_loops = LoopTargets(ref, rscope);
+    std::set<std::string> cset(names.begin(), names.end());
+    for (const auto& [block, targets] : LoopTargets(cand, scope)) {
+      auto rb = sm.RefBlock(scope, block);
+      if (!rb) continue;
+      auto rit = ref_loops.find(*rb);
+      if (rit == ref_loops.end() || rit->second.size() != targets.size()) continue;
+      for (size_t k = 0; k < targets.size(); ++k) {
+        const std::string& c = targets[k];
+        const std::string& r = rit->second[k];
+        if (!cset.count(c) || !rset.count(r) || map[scope].count(c) || used.count(r)) continue;
+        map[scope][c] = r;
+        (*confidence)[scope][c] = kLoopConfidence;
+        used.insert(r);
+        cand_loop_paired.insert(c);
+        out->push_back({fn, c, r, true, "loop",
+                        HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}))});
+      }
+    }
+    cand_left.erase(std::remove_if(cand_left.begin(), cand_left.end(),
+                                   [&](const std::string& n) { return cand_loop_paired.count(n) > 0; }),
+                    cand_left.end());
     for (const std::string& n : rnames) {
       if (!used.count(n)) ref_left.push_back(n);
     }
-    // Greedy by agreement, ties broken by name order (deterministic).
+    // Where each variable is assigned, in the reference's blocks: a distractor counter
+    // (`seen += 1` in the loop body) and the accumulator it resembles (`n += 1` under the
+    // `if`) take similar values but are assigned in different places.
+    const auto cand_sites = AssignmentSites(cand, scope, [&](int32_t b) { return sm.RefBlock(scope, b); });
+    const auto ref_sites = AssignmentSites(ref, rscope, [](int32_t b) { return std::optional<int32_t>(b); });
+    auto site_agreement = [&](const std::string& c, const std::string& r) {
+      auto a = cand_sites.find(c);
+      auto b = ref_sites.find(r);
+      return SiteAgreement(a == cand_sites.end() ? nullptr : &a->second,
+                           b == ref_sites.end() ? nullptr : &b->second);
+    };
+    // Greedy by agreement of values and of assignment sites (half each), among pairs whose
+    // combined agreement reaches min_agreement or whose histories alone agree closely (a
+    // variable assigned elsewhere in a differently written program); ties broken by name
+    // order (deterministic).
     struct Cand {
       double score;
+      double history;
       std::string c, r;
     };
     std::vector<Cand> pairs;
     for (const std::string& c : cand_left) {
       for (const std::string& r : ref_left) {
-        double s = HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}));
-        if (s >= min_agreement) pairs.push_back({s, c, r});
+        double h = HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}));
+        double combined = 0.5 * h + 0.5 * site_agreement(c, r);
+        if (h >= min_agreement && (combined >= min_agreement || h >= kCloseHistory)) {
+          pairs.push_back({combined, h, c, r});
+        }
       }
     }
     std::sort(pairs.begin(), pairs.end(), [](const Cand& a, const Cand& b) {
@@ -429,8 +660,8 @@ VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const Ste
       cu.insert(p.c);
       ru.insert(p.r);
       map[scope][p.c] = p.r;
-      (*confidence)[scope][p.c] = HistoryConfidence(p.score);
-      out->push_back({fn, p.c, p.r, true, "history", p.score});
+      (*confidence)[scope][p.c] = HistoryConfidence(p.history);
+      out->push_back({fn, p.c, p.r, true, "history", p.history});
     }
     // A renamed variable the bug itself changed keeps little of its history: pair the
     // rest in order of first binding when they start from the same value.
@@ -456,11 +687,16 @@ VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const Ste
           // A later-bound variable with the same first value whose history agrees better
           // takes this one (a distractor counter `scanned = 0` bound before the renamed
           // accumulator does not steal the accumulator's pair).
-          double mine = HistoryAgreement(cs.histories.at({scope, c}), rh);
+          // Assigned where the reference's variable is assigned first, then by values.
+          auto fit = [&](const std::string& name) {
+            return std::make_pair(site_agreement(name, rl[k]),
+                                  HistoryAgreement(cs.histories.at({scope, name}), rh));
+          };
+          const auto mine = fit(c);
           bool better_later = false;
           for (size_t q = p + 1; q < cl.size() && !better_later; ++q) {
             const std::vector<uint64_t>& qh = cs.histories.at({scope, cl[q]});
-            better_later = qh.front() == rh.front() && HistoryAgreement(qh, rh) > mine;
+            better_later = qh.front() == rh.front() && fit(cl[q]) > mine;
           }
           if (better_later) break;
           map[scope][c] = rl[k];
@@ -472,6 +708,35 @@ VarMap MapVariables(const PreparedProgram& cand, const StepStream& cs, const Ste
           break;
         }
       }
+    }
+    // Last, by place alone: a variable still unpaired that is assigned in exactly the blocks
+    // where one unpaired reference variable is, and no other unpaired variable of either
+    // side is (an accumulator whose wrong start, `cnt = 1`, shifted every value it took).
+    std::set<std::string> ref_taken;
+    for (const auto& [c, r] : map[scope]) ref_taken.insert(r);
+    std::vector<std::string> cfree, rfree;
+    for (const std::string& c : cand_left) {
+      if (!map[scope].count(c) && cand_sites.count(c)) cfree.push_back(c);
+    }
+    for (const std::string& r : ref_left) {
+      if (!ref_taken.count(r) && ref_sites.count(r)) rfree.push_back(r);
+    }
+    auto same_sites = [&](const std::string& c, const std::string& r) {
+      return cand_sites.at(c) == ref_sites.at(r);
+    };
+    for (const std::string& c : cfree) {
+      std::vector<std::string> hits;
+      for (const std::string& r : rfree) {
+        if (same_sites(c, r)) hits.push_back(r);
+      }
+      if (hits.size() != 1) continue;
+      size_t rivals = 0;
+      for (const std::string& other : cfree) rivals += same_sites(other, hits[0]);
+      if (rivals != 1) continue;
+      map[scope][c] = hits[0];
+      (*confidence)[scope][c] = kSiteConfidence;
+      out->push_back({fn, c, hits[0], true, "sites",
+                      HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, hits[0]}))});
     }
   }
   std::sort(out->begin(), out->end(), [](const VariableMapping& a, const VariableMapping& b) {
@@ -500,7 +765,7 @@ class Aligner {
         options_(options),
         report_(report) {
     sm_ = MapStructure(cand, ref, options.match);
-    vars_ = MapVariables(cand, cs_, rs_, sm_, options.rename_min_agreement,
+    vars_ = MapVariables(cand, ref, cs_, rs_, sm_, options.rename_min_agreement,
                          &report_->alignment.variables, &var_confidence_);
   }
 
@@ -789,8 +1054,11 @@ class Aligner {
       // The returned value is the value of a candidate variable with no reference
       // counterpart (never compared): the statement that made that value is blamed (a
       // wrong initialization `hits = 1` returned unchanged), not the `return`.
+      // Only where the statement returns that variable itself: `return pos + 1` may equal
+      // a counter's value by chance.
+      const std::string returned = ReturnedName(c.step.last_statement);
       for (const auto& [n, v] : c.state) {
-        if (v.hash != c.return_hash || vm.count(n)) continue;
+        if (v.hash != c.return_hash || vm.count(n) || n != returned) continue;
         if (const Change* made = LastChangeBefore(i + 1, c.step.frame, n);
             made && made->span.valid()) {
           d.span = made->span;
@@ -822,6 +1090,26 @@ class Aligner {
     // A value difference is observable once the statement that made it has run: a later
     // callee of the same step (a comprehension using the value) must not come first.
     Diverge(std::move(d), value_diverged ? std::min(value_time, c.close_event) : c.close_event);
+  }
+
+  // The variable a `return NAME` (or `yield NAME`) statement of the candidate returns, or ""
+  // when it returns an expression.
+  std::string ReturnedName(const SourceSpan& span) const {
+    const std::string& src = cand_.source();
+    if (!span.valid() || span.end_byte > src.size() || span.begin_byte >= span.end_byte) return "";
+    std::string text = src.substr(span.begin_byte, span.end_byte - span.begin_byte);
+    for (const char* kw : {"return", "yield"}) {
+      size_t n = std::strlen(kw);
+      if (text.compare(0, n, kw) != 0 || text.size() <= n || IsIdentChar(text[n])) continue;
+      size_t b = n;
+      while (b < text.size() && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+      size_t e = b;
+      while (e < text.size() && IsIdentChar(text[e])) ++e;
+      size_t rest = e;
+      while (rest < text.size() && std::isspace(static_cast<unsigned char>(text[rest]))) ++rest;
+      if (e > b && IsIdentStart(text[b]) && rest == text.size()) return text.substr(b, e - b);
+    }
+    return "";
   }
 
   // The latest assignment of `n` in candidate frame `frame` among the steps before `end`, or

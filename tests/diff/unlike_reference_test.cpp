@@ -168,15 +168,18 @@ namespace egca::diff {
 namespace {
 
 // A wrong initialization returned unchanged: the returned value is the value of a
-// candidate variable the reference has no counterpart of (its history matches none), so
-// the statement that made it is blamed, not the `return`.
+// candidate variable the reference has no counterpart of (its history matches none, and two
+// reference variables are assigned where it is), so the statement that made it is blamed,
+// not the `return`.
 TEST(UnlikeReference, ReturnedValueBlamedOnTheStatementThatMadeIt) {
   const std::string ref =
       "def count_items(xs):\n"
       "    n = 0\n"
+      "    k = 0\n"
       "    for x in xs:\n"
       "        if x != 2:\n"
       "            n += 1\n"
+      "            k += 2\n"
       "    return n\n";
   const std::string cand =
       "def count_items(seq):\n"
@@ -190,6 +193,145 @@ TEST(UnlikeReference, ReturnedValueBlamedOnTheStatementThatMadeIt) {
   EXPECT_EQ(r.earliest->kind, DivergenceKind::kReturnValue) << DumpReport(r);
   EXPECT_EQ(r.earliest->line, 2) << DumpReport(r);
   EXPECT_NE(r.earliest->evidence.find("hits"), std::string::npos) << r.earliest->evidence;
+}
+
+}  // namespace
+}  // namespace egca::diff
+
+namespace egca::diff {
+namespace {
+
+// A range bug changes every value the loop variable takes, so no value history pairs it:
+// the targets of the two `for` headers the block matching pairs are paired by place, and
+// the first iteration's value difference is blamed on the header, not on the `if` below.
+TEST(UnlikeReference, LoopVariablesPairByTheirHeaders) {
+  const std::string ref =
+      "def all_items(xs):\n"
+      "    for x in xs:\n"
+      "        if not x > 4:\n"
+      "            return False\n"
+      "    return True\n";
+  const std::string cand =
+      "def all_items(data):\n"
+      "    size = len(data)\n"
+      "    for v in data[1:]:\n"
+      "        if not v > 4:\n"
+      "            return False\n"
+      "    return True\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Call("all_items", "[[1, 5, 6]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 3) << DumpReport(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kValue) << DumpReport(r);
+  bool loop_paired = false;
+  for (const VariableMapping& v : r.alignment.variables) {
+    if (v.candidate == "v") loop_paired = v.reference == "x" && v.basis == "loop";
+  }
+  EXPECT_TRUE(loop_paired) << DumpAlignment(r);
+  EXPECT_DOUBLE_EQ(r.earliest->confidence, 0.85);
+  // A loop that stops one iteration early: the header that ended it is blamed.
+  const std::string ref2 =
+      "def last_index(xs):\n"
+      "    idx = -1\n"
+      "    for i in range(len(xs)):\n"
+      "        if xs[i] <= 6:\n"
+      "            idx = i\n"
+      "    return idx\n";
+  const std::string cand2 =
+      "def last_index(arr):\n"
+      "    length = 0\n"
+      "    idx = -1\n"
+      "    for t in range(len(arr) - 1):\n"
+      "        length += 1\n"
+      "        if arr[t] <= 6:\n"
+      "            idx = t\n"
+      "    return idx\n";
+  DivergenceReport r2 = Diff(cand2, ref2, tracer::TestCase::Call("last_index", "[[9, 1, 2]]"));
+  ASSERT_TRUE(r2.earliest) << DumpReport(r2);
+  EXPECT_EQ(r2.earliest->line, 4) << DumpReport(r2);
+}
+
+// Of two candidate variables whose values resemble the reference's accumulator, the one
+// assigned where the accumulator is assigned (under the `if`, not at the top of the loop
+// body) takes the pair, although the distractor's history agrees better: the bug (the
+// `if` never holds) leaves the accumulator at its first value.
+TEST(UnlikeReference, PairsRankedByAssignmentSites) {
+  const std::string ref =
+      "def sum_items(xs):\n"
+      "    s = 0\n"
+      "    for x in xs:\n"
+      "        if x > 0:\n"
+      "            s += x\n"
+      "    return s\n";
+  const std::string cand =
+      "def sum_items(values):\n"
+      "    total = 0\n"
+      "    seen = 0\n"
+      "    for x in values:\n"
+      "        seen += 1\n"
+      "        if x == 0:\n"
+      "            total += x\n"
+      "    return total\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Call("sum_items", "[[1, 2, 3]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 6) << DumpReport(r);
+  for (const VariableMapping& v : r.alignment.variables) {
+    EXPECT_NE(v.candidate, "seen") << "the distractor took " << v.reference << "\n"
+                                   << DumpAlignment(r);
+  }
+}
+
+// A wrong start shifts every value an accumulator takes (histories {1, 2} and {0, 1} agree
+// on a third; the first values differ): it is assigned where the reference's accumulator
+// is and nowhere else, so it pairs by place, and the difference is blamed on the start,
+// not on the `cnt += 1` that made the returned value.
+TEST(UnlikeReference, AccumulatorWithAWrongStartPairsByItsSites) {
+  const std::string ref =
+      "def count_items(xs):\n"
+      "    n = 0\n"
+      "    for x in xs:\n"
+      "        if x > 2:\n"
+      "            n += 1\n"
+      "    return n\n";
+  const std::string cand =
+      "def count_items(nums):\n"
+      "    # check the numbers one by one\n"
+      "    cnt = 1\n"
+      "    for y in nums:\n"
+      "        if y > 2:\n"
+      "            cnt += 1\n"
+      "    return cnt\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Call("count_items", "[[5, 1]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 3) << DumpReport(r);
+  bool by_sites = false;
+  for (const VariableMapping& v : r.alignment.variables) {
+    if (v.candidate == "cnt") by_sites = v.reference == "n" && v.basis == "sites";
+  }
+  EXPECT_TRUE(by_sites) << DumpAlignment(r);
+  EXPECT_DOUBLE_EQ(r.earliest->confidence, 0.5);
+}
+
+// `return pos + 1` whose value a counter happens to hold is blamed on the `return`: only a
+// statement that returns the unmatched variable itself passes the blame to its assignment.
+TEST(UnlikeReference, ReturnedExpressionIsNotAVariablesValue) {
+  const std::string ref =
+      "def first_index(xs):\n"
+      "    for i in range(len(xs)):\n"
+      "        if xs[i] >= 6:\n"
+      "            return i\n"
+      "    return -1\n";
+  const std::string cand =
+      "def first_index(data):\n"
+      "    steps = 0\n"
+      "    for pos in range(len(data)):\n"
+      "        steps += 1\n"
+      "        if data[pos] >= 6:\n"
+      "            return pos + 1\n"
+      "    return -1\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::Call("first_index", "[[1, 7]]"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 6) << DumpReport(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kReturnValue) << DumpReport(r);
 }
 
 }  // namespace

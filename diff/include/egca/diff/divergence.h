@@ -171,8 +171,10 @@ struct VariableMapping {
   std::string candidate;
   std::string reference;
   bool renamed = false;  // matched by value history, not by name
-  // How the pair was made: "name", "history" (value histories agree, `agreement`) or
-  // "binding" (neither: the same first value, in order of first binding; weak).
+  // How the pair was made: "name", "loop" (targets of two paired `for` headers), "history"
+  // (value histories and assignment sites agree, `agreement` = the histories'), "binding"
+  // (neither: the same first value, in order of first binding; weak) or "sites" (assigned
+  // in the same blocks, nothing else paired them; weak).
   std::string basis = "name";
   double agreement = 1;
 };
