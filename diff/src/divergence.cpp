@@ -4,9 +4,9 @@
 #include <cctype>
 #include <cstring>
 #include <functional>
-#include <optional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -404,8 +404,8 @@ std::vector<std::string> TargetNames(const std::string& targets) {
   std::vector<std::string> names;
   for (const std::string& part : SplitTopLevel(targets, ',')) {
     size_t k = 0;
-    while (k < part.size() && (std::isspace(static_cast<unsigned char>(part[k])) || part[k] == '(' ||
-                               part[k] == '[' || part[k] == '*')) {
+    while (k < part.size() && (std::isspace(static_cast<unsigned char>(part[k])) ||
+                               part[k] == '(' || part[k] == '[' || part[k] == '*')) {
       ++k;
     }
     size_t b = k;
@@ -426,8 +426,9 @@ std::string ForTargets(const std::string& header) {
     char ch = header[m];
     if (ch == '(' || ch == '[' || ch == '{') ++depth;
     if (ch == ')' || ch == ']' || ch == '}') --depth;
-    if (depth == 0 && std::isspace(static_cast<unsigned char>(ch)) && header.compare(m + 1, 2, "in") == 0 &&
-        m + 3 < header.size() && !IsIdentChar(header[m + 3])) {
+    if (depth == 0 && std::isspace(static_cast<unsigned char>(ch)) &&
+        header.compare(m + 1, 2, "in") == 0 && m + 3 < header.size() &&
+        !IsIdentChar(header[m + 3])) {
       return header.substr(k, m - k);
     }
   }
@@ -476,7 +477,8 @@ std::vector<std::string> AssignedNames(const PreparedProgram& p, const cfg::Stat
         bool in_operator = (k > 0 && std::strchr("=!<>:", text[k - 1]) != nullptr) ||
                            (k + 1 < text.size() && text[k + 1] == '=');
         if (in_operator) continue;
-        for (std::string& n : TargetNames(text.substr(from, k - from))) names.push_back(std::move(n));
+        for (std::string& n : TargetNames(text.substr(from, k - from)))
+          names.push_back(std::move(n));
         from = k + 1;
       }
       return names;
@@ -610,21 +612,25 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
         (*confidence)[scope][c] = kLoopConfidence;
         used.insert(r);
         cand_loop_paired.insert(c);
-        out->push_back({fn, c, r, true, "loop",
-                        HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}))});
+        out->push_back(
+            {fn, c, r, true, "loop",
+             HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}))});
       }
     }
-    cand_left.erase(std::remove_if(cand_left.begin(), cand_left.end(),
-                                   [&](const std::string& n) { return cand_loop_paired.count(n) > 0; }),
-                    cand_left.end());
+    cand_left.erase(
+        std::remove_if(cand_left.begin(), cand_left.end(),
+                       [&](const std::string& n) { return cand_loop_paired.count(n) > 0; }),
+        cand_left.end());
     for (const std::string& n : rnames) {
       if (!used.count(n)) ref_left.push_back(n);
     }
     // Where each variable is assigned, in the reference's blocks: a distractor counter
     // (`seen += 1` in the loop body) and the accumulator it resembles (`n += 1` under the
     // `if`) take similar values but are assigned in different places.
-    const auto cand_sites = AssignmentSites(cand, scope, [&](int32_t b) { return sm.RefBlock(scope, b); });
-    const auto ref_sites = AssignmentSites(ref, rscope, [](int32_t b) { return std::optional<int32_t>(b); });
+    const auto cand_sites =
+        AssignmentSites(cand, scope, [&](int32_t b) { return sm.RefBlock(scope, b); });
+    const auto ref_sites =
+        AssignmentSites(ref, rscope, [](int32_t b) { return std::optional<int32_t>(b); });
     auto site_agreement = [&](const std::string& c, const std::string& r) {
       auto a = cand_sites.find(c);
       auto b = ref_sites.find(r);
@@ -735,8 +741,9 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
       if (rivals != 1) continue;
       map[scope][c] = hits[0];
       (*confidence)[scope][c] = kSiteConfidence;
-      out->push_back({fn, c, hits[0], true, "sites",
-                      HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, hits[0]}))});
+      out->push_back(
+          {fn, c, hits[0], true, "sites",
+           HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, hits[0]}))});
     }
   }
   std::sort(out->begin(), out->end(), [](const VariableMapping& a, const VariableMapping& b) {
@@ -995,8 +1002,9 @@ class Aligner {
       }
     }
     // The going frame's steps up to its return (its callees' steps included).
-    const int32_t depth = going.steps[static_cast<size_t>(cand_ended ? last_aligned_reference_
-                                                                     : last_aligned_candidate_)]
+    const int32_t depth = going
+                              .steps[static_cast<size_t>(cand_ended ? last_aligned_reference_
+                                                                    : last_aligned_candidate_)]
                               .step.depth;
     size_t end = *going_next;
     bool returned = false;

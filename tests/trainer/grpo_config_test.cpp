@@ -84,7 +84,8 @@ TEST(GrpoConfig, MinConfidenceKey) {
   EXPECT_DOUBLE_EQ(c.min_confidence, 0.5);
   EXPECT_TRUE(ValidateGrpoConfig(c).ok());
   ASSERT_TRUE(ApplyGrpoConfigOverrides({"credit.min_confidence=1.5"}, &c).ok());
-  EXPECT_EQ(ValidateGrpoConfig(c).message(), "config key 'credit.min_confidence': must be in [0, 1]");
+  EXPECT_EQ(ValidateGrpoConfig(c).message(),
+            "config key 'credit.min_confidence': must be in [0, 1]");
   ASSERT_TRUE(ApplyGrpoConfigOverrides({"credit.min_confidence=-0.1"}, &c).ok());
   EXPECT_FALSE(ValidateGrpoConfig(c).ok());
   EXPECT_FALSE(ApplyGrpoConfigOverrides({"credit.min_confidence=high"}, &c).ok());
