@@ -243,6 +243,8 @@ const char* FallbackReasonName(FallbackReason reason) {
       return "empty_span";
     case FallbackReason::kNoOverlap:
       return "no_overlap";
+    case FallbackReason::kLowConfidence:
+      return "low_confidence";
   }
   return "?";
 }
@@ -256,6 +258,7 @@ void TokenCreditStats::Merge(const TokenCreditStats& o) {
   fallback_missing_span += o.fallback_missing_span;
   fallback_empty_span += o.fallback_empty_span;
   fallback_no_overlap += o.fallback_no_overlap;
+  fallback_low_confidence += o.fallback_low_confidence;
   no_tokens += o.no_tokens;
   withheld += o.withheld;
   logic_spanned += o.logic_spanned;
@@ -285,6 +288,7 @@ std::string TokenCreditStats::ToString() const {
   line("fallback.missing_span", fallback_missing_span);
   line("fallback.empty_span", fallback_empty_span);
   line("fallback.no_overlap", fallback_no_overlap);
+  line("fallback.low_confidence", fallback_low_confidence);
   line("no_tokens", no_tokens);
   line("withheld", withheld);
   line("logic_spanned", logic_spanned);
@@ -315,6 +319,13 @@ Status AssignTokenCreditInto(const CreditSample& sample, const TokenCreditOption
   if (!(options.soft_weight >= 0.0 && options.soft_weight <= 1.0)) {
     return InvalidArgument("token credit: option soft_weight=" +
                            std::to_string(options.soft_weight) + " is outside [0, 1]");
+  }
+  if (!(options.min_confidence >= 0.0 && options.min_confidence <= 1.0)) {
+    return InvalidArgument("token credit: option min_confidence=" +
+                           std::to_string(options.min_confidence) + " is outside [0, 1]");
+  }
+  if (sample.localization_confidence && !std::isfinite(*sample.localization_confidence)) {
+    return InvalidArgument("token credit: localization_confidence is not finite");
   }
   if (!options.renormalize && options.soft_weight != 1.0) {
     return InvalidArgument("token credit: option renormalize=false needs soft_weight=1, got " +
@@ -366,7 +377,10 @@ Status AssignTokenCreditInto(const CreditSample& sample, const TokenCreditOption
     local.uniform = 1;
   } else {
     std::vector<uint32_t> on_span;
-    if (!span) {
+    if (sample.mode == FailureMode::kLogic && sample.localization_confidence &&
+        *sample.localization_confidence < options.min_confidence) {
+      credit.fallback = FallbackReason::kLowConfidence;
+    } else if (!span) {
       credit.fallback = FallbackReason::kMissingSpan;
     } else if (span->empty()) {
       credit.fallback = FallbackReason::kEmptySpan;
@@ -385,6 +399,9 @@ Status AssignTokenCreditInto(const CreditSample& sample, const TokenCreditOption
           break;
         case FallbackReason::kEmptySpan:
           local.fallback_empty_span = 1;
+          break;
+        case FallbackReason::kLowConfidence:
+          local.fallback_low_confidence = 1;
           break;
         default:
           local.fallback_no_overlap = 1;

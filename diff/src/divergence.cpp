@@ -4,9 +4,9 @@
 #include <cctype>
 #include <cstring>
 #include <functional>
-#include <optional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -404,8 +404,8 @@ std::vector<std::string> TargetNames(const std::string& targets) {
   std::vector<std::string> names;
   for (const std::string& part : SplitTopLevel(targets, ',')) {
     size_t k = 0;
-    while (k < part.size() && (std::isspace(static_cast<unsigned char>(part[k])) || part[k] == '(' ||
-                               part[k] == '[' || part[k] == '*')) {
+    while (k < part.size() && (std::isspace(static_cast<unsigned char>(part[k])) ||
+                               part[k] == '(' || part[k] == '[' || part[k] == '*')) {
       ++k;
     }
     size_t b = k;
@@ -426,8 +426,9 @@ std::string ForTargets(const std::string& header) {
     char ch = header[m];
     if (ch == '(' || ch == '[' || ch == '{') ++depth;
     if (ch == ')' || ch == ']' || ch == '}') --depth;
-    if (depth == 0 && std::isspace(static_cast<unsigned char>(ch)) && header.compare(m + 1, 2, "in") == 0 &&
-        m + 3 < header.size() && !IsIdentChar(header[m + 3])) {
+    if (depth == 0 && std::isspace(static_cast<unsigned char>(ch)) &&
+        header.compare(m + 1, 2, "in") == 0 && m + 3 < header.size() &&
+        !IsIdentChar(header[m + 3])) {
       return header.substr(k, m - k);
     }
   }
@@ -476,7 +477,8 @@ std::vector<std::string> AssignedNames(const PreparedProgram& p, const cfg::Stat
         bool in_operator = (k > 0 && std::strchr("=!<>:", text[k - 1]) != nullptr) ||
                            (k + 1 < text.size() && text[k + 1] == '=');
         if (in_operator) continue;
-        for (std::string& n : TargetNames(text.substr(from, k - from))) names.push_back(std::move(n));
+        for (std::string& n : TargetNames(text.substr(from, k - from)))
+          names.push_back(std::move(n));
         from = k + 1;
       }
       return names;
@@ -610,21 +612,25 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
         (*confidence)[scope][c] = kLoopConfidence;
         used.insert(r);
         cand_loop_paired.insert(c);
-        out->push_back({fn, c, r, true, "loop",
-                        HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}))});
+        out->push_back(
+            {fn, c, r, true, "loop",
+             HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}))});
       }
     }
-    cand_left.erase(std::remove_if(cand_left.begin(), cand_left.end(),
-                                   [&](const std::string& n) { return cand_loop_paired.count(n) > 0; }),
-                    cand_left.end());
+    cand_left.erase(
+        std::remove_if(cand_left.begin(), cand_left.end(),
+                       [&](const std::string& n) { return cand_loop_paired.count(n) > 0; }),
+        cand_left.end());
     for (const std::string& n : rnames) {
       if (!used.count(n)) ref_left.push_back(n);
     }
     // Where each variable is assigned, in the reference's blocks: a distractor counter
     // (`seen += 1` in the loop body) and the accumulator it resembles (`n += 1` under the
     // `if`) take similar values but are assigned in different places.
-    const auto cand_sites = AssignmentSites(cand, scope, [&](int32_t b) { return sm.RefBlock(scope, b); });
-    const auto ref_sites = AssignmentSites(ref, rscope, [](int32_t b) { return std::optional<int32_t>(b); });
+    const auto cand_sites =
+        AssignmentSites(cand, scope, [&](int32_t b) { return sm.RefBlock(scope, b); });
+    const auto ref_sites =
+        AssignmentSites(ref, rscope, [](int32_t b) { return std::optional<int32_t>(b); });
     auto site_agreement = [&](const std::string& c, const std::string& r) {
       auto a = cand_sites.find(c);
       auto b = ref_sites.find(r);
@@ -735,8 +741,9 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
       if (rivals != 1) continue;
       map[scope][c] = hits[0];
       (*confidence)[scope][c] = kSiteConfidence;
-      out->push_back({fn, c, hits[0], true, "sites",
-                      HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, hits[0]}))});
+      out->push_back(
+          {fn, c, hits[0], true, "sites",
+           HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, hits[0]}))});
     }
   }
   std::sort(out->begin(), out->end(), [](const VariableMapping& a, const VariableMapping& b) {
@@ -795,6 +802,7 @@ class Aligner {
       if (SkipExtraCall(cs_, &i, /*candidate=*/true, j) || SkipExtraCall(rs_, &j, false, i)) {
         continue;
       }
+      if (SkipFrameEndedAlike(&i, &j)) continue;
       Diverge(MakeControl(i, j), cs_.steps[i].step.first_event);
       if (!Resync(&i, &j)) break;
     }
@@ -953,6 +961,85 @@ class Aligner {
     }
     *k = end;
     return true;
+  }
+
+  // One side's frame (the one aligned last) returned through blocks with no counterpart (an
+  // extra check before its return, a return written elsewhere) while the other side's frame
+  // goes on to its own return: when both return the same value, the rest of the longer frame
+  // (with its callees) becomes gaps instead of a control divergence. A different value is
+  // left to the control divergence.
+  bool SkipFrameEndedAlike(size_t* i, size_t* j) {
+    if (last_aligned_candidate_ < 0 || last_aligned_reference_ < 0) return false;
+    const int32_t cf = cs_.steps[last_aligned_candidate_].step.frame;
+    const int32_t rf = rs_.steps[last_aligned_reference_].step.frame;
+    const bool cand_ended = !FrameHasStepFrom(cs_, *i, cf);
+    const bool ref_ended = !FrameHasStepFrom(rs_, *j, rf);
+    if (cand_ended == ref_ended) return false;
+    const StepStream& ended = cand_ended ? cs_ : rs_;
+    const StepStream& going = cand_ended ? rs_ : cs_;
+    const size_t ended_next = cand_ended ? *i : *j;
+    size_t* going_next = cand_ended ? j : i;
+    const int32_t ef = cand_ended ? cf : rf, gf = cand_ended ? rf : cf;
+    // The ended frame's returned value: its last step before the other side moved on.
+    const StepRec* last = nullptr;
+    for (size_t k = ended_next; k-- > 0;) {
+      if (ended.steps[k].step.frame == ef) {
+        last = &ended.steps[k];
+        break;
+      }
+    }
+    if (last == nullptr || !last->step.returned) return false;
+    // Blocks the ended frame executed, as the going side's blocks: the going frame's rest
+    // must hold none of them (a loop the ended side cut short goes on there).
+    std::set<int32_t> ended_blocks;
+    for (size_t k = 0; k < ended_next; ++k) {
+      const Step& st = ended.steps[k].step;
+      if (st.frame != ef) continue;
+      if (cand_ended) {
+        if (auto rb = sm_.RefBlock(st.scope, st.block)) ended_blocks.insert(*rb);
+      } else {
+        ended_blocks.insert(st.block);
+      }
+    }
+    // The going frame's steps up to its return (its callees' steps included).
+    const int32_t depth = going
+                              .steps[static_cast<size_t>(cand_ended ? last_aligned_reference_
+                                                                    : last_aligned_candidate_)]
+                              .step.depth;
+    size_t end = *going_next;
+    bool returned = false;
+    for (; end < going.steps.size() && !returned; ++end) {
+      const StepRec& s = going.steps[end];
+      if (s.step.frame == gf) {
+        std::optional<int32_t> as_going = s.step.block;
+        if (!cand_ended) as_going = sm_.RefBlock(s.step.scope, s.step.block);
+        if (as_going && ended_blocks.count(*as_going)) return false;
+        if (s.step.returned) {
+          if (s.return_hash != last->return_hash) return false;
+          returned = true;
+        }
+      } else if (s.step.depth <= depth) {
+        return false;
+      }
+    }
+    if (!returned) return false;
+    for (size_t m = *going_next; m < end; ++m) {
+      if (cand_ended) {
+        Push(-1, static_cast<int32_t>(m));
+      } else {
+        Push(static_cast<int32_t>(m), -1);
+      }
+    }
+    *going_next = end;
+    return true;
+  }
+
+  // Whether `st` has a step of frame `frame` at index `from` or later.
+  static bool FrameHasStepFrom(const StepStream& st, size_t from, int32_t frame) {
+    for (size_t k = from; k < st.steps.size(); ++k) {
+      if (st.steps[k].step.frame == frame) return true;
+    }
+    return false;
   }
 
   // A step with no counterpart (a block only one program has) may change variables: the

@@ -1,6 +1,7 @@
 #include "egca/credit/token_credit.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -232,6 +233,59 @@ TEST(TokenCredit, SpanOutsideCompletionAndMissingSpanFallBack) {
   EXPECT_EQ(stats.samples, 2);
 }
 
+// credit.min_confidence (issue 36). 14 tokens, A = -1.4, earliest on code [20,23) ->
+// completion [36,39) -> tokens 9 " x" and 10 "+": localized -0.7 on each; below the
+// threshold the sample is uniform, -1.4 / 14 = -0.1 on every token.
+TEST(TokenCredit, LowConfidenceFallsBackToUniform) {
+  CreditSample s = Sample(FailureMode::kLogic, -1.4);
+  s.earliest_divergence = CodeSpan(20, 23);
+  s.localization_confidence = 0.45;
+  TokenCreditOptions o;
+  o.min_confidence = 0.5;
+  TokenCreditStats stats;
+  StatusOr<TokenCredit> c = AssignTokenCredit(s, o, &stats);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->placement, CreditPlacement::kFallback);
+  EXPECT_EQ(c->fallback, FallbackReason::kLowConfidence);
+  EXPECT_STREQ(FallbackReasonName(c->fallback), "low_confidence");
+  for (double a : c->advantages) EXPECT_NEAR(a, -0.1, 1e-12);
+  EXPECT_EQ(stats.fallback_low_confidence, 1);
+  EXPECT_EQ(stats.fallbacks(), 1);
+  EXPECT_EQ(stats.localized, 0);
+  // At the threshold, and with no confidence from the router: localized.
+  for (std::optional<double> conf : {std::optional<double>(0.5), std::optional<double>()}) {
+    s.localization_confidence = conf;
+    c = AssignTokenCredit(s, o, &stats);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->placement, CreditPlacement::kLocalized);
+    EXPECT_NEAR(c->advantages[9], -0.7, 1e-12);
+    EXPECT_NEAR(c->advantages[10], -0.7, 1e-12);
+    EXPECT_EQ(c->advantages[8], 0.0);
+  }
+  EXPECT_EQ(stats.localized, 2);
+  // Default 0: never falls back, whatever the confidence.
+  s.localization_confidence = 0.0;
+  c = AssignTokenCredit(s, {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->placement, CreditPlacement::kLocalized);
+  // Only LOGIC samples: a SYNTAX sample's error span is kept.
+  CreditSample syn = Sample(FailureMode::kSyntax, -1.4);
+  syn.error_span = CodeSpan(20, 23);
+  syn.localization_confidence = 0.1;
+  c = AssignTokenCredit(syn, o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->placement, CreditPlacement::kLocalized);
+  // Bad thresholds and confidences are errors naming the option.
+  for (double bad : {-0.1, 1.5, std::nan("")}) {
+    o.min_confidence = bad;
+    StatusOr<TokenCredit> e = AssignTokenCredit(s, o);
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.status().message().find("min_confidence"), std::string::npos);
+  }
+  s.localization_confidence = std::nan("");
+  EXPECT_FALSE(AssignTokenCredit(s, {}).ok());
+}
+
 TEST(TokenCredit, SpanOnlyOnZeroWidthTokenFallsBack) {
   // code [29,35) -> completion [45,51): only the zero-width end token sits there.
   CreditSample s = Sample(FailureMode::kSyntax, -1.0);
@@ -352,7 +406,8 @@ TEST(TokenCredit, GroupStatsCountEveryPlacement) {
   EXPECT_EQ(stats.ToString(),
             "samples 4\ntokens 56\nmode.SYNTAX 1\nmode.CONSTRAINT 1\nmode.LOGIC 1\n"
             "mode.CORRECT 1\nuniform 2\nlocalized 1\nfallback.missing_span 1\n"
-            "fallback.empty_span 0\nfallback.no_overlap 0\nno_tokens 0\nwithheld 0\n"
+            "fallback.empty_span 0\nfallback.no_overlap 0\nfallback.low_confidence 0\n"
+            "no_tokens 0\nwithheld 0\n"
             "logic_spanned 1\nlogic_spanned_positive 0\nadvantage_positive 1\n"
             "advantage_negative -1\nspan_credit_positive 0\nspan_credit_negative -0.5\n");
 }

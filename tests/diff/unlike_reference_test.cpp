@@ -336,3 +336,43 @@ TEST(UnlikeReference, ReturnedExpressionIsNotAVariablesValue) {
 
 }  // namespace
 }  // namespace egca::diff
+
+namespace egca::diff {
+namespace {
+
+// The candidate returns through blocks the reference does not have (an extra check before
+// its `return True`) while the reference goes on to its own `return True`: the same value,
+// so the rest of the reference's frame is a gap, not a control divergence blamed on the
+// loop header; the bug (the chained comparison) is found on the next call.
+TEST(UnlikeReference, FrameReturningTheSameValueElsewhereIsNoDivergence) {
+  const std::string ref =
+      "def f(s):\n"
+      "    if len(s) < 3:\n"
+      "        return False\n"
+      "    for i in range(len(s) - 2):\n"
+      "        if s[i] == s[i+1] or s[i+1] == s[i+2] or s[i] == s[i+2]:\n"
+      "            return False\n"
+      "    return True\n";
+  const std::string cand =
+      "def f(s):\n"
+      "    if len(s) < 3:\n"
+      "        return False\n"
+      "    seen = set(s)\n"
+      "    for i in range(0, len(s) - 2):\n"
+      "        if s[i] == s[i + 1] == s[i + 2]:\n"
+      "            return False\n"
+      "    if len(seen) < 3:\n"
+      "        return False\n"
+      "    return True\n";
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate('abcd') is True\n"
+      "    assert candidate('adbd') is False\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 6) << DumpReport(r) << DumpAlignment(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kControl) << DumpReport(r);
+}
+
+}  // namespace
+}  // namespace egca::diff

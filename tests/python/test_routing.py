@@ -169,6 +169,30 @@ def test_token_credit_sign_aware_options_of_routes(router):
         egca.token_advantages([logic], [1.0], token_offsets=offs[:1], syntax="raise")
 
 
+def test_token_credit_min_confidence(router):
+    # Issue 36: a LOGIC route whose localization confidence is below min_confidence gets
+    # uniform credit; 8 one-line tokens, A = -0.8: -0.1 on each.
+    logic = router.route(HE0_LOGIC, completion_is_body=True)
+    conf = logic.localization_confidence
+    assert conf is not None and 0 < conf <= 1
+    at, offs = 0, []
+    for line in HE0_LOGIC.splitlines(keepends=True):
+        offs.append((at, at + len(line.encode())))
+        at += len(line.encode())
+    offs = [np.array(offs)]
+    low = egca.token_advantages([logic], [-0.8], token_offsets=offs, min_confidence=min(1.0, conf + 0.01))
+    assert low.placement == ["fallback"] and low.fallback == ["low_confidence"]
+    np.testing.assert_allclose(low.advantages[0], [-0.1] * 8, atol=1e-7)
+    assert "fallback.low_confidence 1" in low.stats
+    ok = egca.token_advantages([logic], [-0.8], token_offsets=offs, min_confidence=conf)
+    assert ok.placement == ["localized"]
+    direct = egca.assign_token_credit("LOGIC", -1.0, offs[0], earliest=(0, 1),
+                                      localization_confidence=0.2, min_confidence=0.3)
+    assert direct["fallback"] == "low_confidence"
+    with pytest.raises(ValueError, match="min_confidence"):
+        egca.token_advantages([logic], [1.0], token_offsets=offs, min_confidence=1.5)
+
+
 def test_token_credit_bad_input(router):
     r = router.route(HE0_CORRECT, completion_is_body=True)
     with pytest.raises(TypeError, match="exactly one"):

@@ -291,6 +291,19 @@ def test_token_advantages_sign_aware_options(server):
     adv, _ = credit(positive_logic="uniform", syntax="uniform")
     assert adv == [pytest.approx([1 / 3] * 3), pytest.approx([-1 / 3] * 3)]
     assert credit(positive_logic="zero")[0][0] == [0, 0, 0]
+    # Issue 36: min_confidence against the record's localization_confidence (0.4 < 0.5:
+    # uniform, fallback low_confidence; a record without one keeps its span).
+    low = [dict(records[0], localization_confidence=0.4), records[0]]
+    status, out = server.post("/token_advantages", {"records": low, "advantages": [-1, -1],
+                                                    "token_offsets": offsets, "min_confidence": 0.5})
+    assert status == 200, out
+    assert out["token_advantages"][0] == [pytest.approx(-1 / 3)] * 3
+    assert out["token_advantages"][1] == [0, -1, 0]
+    assert out["fallback"] == ["low_confidence", "none"]
+    for bad in (1.5, -1, "high"):
+        s, why = one_line_error(server.post("/token_advantages", {
+            "records": low, "advantages": [-1, -1], "token_offsets": offsets, "min_confidence": bad}))
+        assert s == 400 and why.startswith("min_confidence"), why
     for key, bad in (("positive_logic", "cause"), ("syntax", "prefix")):
         s, why = one_line_error(server.post("/token_advantages", {
             "records": records, "advantages": [1, -1], "token_offsets": offsets, key: bad}))

@@ -73,6 +73,30 @@ TEST(GrpoConfig, SignAwareCreditAndBinaryRewardKeys) {
   EXPECT_EQ(back.reward, "binary");
 }
 
+// Issue 36: credit.min_confidence, 0 (never fall back) unless set, in [0, 1].
+TEST(GrpoConfig, MinConfidenceKey) {
+  GrpoConfig c;
+  c.model = "/m";
+  c.run_dir = "/r";
+  c.train_data = "/d";
+  EXPECT_DOUBLE_EQ(c.min_confidence, 0.0);
+  ASSERT_TRUE(ApplyGrpoConfigOverrides({"credit.min_confidence=0.5"}, &c).ok());
+  EXPECT_DOUBLE_EQ(c.min_confidence, 0.5);
+  EXPECT_TRUE(ValidateGrpoConfig(c).ok());
+  ASSERT_TRUE(ApplyGrpoConfigOverrides({"credit.min_confidence=1.5"}, &c).ok());
+  EXPECT_EQ(ValidateGrpoConfig(c).message(),
+            "config key 'credit.min_confidence': must be in [0, 1]");
+  ASSERT_TRUE(ApplyGrpoConfigOverrides({"credit.min_confidence=-0.1"}, &c).ok());
+  EXPECT_FALSE(ValidateGrpoConfig(c).ok());
+  EXPECT_FALSE(ApplyGrpoConfigOverrides({"credit.min_confidence=high"}, &c).ok());
+  c.min_confidence = 0.45;
+  testing::ScratchDir dir("grpo_config_min_confidence");
+  const auto path = Write(dir, "config.yaml", GrpoConfigToYaml(c));
+  GrpoConfig back;
+  ASSERT_TRUE(LoadGrpoConfigFile(path, &back).ok());
+  EXPECT_DOUBLE_EQ(back.min_confidence, 0.45);
+}
+
 TEST(GrpoConfig, NestedYamlAndOverrides) {
   testing::ScratchDir dir("grpo_config_nested");
   const auto path = Write(dir, "run.yaml",

@@ -492,6 +492,11 @@ std::string HandleTokenAdvantages(const json& body) {
     if (options.soft_weight < 0 || options.soft_weight > 1)
       Fail(400, "soft_weight must be in [0, 1]");
   }
+  if (auto it = body.find("min_confidence"); it != body.end()) {
+    options.min_confidence = Number(*it, "min_confidence");
+    if (!(options.min_confidence >= 0 && options.min_confidence <= 1))
+      Fail(400, "min_confidence must be in [0, 1]");
+  }
   if (auto it = body.find("seed"); it != body.end()) {
     if (!it->is_number_unsigned()) Fail(400, "seed: expected a non-negative integer");
     options.seed = it->get<uint64_t>();
@@ -533,6 +538,12 @@ std::string HandleTokenAdvantages(const json& body) {
     s.earliest_divergence = span("earliest");
     s.last_divergence = span("last");
     s.random_boundary = span("random");
+    // The route's confidence in its earliest span (egca-batch / /route records carry it).
+    if (auto it = rec.find("localization_confidence"); it != rec.end() && !it->is_null()) {
+      s.localization_confidence = Number(*it, where + ".localization_confidence");
+      if (!(*s.localization_confidence >= 0 && *s.localization_confidence <= 1))
+        Fail(400, where + ".localization_confidence must be in [0, 1]");
+    }
     s.sample_index = i;
     std::string completion;
     if (chars) completion = String((*completions)[i], fmt::format("completions[{}]", i));

@@ -367,7 +367,7 @@ def token_advantages(routes: Sequence[Route], advantages: Sequence[float], *,
                      char_offsets: Optional[bool] = None, target: str = "earliest",
                      soft_weight: float = 1.0, seed: int = 0, max_len: Optional[int] = None,
                      pad: float = 0.0, return_tensors: str = "np", positive_logic: str = "span",
-                     syntax: str = "span") -> TokenAdvantages:
+                     syntax: str = "span", min_confidence: float = 0.0) -> TokenAdvantages:
     """EGCA eq. 6 (credit::AssignTokenCredit) on every route, batched: per-token advantages
     [B, L] (L = max_len, else the longest T_i) as numpy float32 ("np") or torch tensors
     ("pt"). Token offsets index the completion: give token_offsets ([T_i, 2] per completion;
@@ -375,8 +375,10 @@ def token_advantages(routes: Sequence[Route], advantages: Sequence[float], *,
     Hugging Face: characters). target: earliest (EGCA), last, random, uniform (GRPO).
     positive_logic (a LOGIC sample's A_i > 0): span (EGCA), uniform, prefix (the tokens before
     the span), zero; syntax (a SYNTAX sample's A_i): span (the raising statement, EGCA),
-    uniform, cause (name errors: binding sites through the use). The same names as
-    egca-train's credit.positive_logic / credit.syntax and egca-serve's /token_advantages."""
+    uniform, cause (name errors: binding sites through the use). min_confidence: a LOGIC
+    route whose localization_confidence is below it gets uniform credit (fallback
+    "low_confidence"; 0: never). The same names as egca-train's credit.positive_logic /
+    credit.syntax / credit.min_confidence and egca-serve's /token_advantages."""
     routes = list(routes)
     if any(not isinstance(r, Route) for r in routes):
         raise TypeError("routes must be egca.Route objects (route_batch / Router.route)")
@@ -397,7 +399,8 @@ def token_advantages(routes: Sequence[Route], advantages: Sequence[float], *,
                                    char_offsets=bool(char_offsets), target=target,
                                    soft_weight=soft_weight, seed=seed,
                                    max_len=-1 if max_len is None else int(max_len), pad=pad,
-                                   positive_logic=positive_logic, syntax=syntax)
+                                   positive_logic=positive_logic, syntax=syntax,
+                                   min_confidence=float(min_confidence))
     a, m = out["advantages"], out["mask"]
     if return_tensors == "pt":
         import torch

@@ -31,7 +31,7 @@ credit::LocalizationTarget Target(const std::string& name) {
 
 credit::TokenCreditOptions CreditOptions(const std::string& target, double soft_weight,
                                          uint64_t seed, const std::string& positive_logic,
-                                         const std::string& syntax) {
+                                         const std::string& syntax, double min_confidence) {
   credit::TokenCreditOptions o;
   o.target = Target(target);
   auto pl = credit::ParsePositiveLogicCredit(positive_logic);
@@ -50,6 +50,10 @@ credit::TokenCreditOptions CreditOptions(const std::string& target, double soft_
     Raise(PyExc_ValueError, fmt::format("soft_weight must be in [0, 1], got {}", soft_weight));
   }
   o.soft_weight = soft_weight;
+  if (!(min_confidence >= 0 && min_confidence <= 1)) {
+    Raise(PyExc_ValueError, fmt::format("min_confidence must be in [0, 1], got {}", min_confidence));
+  }
+  o.min_confidence = min_confidence;
   o.seed = seed;
   return o;
 }
@@ -126,6 +130,7 @@ credit::CreditSample FromRoute(const Route& r, double advantage, std::vector<Tok
   s.earliest_divergence = CompletionSpan(r.record.earliest);
   s.last_divergence = CompletionSpan(r.record.last);
   s.random_boundary = CompletionSpan(r.record.random);
+  s.localization_confidence = r.record.localization_confidence;
   s.sample_index = index;
   return s;
 }
@@ -223,14 +228,14 @@ void BindCredit(py::module_& m) {
       [](const std::vector<const Route*>& routes, const std::vector<double>& advantages,
          const py::sequence& offsets, bool char_offsets, const std::string& target,
          double soft_weight, uint64_t seed, int64_t max_len, float pad,
-         const std::string& positive_logic, const std::string& syntax) {
+         const std::string& positive_logic, const std::string& syntax, double min_confidence) {
         if (routes.size() != advantages.size() || routes.size() != offsets.size()) {
           Raise(PyExc_ValueError,
                 fmt::format("routes, advantages and token offsets differ in length ({}, {}, {})",
                             routes.size(), advantages.size(), offsets.size()));
         }
         credit::TokenCreditOptions options =
-            CreditOptions(target, soft_weight, seed, positive_logic, syntax);
+            CreditOptions(target, soft_weight, seed, positive_logic, syntax, min_confidence);
         std::vector<credit::CreditSample> samples;
         samples.reserve(routes.size());
         for (size_t i = 0; i < routes.size(); ++i) {
@@ -304,7 +309,8 @@ void BindCredit(py::module_& m) {
       py::arg("routes"), py::arg("advantages"), py::arg("token_offsets"),
       py::arg("char_offsets") = false, py::arg("target") = "earliest",
       py::arg("soft_weight") = 1.0, py::arg("seed") = 0, py::arg("max_len") = -1,
-      py::arg("pad") = 0.0f, py::arg("positive_logic") = "span", py::arg("syntax") = "span");
+      py::arg("pad") = 0.0f, py::arg("positive_logic") = "span", py::arg("syntax") = "span",
+      py::arg("min_confidence") = 0.0);
 
   m.def(
       "assign_token_credit",
@@ -312,7 +318,8 @@ void BindCredit(py::module_& m) {
          uint32_t code_offset, const py::object& error_span, const py::object& earliest,
          const py::object& last, const py::object& random, uint64_t sample_index,
          const std::string& target, double soft_weight, uint64_t seed, const py::object& cause,
-         const std::string& positive_logic, const std::string& syntax) {
+         const std::string& positive_logic, const std::string& syntax,
+         const py::object& localization_confidence, double min_confidence) {
         credit::CreditSample s;
         s.mode = ModeArg(mode);
         s.advantage = advantage;
@@ -324,8 +331,11 @@ void BindCredit(py::module_& m) {
         s.random_boundary = SpanArg(random, "random");
         s.cause_span = SpanArg(cause, "cause");
         s.sample_index = sample_index;
+        if (!localization_confidence.is_none()) {
+          s.localization_confidence = localization_confidence.cast<double>();
+        }
         credit::TokenCredit c = Unwrap(credit::AssignTokenCredit(
-            s, CreditOptions(target, soft_weight, seed, positive_logic, syntax)));
+            s, CreditOptions(target, soft_weight, seed, positive_logic, syntax, min_confidence)));
         py::dict out;
         out["advantages"] = ToArray(c.advantages);
         out["placement"] = credit::CreditPlacementName(c.placement);
@@ -340,7 +350,8 @@ void BindCredit(py::module_& m) {
       py::arg("random") = py::none(), py::arg("sample_index") = 0,
       py::arg("target") = "earliest", py::arg("soft_weight") = 1.0, py::arg("seed") = 0,
       py::arg("cause") = py::none(), py::arg("positive_logic") = "span",
-      py::arg("syntax") = "span",
+      py::arg("syntax") = "span", py::arg("localization_confidence") = py::none(),
+      py::arg("min_confidence") = 0.0,
       "credit::AssignTokenCredit on one sample; spans are (begin, end) code bytes.");
 
   // ---- GRPO -----------------------------------------------------------------------------

@@ -539,6 +539,11 @@ void BindRouting(py::module_& m) {
       .def_property_readonly("error_name", [](const Route& r) { return r.record.error_name; })
       .def_property_readonly("localization_note",
                              [](const Route& r) { return r.result->localization_note; })
+      .def_property_readonly("localization_confidence",
+                             [](const Route& r) -> py::object {
+                               if (!r.record.localization_confidence) return py::none();
+                               return py::float_(*r.record.localization_confidence);
+                             })
       .def_property_readonly("divergence",
                              [](const Route& r) -> py::object {
                                auto j = ViewJson(r);

@@ -54,6 +54,7 @@ Status GrpoTrainer::Impl::AssignTokenCredit(int64_t step, std::vector<RolloutRec
   co.target = TargetOf(config.target);
   co.soft_weight = config.soft_weight;
   co.renormalize = config.renormalize;
+  co.min_confidence = config.min_confidence;
   // Validated names (ValidateGrpoConfig): the parses cannot fail here.
   co.positive_logic =
       credit::ParsePositiveLogicCredit(config.positive_logic).value_or(credit::PositiveLogicCredit::kSpan);
@@ -76,6 +77,8 @@ Status GrpoTrainer::Impl::AssignTokenCredit(int64_t step, std::vector<RolloutRec
     s.earliest_divergence = r.route.earliest_divergence;
     s.last_divergence = r.route.last_divergence;
     s.random_boundary = r.route.random_boundary;
+    // The router's confidence in the earliest span (absent when it found none).
+    if (!r.route.divergence_kind.empty()) s.localization_confidence = r.route.localization_confidence;
     s.sample_index = config.turns > 1 ? (static_cast<uint64_t>(first_global + r.group) << 20) +
                                             seen_in_group[r.group]++
                                       : static_cast<uint64_t>(first_global * config.group_size) + i;

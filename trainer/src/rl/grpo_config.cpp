@@ -88,6 +88,8 @@ const std::vector<Field>& Fields() {
       {"credit.soft_weight", &C::soft_weight, "share of A_i on the span (1 = hard mask)"},
       {"credit.renormalize", &C::renormalize,
        "false: the span keeps A_i / T_i per token, the rest 0 (mask without renormalizing)"},
+      {"credit.min_confidence", &C::min_confidence,
+       "LOGIC samples whose localization confidence is below this get uniform credit (0: never)"},
       {"credit.normalization", &C::normalization, "mean_centered (EGCA eq. 2) or mean_std"},
       {"multi_turn.turns", &C::turns, "T turns of the rollout tree (1: single-turn GRPO)"},
       {"multi_turn.group_size", &C::turn_group_size,
@@ -404,6 +406,9 @@ Status ValidateGrpoConfig(const GrpoConfig& c) {
   if (!(c.soft_weight >= 0 && c.soft_weight <= 1)) return bad("credit.soft_weight", "must be in [0, 1]");
   if (!c.renormalize && c.soft_weight != 1) {
     return bad("credit.renormalize", "false needs credit.soft_weight = 1");
+  }
+  if (!(c.min_confidence >= 0 && c.min_confidence <= 1)) {
+    return bad("credit.min_confidence", "must be in [0, 1]");
   }
   if (c.normalization != "mean_centered" && c.normalization != "mean_std") {
     return bad("credit.normalization", fmt::format("'{}' is not mean_centered or mean_std", c.normalization));

@@ -715,6 +715,8 @@ Status MultiAgentTrainer::State::Rollout(const std::vector<size_t>& batch) {
               r.route.earliest_divergence = moved(jr->route.earliest_divergence);
               r.route.last_divergence = moved(jr->route.last_divergence);
               r.route.random_boundary = moved(jr->route.random_boundary);
+              r.route.divergence_kind = jr->route.divergence_kind;
+              r.route.localization_confidence = jr->route.localization_confidence;
             } else {
               // SYNTAX, and a naming conflict (CONSTRAINT with a span): the span's tokens,
               // as the credit operator treats a syntax error.

@@ -123,6 +123,7 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
                                     &stats.fallback_missing_span,
                                     &stats.fallback_empty_span,
                                     &stats.fallback_no_overlap,
+                                    &stats.fallback_low_confidence,
                                     &cancel.tokens,
                                     &cancel.divergent_tokens,
                                     &sampling.sampled_groups,
@@ -177,6 +178,7 @@ StatusOr<Scalars> GrpoTrainer::Impl::ReportStep(GrpoTrainer& t, const std::vecto
   m["credit/fallbacks"] = static_cast<double>(stats.fallbacks());
   m["credit/fallback_missing_span"] = static_cast<double>(stats.fallback_missing_span);
   m["credit/fallback_no_overlap"] = static_cast<double>(stats.fallback_no_overlap);
+  m["credit/fallback_low_confidence"] = static_cast<double>(stats.fallback_low_confidence);
   m["credit/span_fraction"] =
       span_fraction_n > 0 ? span_fraction_sum / static_cast<double>(span_fraction_n) : 0.0;
   // Issue 37: how often the operator meets a positive LOGIC advantage, where SYNTAX

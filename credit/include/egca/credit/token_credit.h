@@ -99,6 +99,11 @@ struct TokenCreditOptions {
   // under target kUniform (every mode uniform).
   PositiveLogicCredit positive_logic = PositiveLogicCredit::kSpan;
   SyntaxCredit syntax = SyntaxCredit::kSpan;
+  // Issue 36. A LOGIC sample whose localization_confidence is below this gets uniform
+  // credit (fallback kLowConfidence) whatever the target, so an ablation target is
+  // localized on the same samples as earliest. 0 = never (every confidence is >= 0). Must
+  // be in [0, 1].
+  double min_confidence = 0.0;
 };
 
 // [begin, end) byte range of one token in the completion text. Zero-width ranges (special
@@ -124,6 +129,10 @@ struct CreditSample {
   std::optional<SourceSpan> random_boundary;
   std::vector<SourceSpan> executed_boundaries;
   uint64_t sample_index = 0;  // position in the batch; only feeds the seeded draw
+  // LOGIC: the router's confidence in [0, 1] that the earliest divergence's span is the
+  // cause (RouteResult::localization_confidence); absent when the router gave none, which
+  // never triggers TokenCreditOptions::min_confidence.
+  std::optional<double> localization_confidence;
 };
 
 // How a sample's credit was placed.
@@ -142,6 +151,7 @@ enum class FallbackReason {
   kMissingSpan,  // the router supplied no span for the selected target
   kEmptySpan,    // the span is empty (end <= begin)
   kNoOverlap,    // the span overlaps no token (outside the completion, zero-width tokens)
+  kLowConfidence,  // LOGIC: localization_confidence < TokenCreditOptions::min_confidence
 };
 
 const char* CreditPlacementName(CreditPlacement placement);
@@ -173,6 +183,7 @@ struct TokenCreditStats {
   int64_t fallback_missing_span = 0;
   int64_t fallback_empty_span = 0;
   int64_t fallback_no_overlap = 0;
+  int64_t fallback_low_confidence = 0;
   int64_t no_tokens = 0;
   int64_t withheld = 0;  // CreditPlacement::kWithheld
   // Issue 37. LOGIC samples whose span gave tokens, and those of them with A_i > 0.
@@ -185,7 +196,8 @@ struct TokenCreditStats {
   double span_credit_negative = 0.0;  // sum over A_i < 0
 
   int64_t fallbacks() const {
-    return fallback_missing_span + fallback_empty_span + fallback_no_overlap;
+    return fallback_missing_span + fallback_empty_span + fallback_no_overlap +
+           fallback_low_confidence;
   }
   void Merge(const TokenCreditStats& other);
   // One line per counter, "name value", deterministic order.

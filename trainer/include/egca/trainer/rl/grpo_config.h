@@ -93,6 +93,9 @@ struct GrpoConfig {
   double soft_weight = 1.0;                  // share of A_i on the span (1 = hard mask)
   bool renormalize = true;  // false: span tokens keep A_i / T_i, no T_i / |S| scale-up (issue 23)
   std::string normalization = "mean_centered";  // mean_centered (EGCA eq. 2) | mean_std
+  // LOGIC samples whose route's localization_confidence is below this get uniform credit
+  // (fallback low_confidence; issue 36). 0 = never. In [0, 1].
+  double min_confidence = 0.0;
 
   // ---- multi-turn (Murphy trees; turns = 1 is single-turn GRPO) ----
   int64_t turns = 1;                 // T: turns of the rollout tree
