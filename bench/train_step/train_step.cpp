@@ -5,7 +5,7 @@
 //              [--dtype float32|bfloat16] [--batch B] [--seq T] [--prompt P] [--steps N]
 //              [--warmup W] [--threads N] [--python PATH] [--impl auto|transformers|baseline]
 //              [--no-python] [--path before|after] [--compare --rounds R]
-//              [--cuda-graph off|auto] [--profile PATH]
+//              [--cuda-graph off|auto] [--profile PATH] [--entropy] [--logit-chunk-bytes N]
 //              [--gen-prompts P --gen-samples G --gen-tokens N --gen-reps R]
 //
 // The step (both sides): log-probs of the completion tokens (positions P..T-1 of each row,
@@ -17,7 +17,12 @@
 //   before  one [B, W, V] float32 log-softmax, torch::optim::AdamW's per-parameter loop,
 //           sampling with the KV cache grown by at::cat: the code before issue 39
 // --compare runs both versions, each in a child process of its own (peak memory is per
-// process), alternating for --rounds rounds, and prints both and the ratios; no Python.
+// process), alternating for --rounds rounds (the order flips each round), and prints both,
+// the after/before ratio of each round and their median, and the load average; no Python.
+// Each step is timed by the wall clock and by the process's CPU time (which other
+// processes on a loaded machine inflate less). --entropy: the C++ step also computes the
+// per-token entropy, as the trainer's first pass over a batch does (the Python side does
+// not). --logit-chunk-bytes: the after version's tile of logits (default: the model's).
 // The Python side (train_step_baseline.py, a child process run after the C++ side) is
 // transformers' AutoModelForCausalLM with SDPA attention when transformers is importable,
 // else bench/model's transformers-style decoder. Both load the checkpoint written here.
@@ -41,6 +46,7 @@
 
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,12 +97,14 @@ struct Args {
               profile;
   int64_t vocab = 0, batch = 4, seq = 256, prompt = 64, steps = 5, warmup = 2, threads = 0;
   int64_t gen_prompts = 0, gen_samples = 8, gen_tokens = 256, gen_reps = 3, rounds = 3;
-  bool no_python = false, compare = false;
+  int64_t logit_chunk_bytes = DecoderModel::kAutoLogitChunk;
+  bool no_python = false, compare = false, entropy = false;
 };
 
 // What one version of the C++ side measured.
 struct SideResult {
   double step_s = 0, peak_bytes = 0, first = 0, gen_tps = 0;
+  double step_cpu_s = 0;  // CPU time of the process per step (median): what load cannot inflate
   std::string error;  // non-empty: the side failed
 };
 
@@ -105,6 +113,13 @@ ModelConfig ShapeOf(const Args& a) {
   if (a.vocab > 0) mc.vocab_size = a.vocab;
   mc.torch_dtype = a.dtype_name;
   return mc;
+}
+
+// User + system CPU time of this process (all its threads), seconds.
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 double PeakBytes(const at::Device& device) {
@@ -138,7 +153,7 @@ SideResult RunCpp(const Args& a, const fs::path& dir, bool before) {
   }
   DecoderModel& m = **model;
   m.train();
-  m.set_logit_chunk_bytes(before ? 0 : DecoderModel::kAutoLogitChunk);
+  m.set_logit_chunk_bytes(before ? 0 : a.logit_chunk_bytes);
   std::unique_ptr<torch::optim::AdamW> opt =
       before ? std::make_unique<torch::optim::AdamW>(m.parameters(), torch::optim::AdamWOptions(1e-6))
              : std::make_unique<MultiTensorAdamW>(m.parameters(), torch::optim::AdamWOptions(1e-6));
@@ -154,7 +169,8 @@ SideResult RunCpp(const Args& a, const fs::path& dir, bool before) {
     if (device.is_cuda()) torch::cuda::synchronize();
   };
   auto step = [&]() -> double {
-    CompletionLogProbs out = m.ScoreCompletions(prompts, completions);  // [B, W]
+    CompletionLogProbs out = m.ScoreCompletions(prompts, completions, a.entropy);  // [B, W]
+    if (a.entropy) (void)out.entropy.sum().item<double>();  // as the trainer logs it
     at::Tensor loss = GrpoLoss(out.log_probs, out.log_probs.detach(), {}, adv, out.mask, lo);
     loss.backward();
     opt->step();
@@ -168,17 +184,20 @@ SideResult RunCpp(const Args& a, const fs::path& dir, bool before) {
 #if EGCA_HAVE_CUDA_ALLOCATOR
   if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
 #endif
-  std::vector<double> times;
+  std::vector<double> times, cpu_times;
   for (int64_t i = 0; i < a.steps; ++i) {
     sync();
     const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = ProcessCpuSeconds();
     const double v = step();
     if (a.warmup == 0 && i == 0) res.first = v;
     sync();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    cpu_times.push_back(ProcessCpuSeconds() - c0);
   }
   res.peak_bytes = PeakBytes(device);
   res.step_s = Median(times);
+  res.step_cpu_s = Median(cpu_times);
   if (!a.profile.empty()) {
 #if EGCA_HAVE_LEGACY_PROFILER
     {
@@ -242,6 +261,7 @@ std::string ToJson(const SideResult& r) {
   j["peak_bytes"] = r.peak_bytes;
   j["first"] = r.first;
   j["gen_tps"] = r.gen_tps;
+  j["step_cpu_s"] = r.step_cpu_s;
   j["error"] = r.error;
   return j.dump();
 }
@@ -249,7 +269,9 @@ std::string ToJson(const SideResult& r) {
 // RunCpp in a child process (its own peak memory; CUDA initialized there, not here).
 SideResult RunInChild(const Args& a, bool before) {
   int fds[2];
-  if (pipe(fds) != 0) return SideResult{0, 0, 0, 0, "pipe failed"};
+  SideResult failed;
+  failed.error = "pipe failed";
+  if (pipe(fds) != 0) return failed;
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
@@ -275,50 +297,81 @@ SideResult RunInChild(const Args& a, bool before) {
   int status = 0;
   waitpid(pid, &status, 0);
   auto j = nlohmann::json::parse(out, nullptr, false);
-  if (j.is_discarded()) return SideResult{0, 0, 0, 0, fmt::format("child exited with status {}", status)};
-  return SideResult{j["step_s"].get<double>(), j["peak_bytes"].get<double>(), j["first"].get<double>(),
-                    j["gen_tps"].get<double>(), j["error"].get<std::string>()};
+  if (j.is_discarded()) {
+    failed.error = fmt::format("child exited with status {}", status);
+    return failed;
+  }
+  SideResult r;
+  r.step_s = j["step_s"].get<double>();
+  r.step_cpu_s = j["step_cpu_s"].get<double>();
+  r.peak_bytes = j["peak_bytes"].get<double>();
+  r.first = j["first"].get<double>();
+  r.gen_tps = j["gen_tps"].get<double>();
+  r.error = j["error"].get<std::string>();
+  return r;
+}
+
+// The 1-minute load average, or -1 where the system does not say.
+double LoadAverage() {
+  double l[1] = {-1};
+  return getloadavg(l, 1) == 1 ? l[0] : -1;
 }
 
 int Compare(const Args& a) {
-  std::vector<double> step[2], peak[2], gen[2];
+  std::vector<double> step[2], cpu[2], peak[2], gen[2], wall_ratio, cpu_ratio;
   double first[2] = {0, 0};
+  const double load_start = LoadAverage();
   for (int64_t round = 0; round < a.rounds; ++round) {
-    for (int v = 0; v < 2; ++v) {  // 0 = before, 1 = after; alternating
+    // Alternating, and the order flips each round: neither version always runs first.
+    for (int k = 0; k < 2; ++k) {
+      const int v = round % 2 == 0 ? k : 1 - k;  // 0 = before, 1 = after
       const SideResult r = RunInChild(a, v == 0);
       if (!r.error.empty()) {
         std::fprintf(stderr, "train_step: %s: %s\n", v == 0 ? "before" : "after", r.error.c_str());
         return 1;
       }
       step[v].push_back(r.step_s);
+      cpu[v].push_back(r.step_cpu_s);
       peak[v].push_back(r.peak_bytes);
       gen[v].push_back(r.gen_tps);
       first[v] = r.first;
-      std::fprintf(stderr, "[train_step] round %lld %s: step %.1f ms, peak %s\n", static_cast<long long>(round + 1),
-                   v == 0 ? "before" : "after", r.step_s * 1e3, Gib(r.peak_bytes).c_str());
+      std::fprintf(stderr, "[train_step] round %lld %s: step %.1f ms (CPU %.1f ms), peak %s, load %.1f\n",
+                   static_cast<long long>(round + 1), v == 0 ? "before" : "after", r.step_s * 1e3,
+                   r.step_cpu_s * 1e3, Gib(r.peak_bytes).c_str(), LoadAverage());
     }
+    wall_ratio.push_back(step[1].back() / step[0].back());
+    cpu_ratio.push_back(cpu[1].back() / cpu[0].back());
   }
+  const double load_end = LoadAverage();
   const ModelConfig mc = ShapeOf(a);
   std::printf("GRPO training step before/after issue 39, %s, shape %s (vocab %lld), %s, batch %lld x %lld tokens "
-              "(%lld completion), %lld rounds (each version in its own process, alternating)\n\n",
+              "(%lld completion), %lld rounds (each version in its own process, alternating, order flipped each "
+              "round), load average %.1f -> %.1f\n\n",
               a.device_name.c_str(), a.shape.c_str(), static_cast<long long>(mc.vocab_size), a.dtype_name.c_str(),
               static_cast<long long>(a.batch), static_cast<long long>(a.seq), static_cast<long long>(a.seq - a.prompt),
-              static_cast<long long>(a.rounds));
-  std::printf("| version | step ms (median over rounds of the median of %lld) | step ms per round | peak memory (max over rounds) | first-step mean log-prob |%s\n",
+              static_cast<long long>(a.rounds), load_start, load_end);
+  std::printf("| version | step ms (median over rounds of the median of %lld) | step ms per round | step CPU ms per "
+              "round | peak memory (max over rounds) | first-step mean log-prob |%s\n",
               static_cast<long long>(a.steps), a.gen_prompts > 0 ? " sampling tokens/s |" : "");
-  std::printf("|---|---|---|---|---|%s\n", a.gen_prompts > 0 ? "---|" : "");
+  std::printf("|---|---|---|---|---|---|%s\n", a.gen_prompts > 0 ? "---|" : "");
   const char* names[2] = {"before (full log-softmax, AdamW loop, growing KV cache)",
                           "after (chunked log-probs, multi-tensor AdamW, static KV cache)"};
+  auto per_round = [](const std::vector<double>& v, double scale) {
+    std::string s;
+    for (double t : v) s += fmt::format("{}{:.{}f}", s.empty() ? "" : " / ", t * scale, scale == 1 ? 3 : 1);
+    return s;
+  };
   for (int v = 0; v < 2; ++v) {
-    std::string per;
-    for (double t : step[v]) per += fmt::format("{}{:.1f}", per.empty() ? "" : " / ", t * 1e3);
-    std::printf("| %s | %.1f | %s | %s | %.6f |", names[v], Median(step[v]) * 1e3, per.c_str(),
-                Gib(*std::max_element(peak[v].begin(), peak[v].end())).c_str(), first[v]);
+    std::printf("| %s | %.1f | %s | %s | %s | %.6f |", names[v], Median(step[v]) * 1e3, per_round(step[v], 1e3).c_str(),
+                per_round(cpu[v], 1e3).c_str(), Gib(*std::max_element(peak[v].begin(), peak[v].end())).c_str(),
+                first[v]);
     if (a.gen_prompts > 0) std::printf(" %.0f |", Median(gen[v]));
     std::printf("\n");
   }
-  std::printf("\nafter / before: step time %.3f (below 1: faster), peak memory %.3f",
-              Median(step[1]) / Median(step[0]),
+  std::printf("\nafter / before per round: step time %s (median %.3f; below 1: faster), step CPU time %s (median "
+              "%.3f); peak memory %.3f",
+              per_round(wall_ratio, 1).c_str(), Median(wall_ratio), per_round(cpu_ratio, 1).c_str(),
+              Median(cpu_ratio),
               *std::max_element(peak[1].begin(), peak[1].end()) / *std::max_element(peak[0].begin(), peak[0].end()));
   if (a.gen_prompts > 0) std::printf(", sampling tokens/s %.3f", Median(gen[1]) / Median(gen[0]));
   std::printf("\n");
@@ -346,6 +399,9 @@ int main(int argc, char** argv) {
   app.add_option("--path", a.path, "the C++ version: after (issue 39) or before")->check(CLI::IsMember({"before", "after"}));
   app.add_flag("--compare", a.compare, "C++ before against after, each in its own process; no Python");
   app.add_option("--rounds", a.rounds, "--compare: rounds (each runs both versions)");
+  app.add_option("--logit-chunk-bytes", a.logit_chunk_bytes,
+                 "after: bytes of float32 logits per tile of the chunked log-probs (-1: the default)");
+  app.add_flag("--entropy", a.entropy, "the step also computes the per-token entropy (the trainer's first pass does)");
   app.add_option("--cuda-graph", a.cuda_graph, "sampling, after: off or auto (CUDA graphs)")->check(CLI::IsMember({"off", "auto"}));
   app.add_option("--profile", a.profile, "write a Chrome trace of 2 C++ steps here (and of one Generate to PATH.sampling.json)");
   app.add_option("--gen-prompts", a.gen_prompts, "sampling: prompts (0: no sampling section)");
@@ -375,7 +431,8 @@ int main(int argc, char** argv) {
   const int64_t batch = a.batch, seq = a.seq, width = a.seq - a.prompt, steps = a.steps;
   const int64_t gen_prompts = a.gen_prompts, gen_samples = a.gen_samples, gen_tokens = a.gen_tokens,
                 gen_reps = a.gen_reps;
-  std::fprintf(stderr, "[train_step] C++ step: %.1f ms (median of %lld)\n", cpp_step * 1e3, static_cast<long long>(steps));
+  std::fprintf(stderr, "[train_step] C++ step: %.1f ms, CPU %.1f ms (medians of %lld)\n", cpp_step * 1e3,
+               cpp.step_cpu_s * 1e3, static_cast<long long>(steps));
   if (gen_prompts > 0) std::fprintf(stderr, "[train_step] C++ sampling: %.0f tokens/s\n", cpp_gen_tps);
 
   std::printf("GRPO training step, %s, shape %s, %s, batch %lld x %lld tokens (%lld completion), AdamW, C++ %s\n\n",

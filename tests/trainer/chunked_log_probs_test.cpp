@@ -49,26 +49,50 @@ TEST(ChunkedLogProbs, ValuesEntropyAndGradientsMatchTheUnchunkedFormulaForEveryC
   const at::Tensor targets = at::randint(0, v, {m}, at::kLong);
   const at::Tensor upstream = at::randn({m});  // a non-uniform d loss / d log p
   const Reference ref = Unchunked(rows0, weight0, targets, upstream);
-  for (int64_t chunk : {1, 4, 5, 13, 100}) {
+  // Row blocks and vocabulary slices of every kind: one tile; whole-vocabulary row chunks;
+  // slices that divide V and that do not (the last one short); single rows and columns.
+  const std::vector<LogitTile> tiles = {{100, 100}, {13, 50}, {4, 50}, {1, 50},  {13, 7},
+                                        {5, 10},   {4, 49},  {1, 1},  {13, 1}, {100, 3}};
+  for (const LogitTile& tile : tiles) {
     at::Tensor rows = rows0.clone().requires_grad_(true);
     at::Tensor weight = weight0.clone().requires_grad_(true);
-    ChunkedLogProbs out = ChunkedTokenLogProbs(rows, weight, targets, chunk, /*want_entropy=*/true);
+    ChunkedLogProbs out = ChunkedTokenLogProbs(rows, weight, targets, tile, /*want_entropy=*/true);
+    const std::string name = std::to_string(tile.rows) + " x " + std::to_string(tile.vocab);
     ASSERT_EQ(out.log_probs.sizes(), ref.log_probs.sizes());
-    EXPECT_LE(MaxAbs(out.log_probs - ref.log_probs), 1e-5) << "chunk " << chunk;
-    EXPECT_LE(MaxAbs(out.entropy - ref.entropy), 1e-5) << "chunk " << chunk;
+    EXPECT_LE(MaxAbs(out.log_probs - ref.log_probs), 1e-5) << "tile " << name;
+    EXPECT_LE(MaxAbs(out.entropy - ref.entropy), 1e-5) << "tile " << name;
     EXPECT_FALSE(out.entropy.requires_grad());
     (out.log_probs * upstream).sum().backward();
     EXPECT_LE(MaxAbs(rows.grad() - ref.grad_rows), 1e-5 * (1 + MaxAbs(ref.grad_rows)))
-        << "chunk " << chunk;
+        << "tile " << name;
     EXPECT_LE(MaxAbs(weight.grad() - ref.grad_weight), 1e-5 * (1 + MaxAbs(ref.grad_weight)))
-        << "chunk " << chunk;
+        << "tile " << name;
   }
   // A frozen weight (a reference model): gradients reach the rows only.
   at::Tensor rows = rows0.clone().requires_grad_(true);
-  ChunkedLogProbs out = ChunkedTokenLogProbs(rows, weight0, targets, 4, false);
+  ChunkedLogProbs out = ChunkedTokenLogProbs(rows, weight0, targets, {4, 7}, false);
   EXPECT_FALSE(out.entropy.defined());
   (out.log_probs * upstream).sum().backward();
   EXPECT_LE(MaxAbs(rows.grad() - ref.grad_rows), 1e-5 * (1 + MaxAbs(ref.grad_rows)));
+}
+
+// Tile shapes from a byte budget (hand-computed): rows in equal blocks of at most 512, the
+// slice of the vocabulary that fills the budget, whole-vocabulary rows when it holds V.
+TEST(ChunkedLogProbs, TileShapeFromTheByteBudget) {
+  auto shape = [](int64_t bytes, int64_t m, int64_t v) {
+    const LogitTile t = LogitTileFor(bytes, m, v);
+    return std::vector<int64_t>{t.rows, t.vocab};
+  };
+  // 768 rows: 2 blocks of 384; 1 MiB / (384 x 4 bytes) = 682 columns.
+  EXPECT_EQ(shape(1 << 20, 768, 151936), (std::vector<int64_t>{384, 682}));
+  // 1,000 rows: 2 blocks of 500; 4 MiB / 2,000 = 2,097 columns.
+  EXPECT_EQ(shape(4 << 20, 1000, 151936), (std::vector<int64_t>{500, 2097}));
+  // 1 GiB holds the whole vocabulary for 512 rows: 2^30 / (151,936 x 4) = 1,766 rows.
+  EXPECT_EQ(shape(int64_t{1} << 30, 8192, 151936), (std::vector<int64_t>{1766, 151936}));
+  EXPECT_EQ(shape(int64_t{1} << 30, 100, 151936), (std::vector<int64_t>{100, 151936}));
+  // Budgets below one row of one column still make a 1-column tile.
+  EXPECT_EQ(shape(0, 3, 5), (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(shape(100, 10, 1000), (std::vector<int64_t>{10, 2}));
 }
 
 // bfloat16 weights, several chunks: the weight's gradient is summed over chunks in float32
@@ -82,7 +106,7 @@ TEST(ChunkedLogProbs, LowPrecisionWeightGradientIsRoundedOnce) {
   const at::Tensor upstream = at::ones({m});
   at::Tensor rows = rows0.to(at::kBFloat16).requires_grad_(true);
   at::Tensor weight = weight0.to(at::kBFloat16).requires_grad_(true);
-  ChunkedLogProbs out = ChunkedTokenLogProbs(rows, weight, targets, 3, false);
+  ChunkedLogProbs out = ChunkedTokenLogProbs(rows, weight, targets, {3, 7}, false);
   (out.log_probs * upstream).sum().backward();
   ASSERT_EQ(weight.grad().scalar_type(), at::kBFloat16);
   const Reference ref = Unchunked(rows0.to(at::kBFloat16).to(at::kFloat),

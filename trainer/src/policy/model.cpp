@@ -400,12 +400,21 @@ at::Tensor DecoderModel::Forward(const at::Tensor& input_ids, const at::Tensor& 
   return at::linear(h, lm_head_weight()).to(at::kFloat);
 }
 
-int64_t DecoderModel::LogitChunkRowsFor(at::Device device) const {
-  const int64_t bytes = logit_chunk_bytes_ != kAutoLogitChunk
-                            ? logit_chunk_bytes_
-                            : (device.is_cpu() ? int64_t{32} << 20 : int64_t{1} << 30);
-  return LogitChunkRows(bytes, config_.vocab_size);
+namespace {
+
+// The tile of the logits that chunked log-probs work through (set_logit_chunk_bytes). On
+// the CPU a few MiB, so that the elementwise passes over a tile stay in cache; on a GPU
+// 1 GiB, so that each product is large.
+LogitTile TileFor(int64_t chunk_bytes, at::Device device, int64_t rows, int64_t vocab_size) {
+  constexpr int64_t kCpuTileBytes = int64_t{1} << 20;
+  constexpr int64_t kGpuTileBytes = int64_t{1} << 30;
+  const int64_t bytes = chunk_bytes != DecoderModel::kAutoLogitChunk
+                            ? chunk_bytes
+                            : (device.is_cpu() ? kCpuTileBytes : kGpuTileBytes);
+  return LogitTileFor(bytes, rows, vocab_size);
 }
+
+}  // namespace
 
 at::Tensor DecoderModel::TokenLogProbs(const at::Tensor& input_ids,
                                        const at::Tensor& attention_mask) {
@@ -426,7 +435,7 @@ at::Tensor DecoderModel::TokenLogProbs(const at::Tensor& input_ids,
     const int64_t hidden = h.size(2);
     at::Tensor rows = h.slice(1, 0, t - 1).reshape({b * (t - 1), hidden});  // [B*(T-1), H]
     lp = ChunkedTokenLogProbs(rows, lm_head_weight(), targets.reshape({-1}),
-                              LogitChunkRowsFor(h.device()), /*want_entropy=*/false)
+                              TileFor(logit_chunk_bytes_, h.device(), rows.size(0), config_.vocab_size), /*want_entropy=*/false)
              .log_probs.view({b, t - 1});
   }
   if (attention_mask.defined()) {
@@ -519,7 +528,8 @@ CompletionLogProbs DecoderModel::ScoreCompletions(
   const at::Tensor rows = h.reshape({n * max_total, hidden}).index_select(0, source.to(dev));  // [M, H]
   const at::Tensor dest_dev = dest.to(dev);
   ChunkedLogProbs lp = ChunkedTokenLogProbs(rows, lm_head_weight(), flat_targets.to(dev),
-                                            LogitChunkRowsFor(dev), want_entropy);
+                                            TileFor(logit_chunk_bytes_, dev, m, config_.vocab_size),
+                                            want_entropy);
   const auto f32 = at::TensorOptions().dtype(at::kFloat).device(dev);
   out.log_probs = at::zeros({n * width}, f32).index_copy(0, dest_dev, lp.log_probs)
                       .view({n, width})

@@ -133,9 +133,10 @@ class DecoderModel : public torch::nn::Module {
   at::Tensor lm_head_weight() const;
 
   // How TokenLogProbs and ScoreCompletions go from hidden states to log-probs: the rows
-  // that predict a token go through lm_head and log-softmax `bytes` of float32 logits at a
-  // time (forward and backward; see chunked_log_probs.h), so a step never holds the
-  // [N, L, V] logits. kAutoLogitChunk: 32 MiB on the CPU, 1 GiB on a GPU (bigger products).
+  // that predict a token go through lm_head and log-softmax one tile of `bytes` of float32
+  // logits at a time (rows by a vocabulary slice, forward and backward; see
+  // chunked_log_probs.h), so a step never holds the [N, L, V] logits. kAutoLogitChunk:
+  // 1 MiB tiles on the CPU (they stay in cache), 1 GiB on a GPU (bigger products).
   // 0: no chunks, one [N, L, V] log-softmax over every position, padding included (the
   // path before chunking; kept for the equality tests and bench/train_step's baseline).
   static constexpr int64_t kAutoLogitChunk = -1;
@@ -147,8 +148,6 @@ class DecoderModel : public torch::nn::Module {
   std::shared_ptr<DecoderBody> body_;    // "model"
   std::shared_ptr<Projection> lm_head_;  // "lm_head"; null when tied
   int64_t logit_chunk_bytes_ = kAutoLogitChunk;
-
-  int64_t LogitChunkRowsFor(at::Device device) const;
 };
 
 }  // namespace egca::trainer
