@@ -336,6 +336,33 @@ class Study:
 
     # ---- commands -----------------------------------------------------------------------
 
+    def common_sets(self, t, run_dir):
+        """The egca-train overrides every run, start and calibration shares (the fixed settings)."""
+        z = self.z
+        validation = t.get("validation", False)
+        fam = self.ensure_family(t["variant"], validation)
+        max_new = z["max_new"][t["variant"]]
+        return ["model=" + self.pretrained_dir(t["variant"], validation, t["seed"]),
+                "data.train=" + os.path.join(fam, "train.jsonl"),
+                "data.eval=" + os.path.join(fam, "validation.jsonl" if validation else "heldout.jsonl"),
+                "data.eval_limit=%d" % z["eval_limit"], "run.seed=%d" % t["seed"],
+                "rollout.prompts_per_step=%d" % z["prompts"], "rollout.group_size=%d" % z["group"],
+                "optim.micro_batch=%d" % (z["prompts"] * z["group"]),
+                "rollout.max_new_tokens=%d" % max_new, "eval.max_new_tokens=%d" % max_new,
+                "eval.final_samples=%d" % z["final_samples"], "run.save_every=%d" % z["save_every"],
+                "run.keep_checkpoints=1", "loss.normalization=sequence", "run_dir=" + run_dir]
+
+    def resume_or_start(self, run_dir, sets):
+        """egca-train --resume when the run has a checkpoint, else a fresh run with `sets`."""
+        ckpts = os.path.join(run_dir, "checkpoints")
+        if os.path.isdir(ckpts) and any(os.path.exists(os.path.join(ckpts, c, "trainer_state.json"))
+                                        for c in os.listdir(ckpts)):
+            return [self.train_bin, "--resume", run_dir, "--quiet"]
+        argv = [self.train_bin, "--config", self.config, "--overwrite", "--quiet"]
+        for s in sets:
+            argv += ["--set", s]
+        return argv
+
     def command(self, kind, t):
         z = self.z
         if kind == "pretrain":
@@ -346,18 +373,8 @@ class Study:
                     "--tokenizer", os.path.join(fam, "tokenizer.json"), "--out", out + ".tmp"] + \
                 self.pretrain_args(t["variant"], t["seed"])
         validation = t.get("validation", False)
-        fam = self.ensure_family(t["variant"], validation)
         run_dir = self.run_dir(kind, t)
-        max_new = z["max_new"][t["variant"]]
-        common = ["model=" + self.pretrained_dir(t["variant"], validation, t["seed"]),
-                  "data.train=" + os.path.join(fam, "train.jsonl"),
-                  "data.eval=" + os.path.join(fam, "validation.jsonl" if validation else "heldout.jsonl"),
-                  "data.eval_limit=%d" % z["eval_limit"], "run.seed=%d" % t["seed"],
-                  "rollout.prompts_per_step=%d" % z["prompts"], "rollout.group_size=%d" % z["group"],
-                  "optim.micro_batch=%d" % (z["prompts"] * z["group"]),
-                  "rollout.max_new_tokens=%d" % max_new, "eval.max_new_tokens=%d" % max_new,
-                  "eval.final_samples=%d" % z["final_samples"], "run.save_every=%d" % z["save_every"],
-                  "run.keep_checkpoints=1", "loss.normalization=sequence", "run_dir=" + run_dir]
+        common = self.common_sets(t, run_dir)
         if kind == "calib":  # a short constant-rate run, no evaluation: its per-step update KL
             lr = self.calib_lr(t)
             t["lr"] = lr
@@ -376,14 +393,7 @@ class Study:
             sets = common + ARMS[t["arm"]] + ["optim.lr=%g" % lr, "optim.steps=%d" % z["steps"],
                                               "run.eval_every=%d" % eval_every, "eval.samples=%d" % z["mid_samples"],
                                               "run.dump_rollouts=%s" % ("false" if validation else "true")]
-        ckpts = os.path.join(run_dir, "checkpoints")
-        if os.path.isdir(ckpts) and any(os.path.exists(os.path.join(ckpts, c, "trainer_state.json"))
-                                        for c in os.listdir(ckpts)):
-            return [self.train_bin, "--resume", run_dir, "--quiet"]
-        argv = [self.train_bin, "--config", self.config, "--overwrite", "--quiet"]
-        for s in sets:
-            argv += ["--set", s]
-        return argv
+        return self.resume_or_start(run_dir, sets)
 
     def finish(self, kind, t, wall):
         """Turns a finished process into its result file."""

@@ -427,18 +427,8 @@ class Study2(base.Study):
                     why="phase 2's whole-run KL %.4g is within %.2fx of uniform's %.4g" % (kl_2, KL_TOLERANCE, kl_u)))
                 return None
         validation = t.get("validation", False)
-        fam = self.ensure_family(t["variant"], validation)
         run_dir = self.run_dir(kind, t)
-        max_new = z["max_new"][t["variant"]]
-        common = ["model=" + self.pretrained_dir(t["variant"], validation, t["seed"]),
-                  "data.train=" + os.path.join(fam, "train.jsonl"),
-                  "data.eval=" + os.path.join(fam, "validation.jsonl" if validation else "heldout.jsonl"),
-                  "data.eval_limit=%d" % z["eval_limit"], "run.seed=%d" % t["seed"],
-                  "rollout.prompts_per_step=%d" % z["prompts"], "rollout.group_size=%d" % z["group"],
-                  "optim.micro_batch=%d" % (z["prompts"] * z["group"]),
-                  "rollout.max_new_tokens=%d" % max_new, "eval.max_new_tokens=%d" % max_new,
-                  "eval.final_samples=%d" % z["final_samples"], "run.save_every=%d" % z["save_every"],
-                  "run.keep_checkpoints=1", "loss.normalization=sequence", "run_dir=" + run_dir]
+        common = self.common_sets(t, run_dir)
         if kind == "calib":  # phase 1: a short constant-rate run, no evaluation: its per-step update KL
             lr = self.phase_lr(t)
             t["lr"] = lr
@@ -455,15 +445,7 @@ class Study2(base.Study):
             sets = common + self.sets_of(t["arm"]) + [
                 "optim.lr=%r" % lr, "optim.steps=%d" % z["steps"], "run.eval_every=%d" % eval_every,
                 "eval.samples=%d" % z["mid_samples"], "run.dump_rollouts=%s" % ("false" if validation else "true")]
-        ckpts = os.path.join(run_dir, "checkpoints")
-        if os.path.isdir(ckpts) and any(os.path.exists(os.path.join(ckpts, c, "trainer_state.json"))
-                                        for c in os.listdir(ckpts)):
-            # The rate is in the run's config; a resumed run keeps it. t["lr"] for the result file:
-            return [self.train_bin, "--resume", run_dir, "--quiet"]
-        argv = [self.train_bin, "--config", self.config, "--overwrite", "--quiet"]
-        for s in sets:
-            argv += ["--set", s]
-        return argv
+        return self.resume_or_start(run_dir, sets)  # a resumed run keeps the rate in its config
 
 
 def git_commit():
