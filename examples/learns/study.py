@@ -249,15 +249,21 @@ class Study:
 
     # ---- families, learning rates -------------------------------------------------------
 
-    def ensure_family(self, variant, validation):
-        d = self.family_dir(variant, validation)
-        if os.path.exists(os.path.join(d, "family.json")):
-            return d
-        tmp = d + ".tmp"
+    def family_command(self, variant, validation):
+        """(temporary directory, make_family.py command) of a family; the caller renames the
+        directory to family_dir once the command succeeded."""
+        tmp = self.family_dir(variant, validation) + ".tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         cmd = [sys.executable, os.path.join(HERE, "make_family.py"), tmp, "--variant", variant, "--seed", "0"]
         if validation:
             cmd += ["--validation-fraction", "0.1"]
+        return tmp, cmd
+
+    def ensure_family(self, variant, validation):
+        d = self.family_dir(variant, validation)
+        if os.path.exists(os.path.join(d, "family.json")):
+            return d
+        tmp, cmd = self.family_command(variant, validation)
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         shutil.rmtree(d, ignore_errors=True)
         os.rename(tmp, d)
@@ -655,21 +661,26 @@ def main():
     if bad:
         print("study.py: --variants: unknown variant '%s' (v0, v1, v2)" % bad[0], file=sys.stderr)
         return 2
-    st = Study(args)
+    return lock_and_run(Study(args), "study.py")
+
+
+def lock_and_run(st, prog):
+    """Checks the binaries, takes the work directory's lock (a second driver is refused while
+    the first or any run it started lives) and runs the plan; --dry-run reads only."""
     for b in (st.train_bin, st.pretrain_bin):
-        if not os.access(b, os.X_OK) and not args.dry_run:
-            print("study.py: %s is not built (ninja -C build egca-train learns_pretrain, or set EGCA_BUILD_DIR)" % b,
+        if not os.access(b, os.X_OK) and not st.args.dry_run:
+            print("%s: %s is not built (ninja -C build egca-train learns_pretrain, or set EGCA_BUILD_DIR)" % (prog, b),
                   file=sys.stderr)
             return 2
-    if args.dry_run:  # reads only: no lock needed
+    if st.args.dry_run:  # reads only: no lock needed
         return st.run()
     os.makedirs(st.work, exist_ok=True)
     st.lock_fd = os.open(os.path.join(st.work, "study.lock"), os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(st.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        print("study.py: %s is locked: another study driver, or a run it started, is still running "
-              "(wait for it or stop it, then rerun)" % os.path.join(st.work, "study.lock"), file=sys.stderr)
+        print("%s: %s is locked: another study driver, or a run it started, is still running "
+              "(wait for it or stop it, then rerun)" % (prog, os.path.join(st.work, "study.lock")), file=sys.stderr)
         return 2
     return st.run()
 

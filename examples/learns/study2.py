@@ -25,7 +25,6 @@ command. --quick: tiny sizes for the slow-labelled test (two pilot candidates, n
 Exit status: 0 all done, 1 a run failed (rerun to retry), 2 bad usage or another driver running.
 """
 import argparse
-import fcntl
 import hashlib
 import json
 import os
@@ -177,11 +176,7 @@ class Study2(base.Study):
         self.log("generating families: %s" % ", ".join(v + ("-val" if val else "") for v, val in todo))
         procs = []
         for v, val in todo:
-            tmp = self.family_dir(v, val) + ".tmp"
-            shutil.rmtree(tmp, ignore_errors=True)
-            cmd = [sys.executable, os.path.join(HERE, "make_family.py"), tmp, "--variant", v, "--seed", "0"]
-            if val:
-                cmd += ["--validation-fraction", "0.1"]
+            tmp, cmd = self.family_command(v, val)
             procs.append((v, val, tmp, subprocess.Popen(cmd, stdout=subprocess.DEVNULL)))
         for v, val, tmp, p in procs:
             if p.wait() != 0:
@@ -496,23 +491,7 @@ def main():
     if bad:
         print("study2.py: --variants: unknown variant '%s' (v0, v1, v2)" % bad[0], file=sys.stderr)
         return 2
-    st = Study2(args)
-    for b in (st.train_bin, st.pretrain_bin):
-        if not os.access(b, os.X_OK) and not args.dry_run:
-            print("study2.py: %s is not built (ninja -C build egca-train learns_pretrain, or set EGCA_BUILD_DIR)" % b,
-                  file=sys.stderr)
-            return 2
-    if args.dry_run:
-        return st.run()
-    os.makedirs(st.work, exist_ok=True)
-    st.lock_fd = os.open(os.path.join(st.work, "study.lock"), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(st.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        print("study2.py: %s is locked: another study driver, or a run it started, is still running"
-              % os.path.join(st.work, "study.lock"), file=sys.stderr)
-        return 2
-    return st.run()
+    return base.lock_and_run(Study2(args), "study2.py")
 
 
 if __name__ == "__main__":
