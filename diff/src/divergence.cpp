@@ -45,6 +45,7 @@ struct FrameState {
   int32_t last_line = 0;
   bool seen_line = false;
   int32_t root_ordinal = -1;  // see StepRec::root_ordinal
+  int32_t root = -1;          // see StepRec::root
 
   Value* Find(const std::string& name) {
     for (auto& [n, v] : vars) {
@@ -82,6 +83,19 @@ struct StepRec {
   // own code, e.g. HumanEval's check): its rank among such frames of the same scope. The
   // n-th call the tests make is paired with the reference's n-th call, never another.
   int32_t root_ordinal = -1;
+  // The call the tests made that this step runs under (an index into StepStream::roots):
+  // the root frame itself or any of its callees; -1 when unknown.
+  int32_t root = -1;
+};
+
+// A frame with no traced caller (a call the tests made, or the module body) and what it
+// gave back: the observable outcome a test judges.
+struct RootCall {
+  int32_t scope = -1;
+  int32_t ordinal = -1;  // StepRec::root_ordinal
+  bool returned = false;  // returned normally (not by an exception, not cut by a cap)
+  uint64_t hash = 0;
+  std::string text;
 };
 
 // What a frame wrote to standard output between two of its events (Event.output): the
@@ -104,6 +118,7 @@ struct StepStream {
   std::string output;  // everything written to standard output, in order
   std::vector<OutputChunk> chunks;
   bool output_truncated = false;  // the recorder stopped recording output
+  std::vector<RootCall> roots;    // in the order the calls started
 };
 
 constexpr size_t kMaxHistory = 64;
@@ -170,11 +185,19 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
       f.last_span = span_at_depth[ev.depth() - 2];
       f.call_site = f.last_span;
       auto caller = frames.find(frame_at_depth[ev.depth() - 2]);
-      if (caller != frames.end()) f.caller_step = caller->second.open_step;
+      if (caller != frames.end()) {
+        f.caller_step = caller->second.open_step;
+        f.root = caller->second.root;
+      }
     }
     if (fresh && ev.depth() == 1) {
       int32_t scope = ev.code() < code_scope.size() ? code_scope[ev.code()] : -1;
       f.root_ordinal = roots_of_scope[scope]++;
+      f.root = static_cast<int32_t>(out.roots.size());
+      RootCall rc;
+      rc.scope = scope;
+      rc.ordinal = f.root_ordinal;
+      out.roots.push_back(rc);
     }
     if (!ev.output().empty() && ev.depth() >= 1 && ev.depth() <= tracer::kMaxTraceDepth) {
       // The writer: this frame (the statement since its previous event), or for a CALL the
@@ -252,6 +275,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
           s.step.block_span = block_span;
           s.first_of_frame = !f.seen_line;
           s.root_ordinal = f.root_ordinal;
+          s.root = f.root;
           if (s.first_of_frame) {
             s.call_site = f.call_site;
             s.caller_step = f.caller_step;
@@ -285,6 +309,13 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
             s.return_hash = ev.return_value().hash();
           }
           close(f, e);
+        }
+        if (ev.depth() == 1 && f.root >= 0 && !ev.unwinding() && !ev.is_yield() &&
+            ev.has_return_value()) {
+          RootCall& rc = out.roots[f.root];
+          rc.returned = true;
+          rc.hash = ev.return_value().hash();
+          rc.text = ev.return_value().text();
         }
         if (!ev.is_yield()) frames.erase(ev.frame());
         continue;  // f may be gone
@@ -498,6 +529,38 @@ std::vector<std::string> AssignedNames(const PreparedProgram& p, const cfg::Stat
 }
 
 // The targets of each `for` header block of a scope: block -> names in target order.
+// The iterable of a `for` header (`for i in range(len(xs)):` -> "range(len(xs))"), or "".
+std::string ForIterable(const std::string& header) {
+  const std::string targets = ForTargets(header);
+  if (targets.empty()) return "";
+  size_t k = header.find(targets);
+  if (k == std::string::npos) return "";
+  k = header.find("in", k + targets.size());
+  if (k == std::string::npos) return "";
+  std::string it = header.substr(k + 2);
+  while (!it.empty() && (std::isspace(static_cast<unsigned char>(it.back())) || it.back() == ':')) {
+    it.pop_back();
+  }
+  size_t b = 0;
+  while (b < it.size() && std::isspace(static_cast<unsigned char>(it[b]))) ++b;
+  return it.substr(b);
+}
+// What a `for` header's variable stands for: 1 an element's place in a sequence
+// (`range(len(xs))`, `range(1, len(xs) - 1)`), 2 an element (`xs`, `xs[1:]`, `sorted(xs)`),
+// 0 anything else (a count `range(n)`, `enumerate(xs)`, `zip(...)`: no claim).
+int LoopRole(const std::string& iterable) {
+  std::string t;
+  for (char c : iterable) {
+    if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+  }
+  if (t.empty()) return 0;
+  if (t.rfind("range(", 0) == 0) return t.find("len(") != std::string::npos ? 1 : 0;
+  for (const char* other : {"enumerate(", "zip(", "reversed(range(", "itertools."}) {
+    if (t.rfind(other, 0) == 0) return 0;
+  }
+  return 2;
+}
+
 std::map<int32_t, std::vector<std::string>> LoopTargets(const PreparedProgram& p, int32_t scope) {
   std::map<int32_t, std::vector<std::string>> out;
   const cfg::FunctionCfg& f = p.cfg().scopes()[scope];
@@ -505,6 +568,19 @@ std::map<int32_t, std::vector<std::string>> LoopTargets(const PreparedProgram& p
     for (const cfg::Statement& st : f.block(b).statements) {
       if (st.kind == cfg::StmtKind::kFor || st.kind == cfg::StmtKind::kAsyncFor) {
         out[static_cast<int32_t>(b)] = AssignedNames(p, st);
+      }
+    }
+  }
+  return out;
+}
+// The iterables of each `for` header block of a scope: block -> ForIterable.
+std::map<int32_t, std::string> LoopIterables(const PreparedProgram& p, int32_t scope) {
+  std::map<int32_t, std::string> out;
+  const cfg::FunctionCfg& f = p.cfg().scopes()[scope];
+  for (cfg::BlockId b = 0; b < f.block_count(); ++b) {
+    for (const cfg::Statement& st : f.block(b).statements) {
+      if (st.kind == cfg::StmtKind::kFor || st.kind == cfg::StmtKind::kAsyncFor) {
+        out[static_cast<int32_t>(b)] = ForIterable(StatementText(p, st));
       }
     }
   }
@@ -555,6 +631,10 @@ constexpr double kNameConfidence = 0.9;
 // The targets of two `for` headers the block matching pairs: the same role whatever values
 // the bug gives them (`for v in xs[1:]` against `for x in xs`).
 constexpr double kLoopConfidence = 0.85;
+// ... unless one loop walks indices and the other elements (`for i in range(len(xs))`
+// against `for x in xs`): a difference on that pair is one of representation, not a fault
+// (below earliest_min_confidence).
+constexpr double kLoopRepresentationConfidence = 0.3;
 constexpr double kBindingConfidence = 0.45;
 // Paired by assignment sites alone (the same blocks assign them; their values differ).
 constexpr double kSiteConfidence = 0.5;
@@ -599,6 +679,8 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
     std::set<std::string> cand_loop_paired;
     const std::map<int32_t, std::vector<std::string>> ref_loops = LoopTargets(ref, rscope);
     std::set<std::string> cset(names.begin(), names.end());
+    std::map<int32_t, std::string> cand_iterables = LoopIterables(cand, scope);
+    std::map<int32_t, std::string> ref_iterables = LoopIterables(ref, rscope);
     for (const auto& [block, targets] : LoopTargets(cand, scope)) {
       auto rb = sm.RefBlock(scope, block);
       if (!rb) continue;
@@ -608,13 +690,15 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
         const std::string& c = targets[k];
         const std::string& r = rit->second[k];
         if (!cset.count(c) || !rset.count(r) || map[scope].count(c) || used.count(r)) continue;
+        const double h =
+            HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}));
+        const int crole = LoopRole(cand_iterables[block]), rrole = LoopRole(ref_iterables[*rb]);
+        const bool representation = crole != 0 && rrole != 0 && crole != rrole;
         map[scope][c] = r;
-        (*confidence)[scope][c] = kLoopConfidence;
+        (*confidence)[scope][c] = representation ? kLoopRepresentationConfidence : kLoopConfidence;
         used.insert(r);
         cand_loop_paired.insert(c);
-        out->push_back(
-            {fn, c, r, true, "loop",
-             HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}))});
+        out->push_back({fn, c, r, true, "loop", h});
       }
     }
     cand_left.erase(
@@ -752,6 +836,35 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
   return map;
 }
 
+// The kind of value a canonical rendering (trace.proto Value.text) shows: values of
+// different kinds (a string of vowels against a set of them, a list against a tuple) are
+// two representations, not a comparable pair of values. 0 when unknown (user objects,
+// truncated renderings): comparable with anything.
+int ValueKind(const std::string& t) {
+  if (t.empty()) return 0;
+  const char c = t[0];
+  if (c == '\'' || c == '"') return 1;                                    // str
+  if (c == 'b' && t.size() > 1 && (t[1] == '\'' || t[1] == '"')) return 2;  // bytes
+  if (c == '[') return 3;
+  if (c == '(') return 4;
+  if (c == '{') {
+    // A dict shows `key: value` at its top level; `{}` is an empty dict.
+    if (t == "{}") return 5;
+    for (const std::string& part : SplitTopLevel(t.substr(1, t.size() > 1 ? t.size() - 2 : 0), ',')) {
+      return SplitTopLevel(part, ':').size() > 1 ? 5 : 6;
+    }
+    return 6;
+  }
+  if (std::isdigit(static_cast<unsigned char>(c)) || c == '-') return 7;  // int, float
+  if (t == "True" || t == "False") return 8;
+  if (t == "None") return 9;
+  return 0;
+}
+bool ComparableKinds(const std::string& a, const std::string& b) {
+  const int x = ValueKind(a), y = ValueKind(b);
+  return x == 0 || y == 0 || x == y;
+}
+
 const Value* FindValue(const std::vector<std::pair<std::string, Value>>& state,
                        const std::string& name) {
   for (const auto& [n, v] : state) {
@@ -774,6 +887,7 @@ class Aligner {
     sm_ = MapStructure(cand, ref, options.match);
     vars_ = MapVariables(cand, ref, cs_, rs_, sm_, options.rename_min_agreement,
                          &report_->alignment.variables, &var_confidence_);
+    root_agrees_ = RootsThatAgree();
   }
 
   void Run() {
@@ -804,6 +918,7 @@ class Aligner {
       }
       if (SkipFrameEndedAlike(&i, &j)) continue;
       Diverge(MakeControl(i, j), cs_.steps[i].step.first_event);
+      if (SkipAgreeingCall(&i, &j)) continue;
       if (!Resync(&i, &j)) break;
     }
     // Steps only one program has (unmatched blocks, e.g. the comprehension frames of a
@@ -877,11 +992,26 @@ class Aligner {
                      [](const auto& x, const auto& y) { return x.first < y.first; });
     if (!found_.empty()) {
       report_->earliest = found_.front().second;
+      // The first well-founded divergence in a call whose outcome differs; failing that,
+      // the first well-founded one anywhere (a test may judge more than a returned value).
+      const Divergence* in_wrong_call = nullptr;
+      const Divergence* anywhere = nullptr;
       for (const auto& [time, d] : found_) {
-        if (d.confidence >= options_.earliest_min_confidence) {
-          report_->earliest = d;
+        if (d.confidence < options_.earliest_min_confidence) continue;
+        if (anywhere == nullptr) anywhere = &d;
+        if (!InAgreeingCall(d)) {
+          in_wrong_call = &d;
           break;
         }
+      }
+      if (in_wrong_call != nullptr) {
+        report_->earliest = *in_wrong_call;
+        if (anywhere != in_wrong_call) {
+          report_->earliest->evidence +=
+              "; earlier differences lie in calls that returned the reference's value";
+        }
+      } else if (anywhere != nullptr) {
+        report_->earliest = *anywhere;
       }
       report_->last = found_.back().second;
     }
@@ -915,6 +1045,81 @@ class Aligner {
   }
 
  private:
+  // Per candidate root call: it returned a value (not None) equal to the one the
+  // reference's call of the same function and rank returned. What happened inside such a
+  // call is a difference in how, not in what: a test saw the right answer there.
+  std::vector<bool> RootsThatAgree() const {
+    std::vector<bool> out(cs_.roots.size(), false);
+    for (size_t k = 0; k < cs_.roots.size(); ++k) {
+      const RootCall& c = cs_.roots[k];
+      if (!c.returned || c.text == "None" || c.scope < 0 ||
+          c.scope >= static_cast<int32_t>(sm_.scope_to_ref.size())) {
+        continue;
+      }
+      const int32_t rscope = sm_.scope_to_ref[c.scope];
+      if (rscope < 0) continue;
+      for (const RootCall& r : rs_.roots) {
+        if (r.scope == rscope && r.ordinal == c.ordinal) {
+          out[k] = r.returned && r.hash == c.hash && r.text == c.text;
+          break;
+        }
+      }
+    }
+    return out;
+  }
+  // After a control divergence inside a call the tests made whose outcome equals the
+  // reference's (RootsThatAgree): the rest of that call on both sides becomes gaps, and the
+  // walk goes on at the next call, never aligning one call's steps with another's.
+  bool SkipAgreeingCall(size_t* i, size_t* j) {
+    const int32_t at = last_aligned_candidate_ >= 0 ? last_aligned_candidate_
+                                                    : static_cast<int32_t>(*i);
+    if (at < 0 || at >= static_cast<int32_t>(cs_.steps.size())) return false;
+    const int32_t cr = cs_.steps[at].root;
+    if (cr < 0 || cr >= static_cast<int32_t>(root_agrees_.size()) || !root_agrees_[cr]) {
+      return false;
+    }
+    const int32_t rr = ReferenceRoot(cr);
+    if (rr < 0) return false;
+    const bool ref_in_call =
+        (*j < rs_.steps.size() && rs_.steps[*j].root == rr) ||
+        (last_aligned_reference_ >= 0 && rs_.steps[last_aligned_reference_].root == rr);
+    if (!ref_in_call) return false;
+    bool moved = false;
+    auto mark = [&] {
+      if (!moved && pending_marker_) report_->alignment.pairs.back().diverges = true;
+      moved = true;
+    };
+    while (*i < cs_.steps.size() && cs_.steps[*i].root == cr) {
+      Push(static_cast<int32_t>((*i)++), -1);
+      mark();
+    }
+    while (*j < rs_.steps.size() && rs_.steps[*j].root == rr) {
+      Push(-1, static_cast<int32_t>((*j)++));
+      mark();
+    }
+    if (moved) pending_marker_ = false;
+    return moved;
+  }
+  // The reference's root call of the same function and rank as candidate root `cr`.
+  int32_t ReferenceRoot(int32_t cr) const {
+    const RootCall& c = cs_.roots[cr];
+    if (c.scope < 0 || c.scope >= static_cast<int32_t>(sm_.scope_to_ref.size())) return -1;
+    const int32_t rscope = sm_.scope_to_ref[c.scope];
+    for (size_t k = 0; k < rs_.roots.size(); ++k) {
+      if (rs_.roots[k].scope == rscope && rs_.roots[k].ordinal == c.ordinal) {
+        return static_cast<int32_t>(k);
+      }
+    }
+    return -1;
+  }
+  bool InAgreeingCall(const Divergence& d) const {
+    if (d.candidate_step < 0 || d.candidate_step >= static_cast<int32_t>(cs_.steps.size())) {
+      return false;
+    }
+    const int32_t root = cs_.steps[d.candidate_step].root;
+    return root >= 0 && root < static_cast<int32_t>(root_agrees_.size()) && root_agrees_[root];
+  }
+
   bool CandidateMatched(size_t i) const {
     const Step& s = cs_.steps[i].step;
     return sm_.RefBlock(s.scope, s.block).has_value();
@@ -1100,6 +1305,9 @@ class Aligner {
         differing_.erase(key);
         continue;
       }
+      // Two representations of one thing (vowels as a string and as a set): a fault there
+      // shows where the value is used.
+      if (!ComparableKinds(*cv->text, *rv->text)) continue;
       if (!differing_.insert(key).second) continue;  // already known to differ
       VariableDiff diff{n, rn, *cv->text, *rv->text};
       const Change* blamed = FirstDifferingChange(c, n, r, rn, rv->hash);
@@ -1391,6 +1599,7 @@ class Aligner {
   StructureMap sm_;
   VarMap vars_;
   VarConfidence var_confidence_;
+  std::vector<bool> root_agrees_;  // per candidate root call (RootsThatAgree)
   std::map<int32_t, int32_t> frame_map_, ref_frame_map_;
   std::set<std::pair<int32_t, std::string>> differing_;
   int32_t last_aligned_candidate_ = -1;

@@ -374,5 +374,133 @@ TEST(UnlikeReference, FrameReturningTheSameValueElsewhereIsNoDivergence) {
   EXPECT_EQ(r.earliest->kind, DivergenceKind::kControl) << DumpReport(r);
 }
 
+
+// A call the tests made that returned the reference's value holds no fault the tests saw:
+// the candidate's first call takes a branch the reference skips (adding 0), with the same
+// result; the divergence is sought in the call whose result differs (its wrong return),
+// and the walk does not align one call's steps with another call's.
+TEST(UnlikeReference, CallThatReturnedTheReferencesValueIsNotTheFault) {
+  const std::string ref =
+      "def f(xs):\n"
+      "    total = 0\n"
+      "    for x in xs:\n"
+      "        if x > 0:\n"
+      "            total += x\n"
+      "    return total\n";
+  const std::string cand =
+      "def f(xs):\n"
+      "    total = 0\n"
+      "    for x in xs:\n"
+      "        if x >= 0:\n"
+      "            total += x\n"
+      "    return total * 2 if len(xs) > 2 else total\n";
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate([0, 4]) == 4\n"
+      "    assert candidate([1, 2, 3]) == 6\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 6) << DumpReport(r) << DumpAlignment(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kReturnValue) << DumpReport(r);
+  EXPECT_NE(r.earliest->evidence.find("returned the reference's value"), std::string::npos)
+      << r.earliest->evidence;
+  // The harmless difference is still reported as a divergence (`last`, the count).
+  EXPECT_GE(r.divergence_count, 2) << DumpReport(r);
+  // With the first call alone (nothing wrong seen), the difference is all there is.
+  const std::string only_first =
+      "def check(candidate):\n"
+      "    assert candidate([0, 4]) == 4\n";
+  DivergenceReport first = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(only_first, "f"));
+  ASSERT_TRUE(first.earliest) << DumpReport(first);
+  EXPECT_EQ(first.earliest->line, 4) << DumpReport(first);
+}
+
+// Loop variables of paired headers whose values barely overlap are two representations
+// (indices against elements): a difference on them is not the fault; the wrong update of
+// `best` is.
+TEST(UnlikeReference, IndexAgainstElementLoopVariablesAreNotCompared) {
+  const std::string ref =
+      "def f(nums):\n"
+      "    best = 0\n"
+      "    for x in nums:\n"
+      "        if x > best:\n"
+      "            best = x\n"
+      "    return best\n";
+  const std::string cand =
+      "def f(nums):\n"
+      "    best = 0\n"
+      "    for i in range(len(nums)):\n"
+      "        if nums[i] > best:\n"
+      "            best = nums[i] - 1\n"
+      "    return best\n";
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate([10, 30, 20]) == 30\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 5) << DumpReport(r) << DumpAlignment(r);
+  bool weak_loop_pair = false;
+  for (const VariableMapping& v : r.alignment.variables) {
+    if (v.candidate == "i") weak_loop_pair = v.reference == "x" && v.basis == "loop";
+  }
+  EXPECT_TRUE(weak_loop_pair) << DumpReport(r);
+  // A range bug keeps most values (`for x in nums[1:]`): still a difference worth blaming.
+  const std::string range_bug =
+      "def f(nums):\n"
+      "    best = 0\n"
+      "    for y in nums[1:]:\n"
+      "        if y > best:\n"
+      "            best = y\n"
+      "    return best\n";
+  const std::string test2 =
+      "def check(candidate):\n"
+      "    assert candidate([40, 30, 20, 10]) == 40\n";
+  DivergenceReport rb = Diff(range_bug, ref, tracer::TestCase::HumanEvalCheck(test2, "f"));
+  ASSERT_TRUE(rb.earliest) << DumpReport(rb);
+  EXPECT_EQ(rb.earliest->line, 3) << DumpReport(rb) << DumpAlignment(rb);
+}
+
+// Values of different kinds (the vowels as a string against a set) are not compared: the
+// fault shows where the value is used (the count's wrong step).
+TEST(UnlikeReference, DifferentRepresentationsAreNotCompared) {
+  const std::string ref =
+      "def f(word):\n"
+      "    vowels = {'a', 'e', 'i', 'o', 'u'}\n"
+      "    n = 0\n"
+      "    for ch in word:\n"
+      "        if ch in vowels:\n"
+      "            n += 1\n"
+      "    return n\n";
+  const std::string cand =
+      "def f(word):\n"
+      "    vowels = 'aeiou'\n"
+      "    n = 0\n"
+      "    for ch in word:\n"
+      "        if ch in vowels:\n"
+      "            n += 2\n"
+      "    return n\n";
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate('banana') == 3\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 6) << DumpReport(r) << DumpAlignment(r);
+  // The same kind of value (a string of other vowels) is compared as before.
+  const std::string wrong_set =
+      "def f(word):\n"
+      "    vowels = {'a', 'e', 'i', 'o'}\n"
+      "    n = 0\n"
+      "    for ch in word:\n"
+      "        if ch in vowels:\n"
+      "            n += 1\n"
+      "    return n\n";
+  const std::string test2 =
+      "def check(candidate):\n"
+      "    assert candidate('unit') == 2\n";
+  DivergenceReport w = Diff(wrong_set, ref, tracer::TestCase::HumanEvalCheck(test2, "f"));
+  ASSERT_TRUE(w.earliest) << DumpReport(w);
+  EXPECT_EQ(w.earliest->line, 2) << DumpReport(w);
+}
+
 }  // namespace
 }  // namespace egca::diff
