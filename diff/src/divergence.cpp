@@ -62,6 +62,7 @@ struct Change {
   SourceSpan span;
   uint64_t hash = 0;
   int64_t event = 0;
+  const std::string* text = nullptr;  // the value's rendering, borrowed from the trace
 };
 
 // Internal step: the public Step plus hashes for comparison and per-variable blame.
@@ -163,7 +164,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
     }
     if (f.open_step >= 0) {
       StepRec& s = out.steps[f.open_step];
-      s.changes.push_back({name, f.last_span, v.hash, event});
+      s.changes.push_back({name, f.last_span, v.hash, event, v.text});
       bool known = false;
       for (const auto& [n, sp] : s.changed) known = known || n == name;
       if (!known) {
@@ -284,7 +285,7 @@ StepStream BuildSteps(const PreparedProgram& program, const tp::Trace& trace,
             // The arguments were set by the call: blame the call site for them.
             for (const auto& [n, v] : f.vars) {
               s.changed.emplace_back(n, f.call_site);
-              s.changes.push_back({n, f.call_site, v.hash, e});
+              s.changes.push_back({n, f.call_site, v.hash, e, v.text});
               s.step.changed.push_back(n);
             }
           }
@@ -664,18 +665,9 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
     std::set<std::string> rset(rnames.begin(), rnames.end());
     std::vector<std::string> cand_left, ref_left;
     std::set<std::string> used;
-    for (const std::string& n : names) {
-      if (rset.count(n)) {
-        map[scope][n] = n;
-        (*confidence)[scope][n] = kNameConfidence;
-        used.insert(n);
-        out->push_back({fn, n, n, false, "name", 1.0});
-      } else {
-        cand_left.push_back(n);
-      }
-    }
-    // Loop variables of matched `for` headers pair by their place, before their values
-    // (a range bug changes every value the loop variable takes).
+    // Loop variables of matched `for` headers pair by their place, before names and values:
+    // a range bug changes every value the loop variable takes, and an inner loop's `i` is
+    // not the reference's outer `i`.
     std::set<std::string> cand_loop_paired;
     const std::map<int32_t, std::vector<std::string>> ref_loops = LoopTargets(ref, rscope);
     std::set<std::string> cset(names.begin(), names.end());
@@ -694,11 +686,45 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
             HistoryAgreement(cs.histories.at({scope, c}), rs.histories.at({rscope, r}));
         const int crole = LoopRole(cand_iterables[block]), rrole = LoopRole(ref_iterables[*rb]);
         const bool representation = crole != 0 && rrole != 0 && crole != rrole;
+        const bool same_name = c == r;
         map[scope][c] = r;
-        (*confidence)[scope][c] = representation ? kLoopRepresentationConfidence : kLoopConfidence;
+        (*confidence)[scope][c] = representation ? kLoopRepresentationConfidence
+                                  : same_name    ? kNameConfidence
+                                                 : kLoopConfidence;
         used.insert(r);
         cand_loop_paired.insert(c);
-        out->push_back({fn, c, r, true, "loop", h});
+        out->push_back({fn, c, r, !same_name, same_name ? "name" : "loop", same_name ? 1.0 : h});
+      }
+    }
+    // The role of each name a `for` header binds (LoopRole; 0 when its headers disagree).
+    auto roles_of = [](const std::map<int32_t, std::vector<std::string>>& loops,
+                       std::map<int32_t, std::string>& iterables) {
+      std::map<std::string, int> roles;
+      for (const auto& [block, targets] : loops) {
+        const int role = LoopRole(iterables[block]);
+        for (const std::string& t : targets) {
+          auto [it, fresh] = roles.emplace(t, role);
+          if (!fresh && it->second != role) it->second = 0;
+        }
+      }
+      return roles;
+    };
+    const std::map<std::string, int> cand_roles = roles_of(LoopTargets(cand, scope), cand_iterables);
+    const std::map<std::string, int> ref_roles = roles_of(ref_loops, ref_iterables);
+    for (const std::string& n : names) {
+      if (cand_loop_paired.count(n)) continue;
+      if (rset.count(n) && !used.count(n)) {
+        map[scope][n] = n;
+        // The same name on loops over indices and over elements: two representations.
+        auto cr = cand_roles.find(n);
+        auto rr = ref_roles.find(n);
+        const bool representation = cr != cand_roles.end() && rr != ref_roles.end() &&
+                                    cr->second != 0 && rr->second != 0 && cr->second != rr->second;
+        (*confidence)[scope][n] = representation ? kLoopRepresentationConfidence : kNameConfidence;
+        used.insert(n);
+        out->push_back({fn, n, n, false, "name", 1.0});
+      } else {
+        cand_left.push_back(n);
       }
     }
     cand_left.erase(
@@ -994,16 +1020,22 @@ class Aligner {
       report_->earliest = found_.front().second;
       // The first well-founded divergence in a call whose outcome differs; failing that,
       // the first well-founded one anywhere (a test may judge more than a returned value).
+      // Then the first one of any confidence in such a call: a call that returned the
+      // reference's value holds nothing the tests saw wrong.
       const Divergence* in_wrong_call = nullptr;
+      const Divergence* weak_in_wrong_call = nullptr;
       const Divergence* anywhere = nullptr;
       for (const auto& [time, d] : found_) {
+        const bool agreeing = InAgreeingCall(d);
+        if (!agreeing && weak_in_wrong_call == nullptr) weak_in_wrong_call = &d;
         if (d.confidence < options_.earliest_min_confidence) continue;
         if (anywhere == nullptr) anywhere = &d;
-        if (!InAgreeingCall(d)) {
+        if (!agreeing) {
           in_wrong_call = &d;
           break;
         }
       }
+      if (in_wrong_call == nullptr) in_wrong_call = weak_in_wrong_call;
       if (in_wrong_call != nullptr) {
         report_->earliest = *in_wrong_call;
         if (anywhere != in_wrong_call) {
@@ -1354,6 +1386,9 @@ class Aligner {
       const std::string returned = ReturnedName(c.step.last_statement);
       for (const auto& [n, v] : c.state) {
         if (v.hash != c.return_hash || vm.count(n) || n != returned) continue;
+        if (BlameBuiltList(i, c.step.frame, n, c.step.return_value, r.step.return_value, &d)) {
+          break;
+        }
         if (const Change* made = LastChangeBefore(i + 1, c.step.frame, n);
             made && made->span.valid()) {
           d.span = made->span;
@@ -1404,6 +1439,185 @@ class Aligner {
       while (rest < text.size() && std::isspace(static_cast<unsigned char>(text[rest]))) ++rest;
       if (e > b && IsIdentStart(text[b]) && rest == text.size()) return text.substr(b, e - b);
     }
+    return "";
+  }
+
+  // A returned list the candidate built element by element (`out.append(x)` in a loop)
+  // where the reference returns its value from one expression: the first assignment of
+  // `n` after which its elements stop being a prefix of the reference's returned list made
+  // the first wrong element. An element there that the reference has elsewhere (one too
+  // many, one missing) was added or skipped by a decision: the candidate's decision just
+  // before that assignment is blamed. A wrong element added as a variable's value
+  // (`out.append(stones)`) is blamed on that variable's assignment; any other wrong
+  // element on the statement that added it. False (nothing changed) when the values are
+  // not both lists or no such assignment is found.
+  bool BlameBuiltList(size_t i, int32_t frame, const std::string& n, const std::string& cand_value,
+                      const std::string& ref_value, Divergence* d) const {
+    ListView want, fin;
+    if (!ParseList(ref_value, &want) || !ParseList(cand_value, &fin)) return false;
+    const std::vector<std::string>& ws = want.shown;
+    const std::vector<std::string>& fs = fin.shown;
+    // The first wrong place of the returned list, and what it is: elements too many (the
+    // rest follows the reference one place later), one missing, or a wrong value.
+    size_t first = 0;
+    while (first < fs.size() && first < ws.size() && fs[first] == ws[first]) ++first;
+    if (first == fs.size() && fin.complete()) return false;  // a prefix: it stopped early
+    if (first == fs.size() || (first == ws.size() && !want.complete())) return false;  // unseen
+    // Only where the lengths say so: a wrong step of an arithmetic series also puts the
+    // reference's next value one place later.
+    const bool extra = fin.length > want.length &&
+                       (first >= want.length ||
+                        (first + 1 < fs.size() && first < ws.size() && fs[first + 1] == ws[first]));
+    const bool missing = fin.length < want.length && first + 1 < ws.size() && fs[first] == ws[first + 1];
+    for (size_t k = 0; k <= std::min(i, cs_.steps.size() - 1); ++k) {
+      const StepRec& s = cs_.steps[k];
+      if (s.step.frame != frame) continue;
+      for (const Change& ch : s.changes) {
+        if (ch.name != n || ch.text == nullptr) continue;
+        ListView got;
+        if (!ParseList(*ch.text, &got)) return false;
+        size_t at = 0;
+        while (at < got.shown.size() && at < ws.size() && got.shown[at] == ws[at]) ++at;
+        if (at == got.shown.size()) {
+          // Every element shown agrees: wrong only once it holds the first wrong place.
+          if (got.length <= first) continue;
+          at = first;
+        }
+        if (!ch.span.valid()) return false;
+        if (at != first) return false;  // built otherwise (sorted or cut afterwards)
+        if (extra || missing) {
+          // The decision that sent control to this statement: the frame's previous step.
+          for (size_t m = k; m-- > 0;) {
+            const StepRec& prev = cs_.steps[m];
+            if (prev.step.frame != frame) continue;
+            if (IsDecision(prev.step.last_statement)) {
+              d->span = prev.step.last_statement;
+              d->evidence = "returns " + n + " (no reference counterpart), whose element " +
+                            std::to_string(at) + (extra ? " the reference does not have" :
+                                                          " skips one the reference has") +
+                            " was added after this decision";
+              return true;
+            }
+            break;
+          }
+          d->span = ch.span;
+          d->evidence = "returns " + n + " (no reference counterpart), whose first wrong element "
+                        "was added here";
+          return true;
+        }
+        const std::string source = AddedName(ch.span);
+        if (!source.empty() && source != n) {
+          // The element is a variable's value: the statement that gave it that value.
+          const Change* made = nullptr;
+          for (size_t m = k + 1; m-- > 0 && made == nullptr;) {
+            const StepRec& st = cs_.steps[m];
+            if (st.step.frame != frame) continue;
+            for (size_t q = st.changes.size(); q-- > 0;) {
+              if (st.changes[q].name == source && st.changes[q].event <= ch.event) {
+                made = &st.changes[q];
+                break;
+              }
+            }
+          }
+          if (made != nullptr && made->span.valid()) {
+            d->span = made->span;
+            d->evidence = "returns " + n + " (no reference counterpart), whose first wrong "
+                          "element is the value of " + source + " made here";
+            return true;
+          }
+        }
+        d->span = ch.span;
+        d->evidence = "returns " + n + " (no reference counterpart), whose first wrong element "
+                      "was added here";
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A list's rendering: the elements shown and its length. The encoder shows a long list's
+  // first elements only: `[1, 2, …](len=100)#1a2b3c4d`.
+  struct ListView {
+    std::vector<std::string> shown;
+    size_t length = 0;
+    bool complete() const { return shown.size() == length; }
+  };
+  static bool ParseList(const std::string& text, ListView* out) {
+    out->shown.clear();
+    if (text.size() < 2 || text.front() != '[') return false;
+    std::string inner;
+    size_t length = 0;
+    bool cut = false;
+    if (text.back() == ']') {
+      inner = text.substr(1, text.size() - 2);
+    } else {
+      const size_t close = text.rfind("](len=");
+      if (close == std::string::npos) return false;
+      inner = text.substr(1, close - 1);
+      length = std::strtoul(text.c_str() + close + 6, nullptr, 10);
+      cut = true;
+    }
+    if (inner.find_first_not_of(' ') != std::string::npos) {
+      for (const std::string& part : SplitTopLevel(inner, ',')) {
+        size_t b = part.find_first_not_of(' ');
+        size_t e = part.find_last_not_of(' ');
+        out->shown.push_back(b == std::string::npos ? "" : part.substr(b, e - b + 1));
+      }
+    }
+    const std::string ellipsis = "\xe2\x80\xa6";  // "…"
+    if (cut) {
+      if (out->shown.empty() || out->shown.back() != ellipsis) return false;
+      out->shown.pop_back();
+      if (length < out->shown.size()) return false;
+    } else {
+      for (const std::string& e : out->shown) {
+        if (e.find(ellipsis) != std::string::npos) return false;  // an element cut short
+      }
+      length = out->shown.size();
+    }
+    out->length = length;
+    return true;
+  }
+
+  // Whether the candidate statement at `span` decides where control goes (`if`, `elif`,
+  // `while`, `for`).
+  bool IsDecision(const SourceSpan& span) const {
+    const std::string& src = cand_.source();
+    if (!span.valid() || span.begin_byte >= src.size()) return false;
+    for (const char* kw : {"if", "elif", "while", "for"}) {
+      const size_t len = std::strlen(kw);
+      if (src.compare(span.begin_byte, len, kw) == 0 && span.begin_byte + len < src.size() &&
+          !IsIdentChar(src[span.begin_byte + len])) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The variable whose value a statement adds to a list: `out.append(NAME)`,
+  // `out += [NAME]`; "" for anything else.
+  std::string AddedName(const SourceSpan& span) const {
+    const std::string& src = cand_.source();
+    if (!span.valid() || span.end_byte > src.size() || span.begin_byte >= span.end_byte) return "";
+    std::string t;
+    for (char c : src.substr(span.begin_byte, span.end_byte - span.begin_byte)) {
+      if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+    }
+    auto name_in = [&](size_t b, const std::string& close) -> std::string {
+      if (t.size() < b + close.size() || t.compare(t.size() - close.size(), close.size(), close) != 0) {
+        return "";
+      }
+      std::string nm = t.substr(b, t.size() - close.size() - b);
+      if (nm.empty() || !IsIdentStart(nm[0])) return "";
+      for (char c : nm) {
+        if (!IsIdentChar(c)) return "";
+      }
+      return nm;
+    };
+    size_t k = t.find(".append(");
+    if (k != std::string::npos) return name_in(k + 8, ")");
+    k = t.find("+=[");
+    if (k != std::string::npos) return name_in(k + 3, "]");
     return "";
   }
 

@@ -502,5 +502,50 @@ TEST(UnlikeReference, DifferentRepresentationsAreNotCompared) {
   EXPECT_EQ(w.earliest->line, 2) << DumpReport(w);
 }
 
+
+// A list the candidate builds in a loop, returned where the reference returns one
+// expression (no intermediate state to compare): the first wrong element of the returned
+// list is traced to what made it. One element too many (0 kept by `>= 0`, the reference
+// keeps `> 0`): the decision before its append. A wrong value appended as a variable's
+// value: that variable's assignment (the series' step), not the append.
+TEST(UnlikeReference, BuiltListBlamedOnWhatMadeItsFirstWrongElement) {
+  const std::string ref = "def f(xs):\n    return [e for e in xs if e > 0]\n";
+  const std::string cand =
+      "def f(xs):\n"
+      "    out = []\n"
+      "    for item in xs:\n"
+      "        if item >= 0:\n"
+      "            out.append(item)\n"
+      "    return out\n";
+  // Long enough that the encoder shows the list cut short (its first elements only).
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate([5, -1, 6]) == [5, 6]\n"
+      "    assert candidate([5, 3, -5, 2, 3, 3, 9, 0, 123, 1, -10]) == [5, 3, 2, 3, 3, 9, 123, 1]\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 4) << DumpReport(r) << DumpAlignment(r);
+  EXPECT_NE(r.earliest->evidence.find("does not have"), std::string::npos) << r.earliest->evidence;
+
+  const std::string ref2 = "def pile(n):\n    return [n + 2 * i for i in range(n)]\n";
+  const std::string cand2 =
+      "def pile(n):\n"
+      "    stones = n\n"
+      "    out = []\n"
+      "    for _ in range(n):\n"
+      "        out.append(stones)\n"
+      "        stones += 2 if stones % 2 == 0 else 1\n"
+      "    return out\n";
+  const std::string test2 =
+      "def check(candidate):\n"
+      "    assert candidate(4) == [4, 6, 8, 10]\n"
+      "    assert candidate(3) == [3, 5, 7]\n";
+  DivergenceReport r2 = Diff(cand2, ref2, tracer::TestCase::HumanEvalCheck(test2, "pile"));
+  ASSERT_TRUE(r2.earliest) << DumpReport(r2);
+  EXPECT_EQ(r2.earliest->line, 6) << DumpReport(r2) << DumpAlignment(r2);
+  EXPECT_NE(r2.earliest->evidence.find("value of stones"), std::string::npos)
+      << r2.earliest->evidence;
+}
+
 }  // namespace
 }  // namespace egca::diff
