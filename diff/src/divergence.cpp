@@ -1389,6 +1389,7 @@ class Aligner {
         if (BlameBuiltList(i, c.step.frame, n, c.step.return_value, r.step.return_value, &d)) {
           break;
         }
+        if (BlameGuardedCount(i, c.step.frame, n, &d)) break;
         if (const Change* made = LastChangeBefore(i + 1, c.step.frame, n);
             made && made->span.valid()) {
           d.span = made->span;
@@ -1533,6 +1534,69 @@ class Aligner {
       }
     }
     return false;
+  }
+
+  // A returned count or sum the candidate accumulates under a condition (`if ok(x): total
+  // += x`, `count += 1`) where the reference has no such variable: what it added is the
+  // plain element or a constant, so which elements were counted went wrong, and the
+  // condition deciding that is blamed rather than the accumulation.
+  bool BlameGuardedCount(size_t i, int32_t frame, const std::string& n, Divergence* d) const {
+    for (size_t k = std::min(i, cs_.steps.size() - 1) + 1; k-- > 0;) {
+      const StepRec& s = cs_.steps[k];
+      if (s.step.frame != frame) continue;
+      const Change* made = nullptr;
+      for (size_t q = s.changes.size(); q-- > 0;) {
+        if (s.changes[q].name == n) {
+          made = &s.changes[q];
+          break;
+        }
+      }
+      if (made == nullptr) continue;
+      if (!PlainAccumulation(made->span, n)) return false;
+      for (size_t m = k; m-- > 0;) {
+        const StepRec& prev = cs_.steps[m];
+        if (prev.step.frame != frame) continue;
+        const std::string& src = cand_.source();
+        const SourceSpan& sp = prev.step.last_statement;
+        if (sp.valid() && sp.begin_byte < src.size() &&
+            (src.compare(sp.begin_byte, 3, "if ") == 0 || src.compare(sp.begin_byte, 3, "if(") == 0 ||
+             src.compare(sp.begin_byte, 5, "elif ") == 0 || src.compare(sp.begin_byte, 5, "elif(") == 0)) {
+          d->span = sp;
+          d->evidence = "returns " + n + " (no reference counterpart), accumulated under this "
+                        "condition from plain elements: which ones it took differs";
+          return true;
+        }
+        return false;
+      }
+      return false;
+    }
+    return false;
+  }
+
+  // `n += x`, `n += xs[i]`, `n += 1`, `n -= 1` (an element or a constant added as it is).
+  bool PlainAccumulation(const SourceSpan& span, const std::string& n) const {
+    const std::string& src = cand_.source();
+    if (!span.valid() || span.end_byte > src.size() || span.begin_byte >= span.end_byte) return false;
+    std::string t;
+    for (char c : src.substr(span.begin_byte, span.end_byte - span.begin_byte)) {
+      if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+    }
+    if (t.compare(0, n.size(), n) != 0) return false;
+    std::string rest = t.substr(n.size());
+    if (rest.compare(0, 2, "+=") != 0 && rest.compare(0, 2, "-=") != 0) return false;
+    rest = rest.substr(2);
+    if (rest.empty()) return false;
+    // An identifier, optionally subscripted once by an identifier or a literal; or a number.
+    if (std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+      return true;
+    }
+    size_t e = 0;
+    if (!IsIdentStart(rest[0])) return false;
+    while (e < rest.size() && IsIdentChar(rest[e])) ++e;
+    if (e == rest.size()) return true;
+    if (rest[e] != '[' || rest.back() != ']') return false;
+    const std::string index = rest.substr(e + 1, rest.size() - e - 2);
+    return !index.empty() && std::all_of(index.begin(), index.end(), IsIdentChar);
   }
 
   // A list's rendering: the elements shown and its length. The encoder shows a long list's

@@ -547,5 +547,37 @@ TEST(UnlikeReference, BuiltListBlamedOnWhatMadeItsFirstWrongElement) {
       << r2.earliest->evidence;
 }
 
+
+// A sum accumulated from plain elements under a condition, returned where the reference
+// sums a generator: the condition chose the elements, so it is blamed, not `total += x`.
+// Accumulating a computed value (`total += x * 2`) keeps the blame on the accumulation.
+TEST(UnlikeReference, GuardedCountBlamedOnItsCondition) {
+  const std::string ref = "def f(arr, k):\n    return sum(e for e in arr[:k] if len(str(e)) <= 2)\n";
+  const std::string cand =
+      "def f(arr, k):\n"
+      "    total = 0\n"
+      "    for i in range(k):\n"
+      "        if 0 < arr[i] < 100:\n"
+      "            total += arr[i]\n"
+      "    return total\n";
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate([111, 21, 3, 4000, 5], 4) == 24\n"
+      "    assert candidate([1, -2, -3, 41, 57], 4) == 37\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 4) << DumpReport(r) << DumpAlignment(r);
+  const std::string computed =
+      "def f(arr, k):\n"
+      "    total = 0\n"
+      "    for i in range(k):\n"
+      "        if -100 < arr[i] < 100:\n"
+      "            total += arr[i] * 2\n"
+      "    return total\n";
+  DivergenceReport r2 = Diff(computed, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r2.earliest) << DumpReport(r2);
+  EXPECT_EQ(r2.earliest->line, 5) << DumpReport(r2) << DumpAlignment(r2);
+}
+
 }  // namespace
 }  // namespace egca::diff
