@@ -862,33 +862,92 @@ VarMap MapVariables(const PreparedProgram& cand, const PreparedProgram& ref, con
   return map;
 }
 
-// The kind of value a canonical rendering (trace.proto Value.text) shows: values of
-// different kinds (a string of vowels against a set of them, a list against a tuple) are
-// two representations, not a comparable pair of values. 0 when unknown (user objects,
-// truncated renderings): comparable with anything.
+// The kind of value a canonical rendering (trace.proto Value.text) shows; 0 when unknown
+// (user objects, numbers, None, ...).
+enum ValueKindId { kOtherKind = 0, kStrKind, kListKind, kTupleKind, kSetKind, kDictKind };
 int ValueKind(const std::string& t) {
-  if (t.empty()) return 0;
+  if (t.empty()) return kOtherKind;
   const char c = t[0];
-  if (c == '\'' || c == '"') return 1;                                    // str
-  if (c == 'b' && t.size() > 1 && (t[1] == '\'' || t[1] == '"')) return 2;  // bytes
-  if (c == '[') return 3;
-  if (c == '(') return 4;
+  if (c == '\'' || c == '"') return kStrKind;
+  if (c == '[') return kListKind;
+  if (c == '(') return kTupleKind;
   if (c == '{') {
     // A dict shows `key: value` at its top level; `{}` is an empty dict.
-    if (t == "{}") return 5;
+    if (t == "{}") return kDictKind;
     for (const std::string& part : SplitTopLevel(t.substr(1, t.size() > 1 ? t.size() - 2 : 0), ',')) {
-      return SplitTopLevel(part, ':').size() > 1 ? 5 : 6;
+      return SplitTopLevel(part, ':').size() > 1 ? kDictKind : kSetKind;
     }
-    return 6;
+    return kSetKind;
   }
-  if (std::isdigit(static_cast<unsigned char>(c)) || c == '-') return 7;  // int, float
-  if (t == "True" || t == "False") return 8;
-  if (t == "None") return 9;
-  return 0;
+  return kOtherKind;
 }
-bool ComparableKinds(const std::string& a, const std::string& b) {
+// The distinct elements of a string's, list's, tuple's or set's rendering, strings
+// unquoted (`'aei'`, `['a', 'e', 'i']` and `{'a', 'e', 'i'}` all give {a, e, i}). A long
+// collection's rendering shows its first elements and its length
+// (`{'A', 'E', …}(len=10)#…`): *length is that length, else 0 (all shown). False when the
+// rendering holds escapes (not decoded here) or cannot be read.
+bool CollectionElements(const std::string& t, int kind, std::set<std::string>* out,
+                        size_t* length) {
+  out->clear();
+  *length = 0;
+  const std::string ellipsis = "\xe2\x80\xa6";
+  if (t.size() < 2 || t.find('\\') != std::string::npos) return false;
+  std::string inner;
+  bool cut = false;
+  const char close = kind == kListKind ? ']' : kind == kTupleKind ? ')' : '}';
+  const size_t len_at = t.rfind(std::string(1, close) + "(len=");
+  if (kind != kStrKind && t.back() != close && len_at != std::string::npos) {
+    inner = t.substr(1, len_at - 1);
+    *length = std::strtoul(t.c_str() + len_at + 6, nullptr, 10);
+    cut = true;
+  } else {
+    if (t.back() != (kind == kStrKind ? t.front() : close)) return false;
+    inner = t.substr(1, t.size() - 2);
+  }
+  if (kind == kStrKind) {
+    if (inner.find(ellipsis) != std::string::npos) return false;
+    for (char c : inner) out->insert(std::string(1, c));
+    return true;
+  }
+  if (inner.find_first_not_of(" ,") == std::string::npos) return !cut;
+  bool saw_ellipsis = false;
+  for (const std::string& part : SplitTopLevel(inner, ',')) {
+    const size_t b = part.find_first_not_of(' '), e = part.find_last_not_of(' ');
+    if (b == std::string::npos) continue;
+    std::string el = part.substr(b, e - b + 1);
+    if (el == ellipsis) {
+      saw_ellipsis = true;
+      continue;
+    }
+    if (el.find(ellipsis) != std::string::npos) return false;  // an element cut short
+    if (el.size() >= 2 && (el[0] == '\'' || el[0] == '"') && el.back() == el[0]) {
+      el = el.substr(1, el.size() - 2);
+    }
+    out->insert(el);
+  }
+  return saw_ellipsis == cut;
+}
+// Two renderings of one collection in different types (the vowels as a string and as a
+// set of the same letters): a representation, not a difference of value. Holding other
+// elements (a list of five vowels against a string of ten letters) is a difference.
+bool SameCollectionOtherType(const std::string& a, const std::string& b) {
   const int x = ValueKind(a), y = ValueKind(b);
-  return x == 0 || y == 0 || x == y;
+  if (x == y || x == kOtherKind || y == kOtherKind || x == kDictKind || y == kDictKind) return false;
+  std::set<std::string> ea, eb;
+  size_t la = 0, lb = 0;
+  if (!CollectionElements(a, x, &ea, &la) || !CollectionElements(b, y, &eb, &lb)) return false;
+  if (la > 0 && lb > 0) return false;  // both cut short: not known
+  if (la == 0 && lb == 0) return ea == eb;
+  // One shows only its first elements: they must all be the other's, and its length the
+  // number of the other's elements.
+  const std::set<std::string>& shown = la > 0 ? ea : eb;
+  const std::set<std::string>& whole = la > 0 ? eb : ea;
+  const size_t length = la > 0 ? la : lb;
+  if (length != whole.size()) return false;
+  for (const std::string& e : shown) {
+    if (!whole.count(e)) return false;
+  }
+  return true;
 }
 
 const Value* FindValue(const std::vector<std::pair<std::string, Value>>& state,
@@ -1337,9 +1396,9 @@ class Aligner {
         differing_.erase(key);
         continue;
       }
-      // Two representations of one thing (vowels as a string and as a set): a fault there
-      // shows where the value is used.
-      if (!ComparableKinds(*cv->text, *rv->text)) continue;
+      // Two representations of one collection (vowels as a string and as a set of the same
+      // letters): not a difference; a fault shows where the value is used.
+      if (SameCollectionOtherType(*cv->text, *rv->text)) continue;
       if (!differing_.insert(key).second) continue;  // already known to differ
       VariableDiff diff{n, rn, *cv->text, *rv->text};
       const Change* blamed = FirstDifferingChange(c, n, r, rn, rv->hash);

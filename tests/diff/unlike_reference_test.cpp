@@ -460,8 +460,8 @@ TEST(UnlikeReference, IndexAgainstElementLoopVariablesAreNotCompared) {
   EXPECT_EQ(rb.earliest->line, 3) << DumpReport(rb) << DumpAlignment(rb);
 }
 
-// Values of different kinds (the vowels as a string against a set) are not compared: the
-// fault shows where the value is used (the count's wrong step).
+// One collection in two types (the vowels as a string against a set of the same letters) is
+// not a difference: the fault shows where the value is used (the count's wrong step).
 TEST(UnlikeReference, DifferentRepresentationsAreNotCompared) {
   const std::string ref =
       "def f(word):\n"
@@ -500,6 +500,39 @@ TEST(UnlikeReference, DifferentRepresentationsAreNotCompared) {
   DivergenceReport w = Diff(wrong_set, ref, tracer::TestCase::HumanEvalCheck(test2, "f"));
   ASSERT_TRUE(w.earliest) << DumpReport(w);
   EXPECT_EQ(w.earliest->line, 2) << DumpReport(w);
+  // Ten letters: the set's rendering shows its first eight and its length; still one
+  // collection in two types.
+  const std::string ref10 =
+      "def f(word):\n"
+      "    vowels = {'a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U'}\n"
+      "    n = 0\n"
+      "    for ch in word:\n"
+      "        if ch in vowels:\n"
+      "            n += 1\n"
+      "    return n\n";
+  const std::string cand10 =
+      "def f(word):\n"
+      "    vowels = 'aeiouAEIOU'\n"
+      "    n = 0\n"
+      "    for ch in word:\n"
+      "        if ch in vowels:\n"
+      "            n += 2\n"
+      "    return n\n";
+  DivergenceReport r10 = Diff(cand10, ref10, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r10.earliest) << DumpReport(r10);
+  EXPECT_EQ(r10.earliest->line, 6) << DumpReport(r10) << DumpAlignment(r10);
+  // Another type holding other letters (a list without 'u'): a difference of value.
+  const std::string wrong_list =
+      "def f(word):\n"
+      "    vowels = ['a', 'e', 'i', 'o']\n"
+      "    n = 0\n"
+      "    for ch in word:\n"
+      "        if ch in vowels:\n"
+      "            n += 1\n"
+      "    return n\n";
+  DivergenceReport wl = Diff(wrong_list, ref, tracer::TestCase::HumanEvalCheck(test2, "f"));
+  ASSERT_TRUE(wl.earliest) << DumpReport(wl);
+  EXPECT_EQ(wl.earliest->line, 2) << DumpReport(wl);
 }
 
 
