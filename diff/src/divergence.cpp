@@ -973,12 +973,17 @@ class Aligner {
     vars_ = MapVariables(cand, ref, cs_, rs_, sm_, options.rename_min_agreement,
                          &report_->alignment.variables, &var_confidence_);
     root_agrees_ = RootsThatAgree();
+    IdenticalScopes();
   }
 
   void Run() {
     const size_t nc = cs_.steps.size(), nr = rs_.steps.size();
     size_t i = 0, j = 0;
     while (i < nc && j < nr) {
+      if (SkipIdenticalCallee(cs_, &i, /*candidate=*/true) ||
+          SkipIdenticalCallee(rs_, &j, /*candidate=*/false)) {
+        continue;
+      }
       if (!CandidateMatched(i)) {
         CarryGap(cs_.steps[i], &carried_candidate_);
         Push(static_cast<int32_t>(i++), -1);
@@ -1026,7 +1031,41 @@ class Aligner {
     }
     for (; i < nc; ++i) Push(static_cast<int32_t>(i), -1);
     for (; j < nr; ++j) Push(-1, static_cast<int32_t>(j));
+    UnalignedRootReturns();
     if (options_.compare_output) FindOutputDivergence();
+  }
+
+  // A call the tests made whose returned value differs from the reference's call's, where
+  // the candidate returned from a step no reference step was aligned with (a return inside
+  // a block the reference does not have, e.g. `return string + string[:i-1][::-1]` inside
+  // a search loop the reference writes otherwise): the wrong value was never compared, and
+  // the frame merely "ended". It is a return divergence at that statement (where the wrong
+  // value became visible; confidence 0.5), observable when the step closed.
+  void UnalignedRootReturns() {
+    std::vector<bool> aligned(cs_.steps.size(), false);
+    for (const AlignedPair& p : report_->alignment.pairs) {
+      if (p.candidate >= 0 && p.reference >= 0) aligned[p.candidate] = true;
+    }
+    for (size_t k = 0; k < cs_.steps.size(); ++k) {
+      const StepRec& s = cs_.steps[k];
+      if (!s.step.returned || s.step.depth != 1 || s.root < 0 || aligned[k]) continue;
+      if (s.root >= static_cast<int32_t>(root_agrees_.size()) || root_agrees_[s.root]) continue;
+      const int32_t rr = ReferenceRoot(s.root);
+      if (rr < 0 || !rs_.roots[rr].returned || rs_.roots[rr].hash == s.return_hash) continue;
+      if (!cs_.roots[s.root].returned || cs_.roots[s.root].hash != s.return_hash) continue;
+      Divergence d;
+      d.kind = DivergenceKind::kReturnValue;
+      d.candidate_step = static_cast<int32_t>(k);
+      d.span = s.step.last_statement;
+      d.variables.push_back({"<return>", "<return>", s.step.return_value, rs_.roots[rr].text});
+      d.detail = "returns " + s.step.return_value + ", reference returns " + rs_.roots[rr].text;
+      d.confidence = 0.5;
+      d.evidence = "the value returned to the tests differs, returned from a block the reference "
+                   "does not have";
+      found_after_walk_ = true;
+      Diverge(std::move(d), s.close_event);
+      found_after_walk_ = false;
+    }
   }
 
   // Standard output compared as one byte stream, independent of the alignment: the
@@ -1191,6 +1230,64 @@ class Aligner {
     if (moved) pending_marker_ = false;
     return moved;
   }
+  // Functions defined at the module's top level whose source text is the same in both
+  // programs as the function the matching pairs them with: a helper the prompt gives,
+  // copied unchanged. Its code cannot hold the fault. Not nested functions, lambdas or
+  // comprehensions: the same text there reads the enclosing frame's variables, which may
+  // differ (`[v * t for v in xs]` with another `t`).
+  void IdenticalScopes() {
+    identical_cand_.assign(cand_.cfg().scopes().size(), false);
+    identical_ref_.assign(ref_.cfg().scopes().size(), false);
+    auto text = [](const PreparedProgram& p, const SourceSpan& sp) {
+      const std::string& src = p.source();
+      if (!sp.valid() || sp.end_byte > src.size() || sp.begin_byte >= sp.end_byte) return std::string();
+      return src.substr(sp.begin_byte, sp.end_byte - sp.begin_byte);
+    };
+    for (size_t c = 0; c < identical_cand_.size(); ++c) {
+      const int32_t r = sm_.scope_to_ref[c];
+      if (r < 0) continue;
+      const cfg::FunctionCfg& cf = cand_.cfg().scopes()[c];
+      const cfg::FunctionCfg& rf = ref_.cfg().scopes()[r];
+      if (cf.name == "<module>" || cf.name.empty() || cf.name[0] == '<' ||
+          cf.qualified_name != cf.name) {
+        continue;
+      }
+      const std::string ct = text(cand_, cf.span);
+      if (!ct.empty() && ct == text(ref_, rf.span)) {
+        identical_cand_[c] = true;
+        identical_ref_[r] = true;
+      }
+    }
+  }
+  // A frame of an identical scope (IdenticalScopes) called from traced code: its steps and
+  // its callees' become gaps. What it was asked (its arguments) is the caller's doing and
+  // shows in what the caller does with the answer; the answer itself is right for the
+  // question.
+  bool SkipIdenticalCallee(const StepStream& st, size_t* k, bool candidate) {
+    const StepRec& s = st.steps[*k];
+    if (!s.first_of_frame || s.caller_step < 0 || s.root_ordinal >= 0 || s.step.scope < 0) {
+      return false;
+    }
+    const std::vector<bool>& same = candidate ? identical_cand_ : identical_ref_;
+    if (s.step.scope >= static_cast<int32_t>(same.size()) || !same[s.step.scope]) return false;
+    const int32_t depth = s.step.depth;
+    size_t end = *k;
+    while (end < st.steps.size() && (end == *k || st.steps[end].step.depth > depth ||
+                                     (st.steps[end].step.depth == depth &&
+                                      st.steps[end].step.frame == s.step.frame))) {
+      ++end;
+    }
+    for (size_t m = *k; m < end; ++m) {
+      if (candidate) {
+        Push(static_cast<int32_t>(m), -1);
+      } else {
+        Push(-1, static_cast<int32_t>(m));
+      }
+    }
+    *k = end;
+    return true;
+  }
+
   // The reference's root call of the same function and rank as candidate root `cr`.
   int32_t ReferenceRoot(int32_t cr) const {
     const RootCall& c = cs_.roots[cr];
@@ -1869,8 +1966,8 @@ class Aligner {
     if (!d.span.valid()) d.span = s.step.block_span;
     d.line = d.span.begin.line;
     for (const auto& [n, v] : s.state) d.context.emplace_back(n, *v.text);
-    if (d.kind == DivergenceKind::kOutput) {
-      // Found after the walk: marked on the pair that holds the writer's step.
+    if (d.kind == DivergenceKind::kOutput || found_after_walk_) {
+      // Found after the walk: marked on the pair that holds the writer's (returner's) step.
       for (size_t k = 0; k < report_->alignment.pairs.size(); ++k) {
         if (report_->alignment.pairs[k].candidate == d.candidate_step) {
           d.pair = static_cast<int32_t>(k);
@@ -1937,11 +2034,13 @@ class Aligner {
   VarMap vars_;
   VarConfidence var_confidence_;
   std::vector<bool> root_agrees_;  // per candidate root call (RootsThatAgree)
+  std::vector<bool> identical_cand_, identical_ref_;  // per scope (IdenticalScopes)
   std::map<int32_t, int32_t> frame_map_, ref_frame_map_;
   std::set<std::pair<int32_t, std::string>> differing_;
   int32_t last_aligned_candidate_ = -1;
   int32_t last_aligned_reference_ = -1;
   bool pending_marker_ = false;
+  bool found_after_walk_ = false;  // Diverge: find the pair of the blamed step
   std::vector<std::pair<int64_t, Divergence>> found_;  // (candidate event, divergence)
   std::map<int32_t, std::set<std::string>> carried_candidate_, carried_reference_;  // by frame
 };

@@ -612,5 +612,53 @@ TEST(UnlikeReference, GuardedCountBlamedOnItsCondition) {
   EXPECT_EQ(r2.earliest->line, 5) << DumpReport(r2) << DumpAlignment(r2);
 }
 
+
+// Another search order around a helper the prompt gives (copied unchanged in both): the
+// helper's arguments differ from the first call on (prefixes against suffixes), but the
+// helper cannot be wrong; its frames are gaps. The wrong value is returned from a block the
+// reference does not have, so the frame merely "ended" there: it is a return divergence at
+// that statement.
+TEST(UnlikeReference, IdenticalHelperIsNotComparedAndUnalignedReturnIsBlamed) {
+  const std::string ref =
+      "def is_pal(s):\n"
+      "    return s == s[::-1]\n"
+      "\n"
+      "def make(s):\n"
+      "    if not s:\n"
+      "        return ''\n"
+      "    k = 0\n"
+      "    while not is_pal(s[k:]):\n"
+      "        k += 1\n"
+      "    return s + s[:k][::-1]\n";
+  const std::string cand =
+      "def is_pal(s):\n"
+      "    return s == s[::-1]\n"
+      "\n"
+      "def make(s):\n"
+      "    if is_pal(s):\n"
+      "        return s\n"
+      "    for i in range(len(s), 0, -1):\n"
+      "        if is_pal(s[:i]):\n"
+      "            return s + s[:i-1][::-1]\n"
+      "    return s\n";
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate('') == ''\n"
+      "    assert candidate('x') == 'x'\n"
+      "    assert candidate('xyz') == 'xyzyx'\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "make"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 9) << DumpReport(r) << DumpAlignment(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kReturnValue) << DumpReport(r);
+  EXPECT_NE(r.earliest->evidence.find("a block the reference does not have"), std::string::npos)
+      << r.earliest->evidence;
+  // No divergence is blamed inside the helper or on its arguments.
+  for (const AlignedPair& p : r.alignment.pairs) {
+    if (p.candidate >= 0 && p.reference >= 0) {
+      EXPECT_NE(r.alignment.candidate_steps[p.candidate].function, "is_pal") << DumpAlignment(r);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace egca::diff
