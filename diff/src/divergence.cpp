@@ -1062,6 +1062,20 @@ class Aligner {
       d.confidence = 0.5;
       d.evidence = "the value returned to the tests differs, returned from a block the reference "
                    "does not have";
+      // A constant (`return False`, `return -1`) is wrong only by being reached: the decision
+      // that sent control there is blamed, as for a control divergence.
+      if (ReturnsConstant(s.step.last_statement)) {
+        for (size_t m = k; m-- > 0;) {
+          const StepRec& prev = cs_.steps[m];
+          if (prev.step.frame != s.step.frame) continue;
+          if (IsDecision(prev.step.last_statement)) {
+            d.span = prev.step.last_statement;
+            d.evidence = "the value returned to the tests differs: a constant returned from a "
+                         "block the reference does not have, reached by this decision";
+          }
+          break;
+        }
+      }
       found_after_walk_ = true;
       Diverge(std::move(d), s.close_event);
       found_after_walk_ = false;
@@ -1577,6 +1591,35 @@ class Aligner {
     // A value difference is observable once the statement that made it has run: a later
     // callee of the same step (a comprehension using the value) must not come first.
     Diverge(std::move(d), value_diverged ? std::min(value_time, c.close_event) : c.close_event);
+  }
+
+  // Whether a candidate statement returns a literal: `return`, `return True`, `return -1`,
+  // `return ''`, `return []`, `return None`.
+  bool ReturnsConstant(const SourceSpan& span) const {
+    const std::string& src = cand_.source();
+    if (!span.valid() || span.end_byte > src.size() || span.begin_byte >= span.end_byte) return false;
+    std::string t;
+    for (char c : src.substr(span.begin_byte, span.end_byte - span.begin_byte)) {
+      if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+    }
+    if (t.compare(0, 6, "return") != 0) return false;
+    const std::string v = t.substr(6);
+    if (v.empty() || v == "True" || v == "False" || v == "None" || v == "[]" || v == "()" ||
+        v == "{}" || v == "''" || v == "\"\"") {
+      return true;
+    }
+    size_t b = (v[0] == '-' || v[0] == '+') ? 1 : 0;
+    if (b < v.size() && std::all_of(v.begin() + static_cast<std::ptrdiff_t>(b), v.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.';
+        })) {
+      return true;
+    }
+    // A string literal without concatenation: one quoted token.
+    if (v.size() >= 2 && (v[0] == '\'' || v[0] == '"') && v.back() == v[0] &&
+        v.find(v[0], 1) == v.size() - 1) {
+      return true;
+    }
+    return false;
   }
 
   // The variable a `return NAME` (or `yield NAME`) statement of the candidate returns, or ""

@@ -660,5 +660,35 @@ TEST(UnlikeReference, IdenticalHelperIsNotComparedAndUnalignedReturnIsBlamed) {
   }
 }
 
+
+// A constant returned from a block the reference does not have (`return False` inside a
+// check of its own) is wrong only by being reached: the decision before it is blamed.
+TEST(UnlikeReference, UnalignedConstantReturnBlamesItsDecision) {
+  const std::string ref =
+      "def f(lst):\n"
+      "    count = dict([(x, 0) for x in lst])\n"
+      "    for x in lst:\n"
+      "        count[x] += 1\n"
+      "    if any(count[x] > 2 for x in lst):\n"
+      "        return False\n"
+      "    return all(lst[i-1] <= lst[i] for i in range(1, len(lst)))\n";
+  const std::string cand =
+      "def f(lst):\n"
+      "    if sorted(lst) != lst:\n"
+      "        return False\n"
+      "    for i in range(len(lst)):\n"
+      "        if lst.count(lst[i]) > 1:\n"
+      "            return False\n"
+      "    return True\n";
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate([1, 2, 3]) is True\n"
+      "    assert candidate([1, 2, 2, 3]) is True\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 5) << DumpReport(r) << DumpAlignment(r);
+  EXPECT_EQ(r.earliest->kind, DivergenceKind::kReturnValue) << DumpReport(r);
+}
+
 }  // namespace
 }  // namespace egca::diff
