@@ -1065,15 +1065,10 @@ class Aligner {
       // A constant (`return False`, `return -1`) is wrong only by being reached: the decision
       // that sent control there is blamed, as for a control divergence.
       if (ReturnsConstant(s.step.last_statement)) {
-        for (size_t m = k; m-- > 0;) {
-          const StepRec& prev = cs_.steps[m];
-          if (prev.step.frame != s.step.frame) continue;
-          if (IsDecision(prev.step.last_statement)) {
-            d.span = prev.step.last_statement;
-            d.evidence = "the value returned to the tests differs: a constant returned from a "
-                         "block the reference does not have, reached by this decision";
-          }
-          break;
+        if (const SourceSpan* decision = DecisionBefore(k, s.step.frame)) {
+          d.span = *decision;
+          d.evidence = "the value returned to the tests differs: a constant returned from a "
+                       "block the reference does not have, reached by this decision";
         }
       }
       found_after_walk_ = true;
@@ -1291,14 +1286,7 @@ class Aligner {
                                       st.steps[end].step.frame == s.step.frame))) {
       ++end;
     }
-    for (size_t m = *k; m < end; ++m) {
-      if (candidate) {
-        Push(static_cast<int32_t>(m), -1);
-      } else {
-        Push(-1, static_cast<int32_t>(m));
-      }
-    }
-    *k = end;
+    PushGaps(candidate, k, end);
     return true;
   }
 
@@ -1359,14 +1347,7 @@ class Aligner {
     const int32_t depth = s.step.depth;
     size_t end = *k;
     while (end < st.steps.size() && st.steps[end].step.depth >= depth) ++end;
-    for (size_t m = *k; m < end; ++m) {
-      if (candidate) {
-        Push(static_cast<int32_t>(m), -1);
-      } else {
-        Push(-1, static_cast<int32_t>(m));
-      }
-    }
-    *k = end;
+    PushGaps(candidate, k, end);
     return true;
   }
 
@@ -1430,14 +1411,7 @@ class Aligner {
       }
     }
     if (!returned) return false;
-    for (size_t m = *going_next; m < end; ++m) {
-      if (cand_ended) {
-        Push(-1, static_cast<int32_t>(m));
-      } else {
-        Push(static_cast<int32_t>(m), -1);
-      }
-    }
-    *going_next = end;
+    PushGaps(/*candidate=*/!cand_ended, going_next, end);
     return true;
   }
 
@@ -1456,6 +1430,16 @@ class Aligner {
   }
 
   void Push(int32_t c, int32_t r) { report_->alignment.pairs.push_back({c, r, false}); }
+  // Steps [*k, end) of one side become gaps; *k moves to end.
+  void PushGaps(bool candidate, size_t* k, size_t end) {
+    for (; *k < end; ++*k) {
+      if (candidate) {
+        Push(static_cast<int32_t>(*k), -1);
+      } else {
+        Push(-1, static_cast<int32_t>(*k));
+      }
+    }
+  }
 
   void AlignPair(size_t i, size_t j) {
     const StepRec& c = cs_.steps[i];
@@ -1686,19 +1670,13 @@ class Aligner {
         if (!ch.span.valid()) return false;
         if (at != first) return false;  // built otherwise (sorted or cut afterwards)
         if (extra || missing) {
-          // The decision that sent control to this statement: the frame's previous step.
-          for (size_t m = k; m-- > 0;) {
-            const StepRec& prev = cs_.steps[m];
-            if (prev.step.frame != frame) continue;
-            if (IsDecision(prev.step.last_statement)) {
-              d->span = prev.step.last_statement;
-              d->evidence = "returns " + n + " (no reference counterpart), whose element " +
-                            std::to_string(at) + (extra ? " the reference does not have" :
-                                                          " skips one the reference has") +
-                            " was added after this decision";
-              return true;
-            }
-            break;
+          if (const SourceSpan* decision = DecisionBefore(k, frame)) {
+            d->span = *decision;
+            d->evidence = "returns " + n + " (no reference counterpart), whose element " +
+                          std::to_string(at) + (extra ? " the reference does not have" :
+                                                        " skips one the reference has") +
+                          " was added after this decision";
+            return true;
           }
           d->span = ch.span;
           d->evidence = "returns " + n + " (no reference counterpart), whose first wrong element "
@@ -1840,6 +1818,17 @@ class Aligner {
     }
     out->length = length;
     return true;
+  }
+
+  // The decision that sent control to candidate step `k`: the last statement of its frame's
+  // previous step, when that statement is a decision (IsDecision); else null.
+  const SourceSpan* DecisionBefore(size_t k, int32_t frame) const {
+    for (size_t m = k; m-- > 0;) {
+      const StepRec& prev = cs_.steps[m];
+      if (prev.step.frame != frame) continue;
+      return IsDecision(prev.step.last_statement) ? &prev.step.last_statement : nullptr;
+    }
+    return nullptr;
   }
 
   // Whether the candidate statement at `span` decides where control goes (`if`, `elif`,
