@@ -1191,18 +1191,11 @@ class Aligner {
     std::vector<bool> out(cs_.roots.size(), false);
     for (size_t k = 0; k < cs_.roots.size(); ++k) {
       const RootCall& c = cs_.roots[k];
-      if (!c.returned || c.text == "None" || c.scope < 0 ||
-          c.scope >= static_cast<int32_t>(sm_.scope_to_ref.size())) {
-        continue;
-      }
-      const int32_t rscope = sm_.scope_to_ref[c.scope];
-      if (rscope < 0) continue;
-      for (const RootCall& r : rs_.roots) {
-        if (r.scope == rscope && r.ordinal == c.ordinal) {
-          out[k] = r.returned && r.hash == c.hash && r.text == c.text;
-          break;
-        }
-      }
+      if (!c.returned || c.text == "None") continue;
+      const int32_t rr = ReferenceRoot(static_cast<int32_t>(k));
+      if (rr < 0) continue;
+      const RootCall& r = rs_.roots[rr];
+      out[k] = r.returned && r.hash == c.hash && r.text == c.text;
     }
     return out;
   }
@@ -1295,6 +1288,7 @@ class Aligner {
     const RootCall& c = cs_.roots[cr];
     if (c.scope < 0 || c.scope >= static_cast<int32_t>(sm_.scope_to_ref.size())) return -1;
     const int32_t rscope = sm_.scope_to_ref[c.scope];
+    if (rscope < 0) return -1;
     for (size_t k = 0; k < rs_.roots.size(); ++k) {
       if (rs_.roots[k].scope == rscope && rs_.roots[k].ordinal == c.ordinal) {
         return static_cast<int32_t>(k);
@@ -1577,15 +1571,22 @@ class Aligner {
     Diverge(std::move(d), value_diverged ? std::min(value_time, c.close_event) : c.close_event);
   }
 
+  // The candidate's text at `span` without its whitespace ("" for an empty or bad span).
+  std::string CompactText(const SourceSpan& span) const {
+    const std::string& src = cand_.source();
+    std::string t;
+    if (!span.valid() || span.end_byte > src.size() || span.begin_byte >= span.end_byte) return t;
+    for (size_t b = span.begin_byte; b < span.end_byte; ++b) {
+      if (!std::isspace(static_cast<unsigned char>(src[b]))) t += src[b];
+    }
+    return t;
+  }
+
   // Whether a candidate statement returns a literal: `return`, `return True`, `return -1`,
   // `return ''`, `return []`, `return None`.
   bool ReturnsConstant(const SourceSpan& span) const {
-    const std::string& src = cand_.source();
-    if (!span.valid() || span.end_byte > src.size() || span.begin_byte >= span.end_byte) return false;
-    std::string t;
-    for (char c : src.substr(span.begin_byte, span.end_byte - span.begin_byte)) {
-      if (!std::isspace(static_cast<unsigned char>(c))) t += c;
-    }
+    const std::string t = CompactText(span);
+    if (t.empty()) return false;
     if (t.compare(0, 6, "return") != 0) return false;
     const std::string v = t.substr(6);
     if (v.empty() || v == "True" || v == "False" || v == "None" || v == "[]" || v == "()" ||
@@ -1730,34 +1731,22 @@ class Aligner {
       }
       if (made == nullptr) continue;
       if (!PlainAccumulation(made->span, n)) return false;
-      for (size_t m = k; m-- > 0;) {
-        const StepRec& prev = cs_.steps[m];
-        if (prev.step.frame != frame) continue;
-        const std::string& src = cand_.source();
-        const SourceSpan& sp = prev.step.last_statement;
-        if (sp.valid() && sp.begin_byte < src.size() &&
-            (src.compare(sp.begin_byte, 3, "if ") == 0 || src.compare(sp.begin_byte, 3, "if(") == 0 ||
-             src.compare(sp.begin_byte, 5, "elif ") == 0 || src.compare(sp.begin_byte, 5, "elif(") == 0)) {
-          d->span = sp;
-          d->evidence = "returns " + n + " (no reference counterpart), accumulated under this "
-                        "condition from plain elements: which ones it took differs";
-          return true;
-        }
-        return false;
-      }
-      return false;
+      // Only an `if` / `elif` (a loop header before it is no condition on the elements).
+      const SourceSpan* decision = DecisionBefore(k, frame);
+      const std::string t = decision != nullptr ? CompactText(*decision) : "";
+      if (t.rfind("if", 0) != 0 && t.rfind("elif", 0) != 0) return false;
+      d->span = *decision;
+      d->evidence = "returns " + n + " (no reference counterpart), accumulated under this "
+                    "condition from plain elements: which ones it took differs";
+      return true;
     }
     return false;
   }
 
   // `n += x`, `n += xs[i]`, `n += 1`, `n -= 1` (an element or a constant added as it is).
   bool PlainAccumulation(const SourceSpan& span, const std::string& n) const {
-    const std::string& src = cand_.source();
-    if (!span.valid() || span.end_byte > src.size() || span.begin_byte >= span.end_byte) return false;
-    std::string t;
-    for (char c : src.substr(span.begin_byte, span.end_byte - span.begin_byte)) {
-      if (!std::isspace(static_cast<unsigned char>(c))) t += c;
-    }
+    const std::string t = CompactText(span);
+    if (t.empty()) return false;
     if (t.compare(0, n.size(), n) != 0) return false;
     std::string rest = t.substr(n.size());
     if (rest.compare(0, 2, "+=") != 0 && rest.compare(0, 2, "-=") != 0) return false;
@@ -1849,12 +1838,7 @@ class Aligner {
   // The variable whose value a statement adds to a list: `out.append(NAME)`,
   // `out += [NAME]`; "" for anything else.
   std::string AddedName(const SourceSpan& span) const {
-    const std::string& src = cand_.source();
-    if (!span.valid() || span.end_byte > src.size() || span.begin_byte >= span.end_byte) return "";
-    std::string t;
-    for (char c : src.substr(span.begin_byte, span.end_byte - span.begin_byte)) {
-      if (!std::isspace(static_cast<unsigned char>(c))) t += c;
-    }
+    const std::string t = CompactText(span);
     auto name_in = [&](size_t b, const std::string& close) -> std::string {
       if (t.size() < b + close.size() || t.compare(t.size() - close.size(), close.size(), close) != 0) {
         return "";
