@@ -574,6 +574,40 @@ std::map<int32_t, std::vector<std::string>> LoopTargets(const PreparedProgram& p
   }
   return out;
 }
+// A loop of a scope: its header block and the bytes from its header to the end of its
+// body (the first later statement of the scope indented no deeper than the header).
+struct LoopExtent {
+  int32_t block = -1;
+  uint32_t begin = 0, end = 0;
+  bool Contains(const SourceSpan& sp) const {
+    return sp.valid() && sp.begin_byte >= begin && sp.begin_byte < end;
+  }
+};
+std::vector<LoopExtent> LoopExtents(const PreparedProgram& p, int32_t scope) {
+  std::vector<LoopExtent> out;
+  const cfg::FunctionCfg& f = p.cfg().scopes()[scope];
+  std::vector<const cfg::Statement*> all;
+  for (cfg::BlockId b = 0; b < f.block_count(); ++b) {
+    for (const cfg::Statement& st : f.block(b).statements) all.push_back(&st);
+  }
+  for (cfg::BlockId b = 0; b < f.block_count(); ++b) {
+    for (const cfg::Statement& h : f.block(b).statements) {
+      if (h.kind != cfg::StmtKind::kFor && h.kind != cfg::StmtKind::kAsyncFor &&
+          h.kind != cfg::StmtKind::kWhile) {
+        continue;
+      }
+      LoopExtent e{static_cast<int32_t>(b), h.span.begin_byte, f.span.end_byte};
+      for (const cfg::Statement* st : all) {
+        if (st->span.begin_byte > h.span.end_byte && st->span.begin.column <= h.span.begin.column &&
+            st->span.begin_byte < e.end) {
+          e.end = st->span.begin_byte;
+        }
+      }
+      out.push_back(e);
+    }
+  }
+  return out;
+}
 // The iterables of each `for` header block of a scope: block -> ForIterable.
 std::map<int32_t, std::string> LoopIterables(const PreparedProgram& p, int32_t scope) {
   std::map<int32_t, std::string> out;
@@ -1007,6 +1041,7 @@ class Aligner {
         continue;
       }
       if (SkipFrameEndedAlike(&i, &j)) continue;
+      if (SkipAgreeingLoop(&i, &j)) continue;
       Diverge(MakeControl(i, j), cs_.steps[i].step.first_event);
       if (SkipAgreeingCall(&i, &j)) continue;
       if (!Resync(&i, &j)) break;
@@ -1199,6 +1234,158 @@ class Aligner {
     }
     return out;
   }
+  // A control divergence inside a loop both programs have (paired headers), where the two
+  // loops leave their frame's variables alike: the loops ran another number of times (a
+  // search bounded by sqrt(i) against one bounded by i, an early `break` against none) to
+  // the same effect. The rest of both loops becomes gaps and the walk goes on after them;
+  // the variables the loops' own `for` headers bind are not compared (they count the
+  // iterations). The innermost such loop around the last aligned pair is tried, then the
+  // loops around it. Not when either frame ends inside the loop (a `return` from it).
+  bool SkipAgreeingLoop(size_t* i, size_t* j) {
+    const int32_t a = last_aligned_candidate_, b = last_aligned_reference_;
+    if (a < 0 || b < 0) return false;
+    const StepRec& ca = cs_.steps[a];
+    const StepRec& rb = rs_.steps[b];
+    const int32_t scope = ca.step.scope, rscope = rb.step.scope;
+    if (scope < 0 || rscope < 0 || sm_.scope_to_ref[scope] != rscope) return false;
+    const std::vector<LoopExtent>& cloops = Extents(cand_, scope, &cand_loops_);
+    const std::vector<LoopExtent>& rloops = Extents(ref_, rscope, &ref_loops_);
+    // Candidate loops around the last aligned step, innermost (latest header) first.
+    std::vector<const LoopExtent*> around;
+    for (const LoopExtent& e : cloops) {
+      if (e.Contains(ca.step.block_span)) around.push_back(&e);
+    }
+    std::sort(around.begin(), around.end(),
+              [](const LoopExtent* x, const LoopExtent* y) { return x->begin > y->begin; });
+    for (const LoopExtent* cl : around) {
+      auto rblock = sm_.RefBlock(scope, cl->block);
+      if (!rblock) continue;
+      const LoopExtent* rl = nullptr;
+      for (const LoopExtent& e : rloops) {
+        if (e.block == *rblock) rl = &e;
+      }
+      if (rl == nullptr || !rl->Contains(rb.step.block_span)) continue;
+      // Each side's first step of the frame after the loop, and its last step in it.
+      auto exit_of = [](const StepStream& st, size_t from, int32_t last, const LoopExtent& e,
+                        size_t* exit, int32_t* inside) {
+        const int32_t frame = st.steps[last].step.frame;
+        const int32_t depth = st.steps[last].step.depth;
+        *inside = last;
+        for (size_t k = from; k < st.steps.size(); ++k) {
+          const Step& s = st.steps[k].step;
+          if (s.depth < depth) return false;  // the frame ended inside the loop
+          if (s.frame != frame) continue;
+          if (!e.Contains(s.block_span)) {
+            *exit = k;
+            return true;
+          }
+          *inside = static_cast<int32_t>(k);
+        }
+        return false;
+      };
+      size_t ce = 0, re = 0;
+      int32_t cin = a, rin = b;
+      if (!exit_of(cs_, *i, a, *cl, &ce, &cin) || !exit_of(rs_, *j, b, *rl, &re, &rin)) {
+        continue;
+      }
+      if (cs_.steps[cin].step.returned || rs_.steps[rin].step.returned) continue;
+      if (cs_.steps[ce].step.depth != ca.step.depth || rs_.steps[re].step.depth != rb.step.depth) {
+        continue;
+      }
+      // The names the loops' headers (this loop's and those inside it) bind.
+      std::set<std::string> counters;
+      for (const auto& [block, targets] : LoopTargets(cand_, scope)) {
+        const cfg::FunctionCfg& f = cand_.cfg().scopes()[scope];
+        if (!cl->Contains(f.block(static_cast<cfg::BlockId>(block)).span)) continue;
+        counters.insert(targets.begin(), targets.end());
+      }
+      std::set<std::string> ref_counters;
+      for (const auto& [block, targets] : LoopTargets(ref_, rscope)) {
+        const cfg::FunctionCfg& f = ref_.cfg().scopes()[rscope];
+        if (!rl->Contains(f.block(static_cast<cfg::BlockId>(block)).span)) continue;
+        ref_counters.insert(targets.begin(), targets.end());
+      }
+      const std::map<std::string, std::string>& vm = vars_[scope];
+      const StepRec& cs = cs_.steps[cin];
+      const StepRec& rs = rs_.steps[rin];
+      if (cs.incomplete || rs.incomplete) continue;
+      bool alike = true;
+      for (const auto& [n, rn] : vm) {
+        if (counters.count(n) || ref_counters.count(rn)) continue;
+        if (reused_.count({cs.step.frame, n})) continue;
+        const Value* cv = FindValue(cs.state, n);
+        const Value* rv = FindValue(rs.state, rn);
+        if (!cv || !rv || cv->hash == rv->hash) continue;
+        if (SameCollectionOtherType(*cv->text, *rv->text)) continue;
+        alike = false;
+        break;
+      }
+      // Every variable the skipped steps of the frame change must have been compared (a
+      // candidate accumulator with no reference counterpart could hold the fault).
+      std::set<std::string> mapped_ref;
+      for (const auto& [n, rn] : vm) mapped_ref.insert(rn);
+      for (size_t k = *i; alike && k < ce; ++k) {
+        if (cs_.steps[k].step.frame != cs.step.frame) continue;
+        for (const Change& ch : cs_.steps[k].changes) {
+          if (!vm.count(ch.name) && !counters.count(ch.name)) alike = false;
+        }
+      }
+      for (size_t k = *j; alike && k < re; ++k) {
+        if (rs_.steps[k].step.frame != rs.step.frame) continue;
+        for (const Change& ch : rs_.steps[k].changes) {
+          if (!mapped_ref.count(ch.name) && !ref_counters.count(ch.name)) alike = false;
+        }
+      }
+      if (!alike) continue;
+      if (ce == *i && re == *j) return false;
+      PushGaps(true, i, ce);
+      PushGaps(false, j, re);
+      // What decided to leave the loop: the last step each side ran in it.
+      last_aligned_candidate_ = cin;
+      last_aligned_reference_ = rin;
+      return true;
+    }
+    return false;
+  }
+  // A variable candidate step `c` assigned from `n` (its statement reads `n`) that has no
+  // reference counterpart; "" when none.
+  std::string OwnNameFor(const StepRec& c, const std::string& n,
+                         const std::map<std::string, std::string>& vm) const {
+    for (const Change& ch : c.changes) {
+      if (ch.name == n || vm.count(ch.name)) continue;
+      const std::string t = CompactText(ch.span);
+      const size_t eq = t.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string rhs = t.substr(eq + 1);
+      for (size_t at = rhs.find(n); at != std::string::npos; at = rhs.find(n, at + 1)) {
+        const bool before = at == 0 || !IsIdentChar(rhs[at - 1]);
+        const bool after = at + n.size() >= rhs.size() || !IsIdentChar(rhs[at + n.size()]);
+        if (before && after) return ch.name;
+      }
+    }
+    return "";
+  }
+  static bool HasChange(const StepRec& s, const std::string& n) {
+    for (const Change& ch : s.changes) {
+      if (ch.name == n) return true;
+    }
+    return false;
+  }
+  // Whether candidate block `block` of `scope` is a `for` header binding `n`.
+  bool IsLoopTarget(int32_t scope, int32_t block, const std::string& n) {
+    if (scope < 0) return false;
+    auto it = cand_targets_.find(scope);
+    if (it == cand_targets_.end()) it = cand_targets_.emplace(scope, LoopTargets(cand_, scope)).first;
+    auto b = it->second.find(block);
+    return b != it->second.end() && std::find(b->second.begin(), b->second.end(), n) != b->second.end();
+  }
+  const std::vector<LoopExtent>& Extents(const PreparedProgram& p, int32_t scope,
+                                         std::map<int32_t, std::vector<LoopExtent>>* cache) {
+    auto it = cache->find(scope);
+    if (it == cache->end()) it = cache->emplace(scope, LoopExtents(p, scope)).first;
+    return it->second;
+  }
+
   // After a control divergence inside a call the tests made whose outcome equals the
   // reference's (RootsThatAgree): the rest of that call on both sides becomes gaps, and the
   // walk goes on at the next call, never aligning one call's steps with another's.
@@ -1475,15 +1662,47 @@ class Aligner {
     // The blamed variable: the one whose difference became observable first.
     int64_t value_time = std::numeric_limits<int64_t>::max();
     double value_confidence = 0;
-    for (const std::string& n : names) {
+    for (const std::string& name : names) {
+      std::string n = name;  // may become the candidate's own name for a reused one (below)
       const std::string& rn = vm.at(n);
       const Value* cv = FindValue(c.state, n);
       const Value* rv = FindValue(r.state, rn);
       auto key = std::make_pair(c.step.frame, n);
       if (!cv || !rv) continue;  // bound on one side only: not comparable here
+      if (reused_.count(key)) continue;
+      // A `for` header's target where one side took the next item and the other found the
+      // iterable exhausted: that is a difference of control (SkipAgreeingLoop judges it),
+      // not of the value.
+      if (IsLoopTarget(c.step.scope, c.step.block, n) &&
+          HasChange(c, n) != HasChange(r, rn)) {
+        continue;
+      }
       if (cv->hash == rv->hash) {
         differing_.erase(key);
         continue;
+      }
+      bool reference_assigned = false, reference_rebound = false;
+      for (const Change& ch : r.changes) {
+        if (ch.name != rn) continue;
+        reference_assigned = true;
+        reference_rebound = reference_rebound || Rebinds(CompactText(ch.span, true), rn);
+      }
+      // A name the reference binds to another value and the candidate never assigned (a
+      // parameter, `s = ''.join(...)` in the reference only): the candidate's name still holds
+      // what it was given, the reference's now means something else; they are not compared
+      // again in this frame. A fault shows where the candidate uses its own values. (Not a
+      // mutation, `l[::3] = ...`: that changes the value both programs were given.)
+      if (reference_rebound && !AssignedInBody(i + 1, c.step.frame, n)) {
+        reused_.insert(key);
+        // The candidate's own name for the reference's new value, when this step made one
+        // from the same input (`sorted_lst = sorted(lst)` against `lst = sorted(set(lst))`):
+        // compared in its place, once.
+        const std::string own = OwnNameFor(c, n, vm);
+        if (own.empty()) continue;
+        n = own;
+        key = std::make_pair(c.step.frame, n);
+        cv = FindValue(c.state, n);
+        if (!cv || cv->hash == rv->hash) continue;
       }
       // Two representations of one collection (vowels as a string and as a set of the same
       // letters): not a difference; a fault shows where the value is used.
@@ -1497,8 +1716,6 @@ class Aligner {
       // candidate holds, its frame's latest assignment of it; the difference is still
       // observed here. When the reference assigned its counterpart here and the candidate
       // did not, the step is to blame (an assignment it skipped), as before.
-      bool reference_assigned = false;
-      for (const Change& ch : r.changes) reference_assigned = reference_assigned || ch.name == rn;
       if (blamed == nullptr && !reference_assigned) {
         blamed = LastChangeBefore(i, c.step.frame, n);
       }
@@ -1546,6 +1763,19 @@ class Aligner {
         }
         break;
       }
+      // A constant returned where the reference computes its value (an early `return '',
+      // False` the reference does not have): wrong only by being reached, so the decision
+      // that reached it is blamed, as for a control divergence.
+      // Not where the reference's return is reached by a decision too (`if n < 2: return
+      // 1` against `if n < 2: return n`): there the constant itself is suspect.
+      if (d.span == c.step.last_statement && ReturnsConstant(c.step.last_statement) &&
+          !ReturnsConstant(r.step.last_statement, true) && !ReachedByDecision(rs_, j, true)) {
+        if (const SourceSpan* decision = DecisionBefore(i, c.step.frame)) {
+          d.span = *decision;
+          d.evidence = "returns a constant where the reference computes its value, reached by "
+                       "this decision";
+        }
+      }
     }
     d.candidate_step = static_cast<int32_t>(i);
     d.reference_step = static_cast<int32_t>(j);
@@ -1572,8 +1802,8 @@ class Aligner {
   }
 
   // The candidate's text at `span` without its whitespace ("" for an empty or bad span).
-  std::string CompactText(const SourceSpan& span) const {
-    const std::string& src = cand_.source();
+  std::string CompactText(const SourceSpan& span, bool reference = false) const {
+    const std::string& src = reference ? ref_.source() : cand_.source();
     std::string t;
     if (!span.valid() || span.end_byte > src.size() || span.begin_byte >= span.end_byte) return t;
     for (size_t b = span.begin_byte; b < span.end_byte; ++b) {
@@ -1582,15 +1812,40 @@ class Aligner {
     return t;
   }
 
-  // Whether a candidate statement returns a literal: `return`, `return True`, `return -1`,
-  // `return ''`, `return []`, `return None`.
-  bool ReturnsConstant(const SourceSpan& span) const {
-    const std::string t = CompactText(span);
+  // Whether a statement's compact text (CompactText) binds `name` itself, as the target of
+  // `name = ...`, `name, other = ...` or `other, name = ...` (not `name[k] = ...`,
+  // `name += ...` or `name == ...`).
+  static bool Rebinds(const std::string& t, const std::string& name) {
+    const size_t eq = t.find('=');
+    if (eq == std::string::npos || eq + 1 >= t.size() || t[eq + 1] == '=' || eq == 0) return false;
+    if (std::string("+-*/%&|^<>!:@").find(t[eq - 1]) != std::string::npos) return false;
+    for (const std::string& target : SplitTopLevel(t.substr(0, eq), ',')) {
+      if (target == name) return true;
+    }
+    return false;
+  }
+
+  // Whether a statement returns a literal: `return`, `return True`, `return -1`,
+  // `return ''`, `return []`, `return None`, or a tuple of them (`return '', False`).
+  // A candidate statement, or the reference's with `reference`.
+  bool ReturnsConstant(const SourceSpan& span, bool reference = false) const {
+    const std::string t = CompactText(span, reference);
     if (t.empty()) return false;
     if (t.compare(0, 6, "return") != 0) return false;
-    const std::string v = t.substr(6);
-    if (v.empty() || v == "True" || v == "False" || v == "None" || v == "[]" || v == "()" ||
-        v == "{}" || v == "''" || v == "\"\"") {
+    std::string v = t.substr(6);
+    if (v.empty()) return true;
+    if (v.size() >= 2 && v[0] == '(' && v.back() == ')') v = v.substr(1, v.size() - 2);
+    const std::vector<std::string> parts = SplitTopLevel(v, ',');
+    if (parts.empty()) return false;
+    for (const std::string& part : parts) {
+      if (!part.empty() && !IsLiteral(part)) return false;
+    }
+    return true;
+  }
+  static bool IsLiteral(const std::string& v) {
+    if (v.empty()) return false;
+    if (v == "True" || v == "False" || v == "None" || v == "[]" || v == "()" || v == "{}" ||
+        v == "''" || v == "\"\"") {
       return true;
     }
     size_t b = (v[0] == '-' || v[0] == '+') ? 1 : 0;
@@ -1600,11 +1855,8 @@ class Aligner {
       return true;
     }
     // A string literal without concatenation: one quoted token.
-    if (v.size() >= 2 && (v[0] == '\'' || v[0] == '"') && v.back() == v[0] &&
-        v.find(v[0], 1) == v.size() - 1) {
-      return true;
-    }
-    return false;
+    return v.size() >= 2 && (v[0] == '\'' || v[0] == '"') && v.back() == v[0] &&
+           v.find(v[0], 1) == v.size() - 1;
   }
 
   // The variable a `return NAME` (or `yield NAME`) statement of the candidate returns, or ""
@@ -1820,10 +2072,22 @@ class Aligner {
     return nullptr;
   }
 
+  // Whether step `k` of `st` follows a decision of its frame (its frame's previous step
+  // ended with one).
+  bool ReachedByDecision(const StepStream& st, size_t k, bool reference) const {
+    const int32_t frame = st.steps[k].step.frame;
+    for (size_t m = k; m-- > 0;) {
+      const StepRec& prev = st.steps[m];
+      if (prev.step.frame != frame) continue;
+      return IsDecision(prev.step.last_statement, reference);
+    }
+    return false;
+  }
+
   // Whether the candidate statement at `span` decides where control goes (`if`, `elif`,
   // `while`, `for`).
-  bool IsDecision(const SourceSpan& span) const {
-    const std::string& src = cand_.source();
+  bool IsDecision(const SourceSpan& span, bool reference = false) const {
+    const std::string& src = reference ? ref_.source() : cand_.source();
     if (!span.valid() || span.begin_byte >= src.size()) return false;
     for (const char* kw : {"if", "elif", "while", "for"}) {
       const size_t len = std::strlen(kw);
@@ -1859,6 +2123,21 @@ class Aligner {
 
   // The latest assignment of `n` in candidate frame `frame` among the steps before `end`, or
   // null.
+  // Whether the candidate's frame assigned `n` in one of its steps before `end` (the
+  // arguments the call bound are not the body's assignments).
+  bool AssignedInBody(size_t end, int32_t frame, const std::string& n) const {
+    for (size_t k = std::min(end, cs_.steps.size()); k-- > 0;) {
+      const StepRec& s = cs_.steps[k];
+      if (s.step.frame != frame) continue;
+      for (const Change& ch : s.changes) {
+        if (ch.name != n) continue;
+        if (s.first_of_frame && ch.event == s.step.first_event) continue;  // an argument
+        return true;
+      }
+    }
+    return false;
+  }
+
   const Change* LastChangeBefore(size_t end, int32_t frame, const std::string& n) const {
     for (size_t k = std::min(end, cs_.steps.size()); k-- > 0;) {
       const StepRec& s = cs_.steps[k];
@@ -2053,6 +2332,10 @@ class Aligner {
   std::vector<bool> identical_cand_, identical_ref_;  // per scope (IdenticalScopes)
   std::map<int32_t, int32_t> frame_map_, ref_frame_map_;
   std::set<std::pair<int32_t, std::string>> differing_;
+  std::map<int32_t, std::vector<LoopExtent>> cand_loops_, ref_loops_;  // SkipAgreeingLoop
+  std::map<int32_t, std::map<int32_t, std::vector<std::string>>> cand_targets_;  // IsLoopTarget
+  // Candidate (frame, name)s the reference reused for another value (AlignPair).
+  std::set<std::pair<int32_t, std::string>> reused_;
   int32_t last_aligned_candidate_ = -1;
   int32_t last_aligned_reference_ = -1;
   bool pending_marker_ = false;
