@@ -984,6 +984,12 @@ bool SameCollectionOtherType(const std::string& a, const std::string& b) {
   return true;
 }
 
+// Two kinds of collection (string, list, tuple, set, dict).
+bool OtherKinds(const std::string& a, const std::string& b) {
+  const int x = ValueKind(a), y = ValueKind(b);
+  return x != y && x != kOtherKind && y != kOtherKind;
+}
+
 const Value* FindValue(const std::vector<std::pair<std::string, Value>>& state,
                        const std::string& name) {
   for (const auto& [n, v] : state) {
@@ -1719,14 +1725,31 @@ class Aligner {
       if (blamed == nullptr && !reference_assigned) {
         blamed = LastChangeBefore(i, c.step.frame, n);
       }
-      if (!value_diverged || time < value_time) {
+      auto conf = var_confidence_[c.step.scope].find(n);
+      double confidence = conf != var_confidence_[c.step.scope].end() ? conf->second : 0.5;
+      // Two kinds of collection (a date split into a list of fields against the date
+      // string; vowels in a list against a set with the capitals, where the candidate lowers
+      // the word instead): more likely two representations than a fault; a fault in either
+      // shows where it is used.
+      const bool kinds_differ = OtherKinds(*cv->text, *rv->text);
+      if (kinds_differ) confidence = std::min(confidence, kLoopRepresentationConfidence);
+      // The step's blamed variable: the first to differ, a trusted difference before one
+      // below earliest_min_confidence.
+      const double floor = options_.earliest_min_confidence;
+      const bool better =
+          !value_diverged ||
+          ((confidence >= floor) == (value_confidence >= floor) ? time < value_time
+                                                                : confidence >= floor);
+      if (better) {
         value_diverged = true;
         value_time = time;
         d.span = blamed && blamed->span.valid() ? blamed->span : c.step.block_span;
-        auto conf = var_confidence_[c.step.scope].find(n);
-        value_confidence = conf != var_confidence_[c.step.scope].end() ? conf->second : 0.5;
+        value_confidence = confidence;
         d.evidence = "value of " + n + (n == rn ? "" : " (paired with the reference's " + rn + ")") +
                      " differs after the assignment";
+        if (kinds_differ) {
+          d.evidence += " (another kind of collection: perhaps another representation)";
+        }
         d.variables.insert(d.variables.begin(), std::move(diff));
       } else {
         d.variables.push_back(std::move(diff));

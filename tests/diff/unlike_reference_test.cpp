@@ -519,7 +519,9 @@ TEST(UnlikeReference, DifferentRepresentationsAreNotCompared) {
   DivergenceReport r10 = Diff(cand10, ref10, tracer::TestCase::HumanEvalCheck(test, "f"));
   ASSERT_TRUE(r10.earliest) << DumpReport(r10);
   EXPECT_EQ(r10.earliest->line, 6) << DumpReport(r10) << DumpAlignment(r10);
-  // Another type holding other letters (a list without 'u'): a difference of value.
+  // Another type holding other letters (a list without 'u'): a list against a set is
+  // trusted less than a value (CollectionsOfAnotherKindHaveLowConfidence), so the missing
+  // vowel is found where it changes control, the `if` that reads the list.
   const std::string wrong_list =
       "def f(word):\n"
       "    vowels = ['a', 'e', 'i', 'o']\n"
@@ -530,7 +532,8 @@ TEST(UnlikeReference, DifferentRepresentationsAreNotCompared) {
       "    return n\n";
   DivergenceReport wl = Diff(wrong_list, ref, tracer::TestCase::HumanEvalCheck(test2, "f"));
   ASSERT_TRUE(wl.earliest) << DumpReport(wl);
-  EXPECT_EQ(wl.earliest->line, 2) << DumpReport(wl);
+  EXPECT_EQ(wl.earliest->line, 5) << DumpReport(wl);
+  EXPECT_EQ(wl.earliest->kind, DivergenceKind::kControl) << DumpReport(wl);
 }
 
 
@@ -822,6 +825,35 @@ TEST(UnlikeReference, OwnNameForAReboundParameterIsCompared) {
   ASSERT_FALSE(r.earliest->variables.empty());
   EXPECT_EQ(r.earliest->variables.front().candidate_name, "sorted_lst") << DumpReport(r);
   EXPECT_EQ(r.earliest->variables.front().reference_name, "lst") << DumpReport(r);
+}
+
+
+// A date split into its fields against the date string: two kinds of collection are more
+// likely two representations than the fault, so the wrong comparison of the month is
+// `earliest`; the kinds' difference is still reported, behind it.
+TEST(UnlikeReference, CollectionsOfAnotherKindHaveLowConfidence) {
+  const std::string ref =
+      "def f(date):\n"
+      "    date = date.strip()\n"
+      "    month = int(date[:2])\n"
+      "    ok = 1 <= month <= 12\n"
+      "    return ok\n";
+  const std::string cand =
+      "def f(date):\n"
+      "    date = date.split('-')\n"
+      "    month = int(date[0])\n"
+      "    ok = 1 <= month <= 11\n"
+      "    return ok\n";
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate('12-01-2000') is True\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 4) << DumpReport(r) << DumpAlignment(r);
+  // The kinds' difference is still reported, after the trusted one.
+  bool date_reported = false;
+  for (const VariableDiff& v : r.earliest->variables) date_reported |= v.candidate_name == "date";
+  EXPECT_TRUE(date_reported) << DumpReport(r);
 }
 
 }  // namespace
