@@ -984,10 +984,19 @@ bool SameCollectionOtherType(const std::string& a, const std::string& b) {
   return true;
 }
 
-// Two kinds of collection (string, list, tuple, set, dict).
-bool OtherKinds(const std::string& a, const std::string& b) {
+// Two kinds of collection (string, list, tuple, set; dicts aside) sharing fewer than half
+// the elements of the smaller: `['2020', '03', '11']` against `'2020-03-11'`. Not a list of
+// vowels against a string of them (the same elements, or most of them: that is a value).
+bool OtherKindOtherElements(const std::string& a, const std::string& b) {
   const int x = ValueKind(a), y = ValueKind(b);
-  return x != y && x != kOtherKind && y != kOtherKind;
+  if (x == y || x == kOtherKind || y == kOtherKind || x == kDictKind || y == kDictKind) return false;
+  std::set<std::string> ea, eb;
+  size_t la = 0, lb = 0;
+  if (!CollectionElements(a, x, &ea, &la) || !CollectionElements(b, y, &eb, &lb)) return false;
+  if (ea.empty() || eb.empty()) return false;
+  size_t shared = 0;
+  for (const std::string& e : ea) shared += eb.count(e);
+  return 2 * shared < std::min(ea.size(), eb.size());
 }
 
 const Value* FindValue(const std::vector<std::pair<std::string, Value>>& state,
@@ -1727,11 +1736,12 @@ class Aligner {
       }
       auto conf = var_confidence_[c.step.scope].find(n);
       double confidence = conf != var_confidence_[c.step.scope].end() ? conf->second : 0.5;
-      // Two kinds of collection (a date split into a list of fields against the date
-      // string; vowels in a list against a set with the capitals, where the candidate lowers
-      // the word instead): more likely two representations than a fault; a fault in either
-      // shows where it is used.
-      const bool kinds_differ = OtherKinds(*cv->text, *rv->text);
+      // Two kinds of collection sharing few elements (a date split into a list of fields
+      // against the date string): more likely two representations than a fault; a fault in
+      // either shows where it is used. Not a list of vowels against a string of them with
+      // the capitals: the missing capitals may be the fault (or the candidate lowers the
+      // word instead: the values alone cannot tell).
+      const bool kinds_differ = OtherKindOtherElements(*cv->text, *rv->text);
       if (kinds_differ) confidence = std::min(confidence, kLoopRepresentationConfidence);
       // The step's blamed variable: the first to differ, a trusted difference before one
       // below earliest_min_confidence.
@@ -1748,7 +1758,7 @@ class Aligner {
         d.evidence = "value of " + n + (n == rn ? "" : " (paired with the reference's " + rn + ")") +
                      " differs after the assignment";
         if (kinds_differ) {
-          d.evidence += " (another kind of collection: perhaps another representation)";
+          d.evidence += " (another kind of collection with other elements: perhaps another representation)";
         }
         d.variables.insert(d.variables.begin(), std::move(diff));
       } else {
