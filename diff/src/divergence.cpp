@@ -1788,6 +1788,7 @@ class Aligner {
           break;
         }
         if (BlameGuardedCount(i, c.step.frame, n, &d)) break;
+        if (BlameNeverAccumulated(i, c.step.frame, c.step.scope, n, &d)) break;
         if (const Change* made = LastChangeBefore(i + 1, c.step.frame, n);
             made && made->span.valid()) {
           d.span = made->span;
@@ -2024,6 +2025,54 @@ class Aligner {
       d->evidence = "returns " + n + " (no reference counterpart), accumulated under this "
                     "condition from plain elements: which ones it took differs";
       return true;
+    }
+    return false;
+  }
+
+  // The same count or sum when it never accumulated: its last assignment is not the
+  // accumulation but a neutral start (`total = 0` returned as it was; not `hits = 1`,
+  // which may be the fault itself) while the scope accumulates it under an
+  // `if` (`if 10 <= x <= 99: total += x`) that ran in this frame and never let an element
+  // through: that condition is blamed.
+  bool BlameNeverAccumulated(size_t i, int32_t frame, int32_t scope, const std::string& n,
+                             Divergence* d) const {
+    if (scope < 0) return false;
+    const Change* made = LastChangeBefore(i + 1, frame, n);
+    if (made == nullptr || PlainAccumulation(made->span, n)) return false;
+    // Only from a neutral start (`total = 0`): a count started at 1 is itself suspect.
+    if (made->text == nullptr || (*made->text != "0" && *made->text != "0.0")) return false;
+    const cfg::FunctionCfg& f = cand_.cfg().scopes()[scope];
+    std::vector<const cfg::Statement*> all;
+    for (cfg::BlockId b = 0; b < f.block_count(); ++b) {
+      for (const cfg::Statement& st : f.block(b).statements) all.push_back(&st);
+    }
+    std::sort(all.begin(), all.end(), [](const cfg::Statement* a, const cfg::Statement* b) {
+      return a->span.begin_byte < b->span.begin_byte;
+    });
+    for (size_t a = 0; a < all.size(); ++a) {
+      if (!PlainAccumulation(all[a]->span, n)) continue;
+      // Its enclosing statement: the nearest earlier one indented less.
+      const cfg::Statement* parent = nullptr;
+      for (size_t b = a; b-- > 0;) {
+        if (all[b]->span.begin.column < all[a]->span.begin.column) {
+          parent = all[b];
+          break;
+        }
+      }
+      if (parent == nullptr) continue;
+      const std::string t = CompactText(parent->span);
+      if (t.rfind("if", 0) != 0 && t.rfind("elif", 0) != 0) continue;
+      // The condition ran in this frame after the value was made.
+      for (size_t k = 0; k <= i && k < cs_.steps.size(); ++k) {
+        const StepRec& s = cs_.steps[k];
+        if (s.step.frame != frame || s.close_event < made->event) continue;
+        if (s.step.last_statement == parent->span) {
+          d->span = parent->span;
+          d->evidence = "returns " + n + " (no reference counterpart) as it was made: the "
+                        "condition under which it accumulates never let an element through";
+          return true;
+        }
+      }
     }
     return false;
   }

@@ -854,5 +854,35 @@ TEST(UnlikeReference, CollectionsOfAnotherKindHaveLowConfidence) {
   EXPECT_TRUE(date_reported) << DumpReport(r);
 }
 
+
+// A sum that never accumulated (every element failed the candidate's condition) is returned
+// as its initialization made it: the condition that let nothing through is blamed, not
+// `total = 0`.
+TEST(UnlikeReference, SumThatNeverAccumulatedBlamesItsCondition) {
+  const std::string ref =
+      "def f(arr, k):\n"
+      "    return sum(e for e in arr[:k] if len(str(e)) <= 2)\n";
+  const std::string cand =
+      "def f(arr, k):\n"
+      "    total = 0\n"
+      "    for i in range(k):\n"
+      "        if 10 <= arr[i] <= 99:\n"
+      "            total += arr[i]\n"
+      "    return total\n";
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate([1, 2, 3], 2) == 3\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 4) << DumpReport(r) << DumpAlignment(r);
+  // Once it accumulated, the guarded-count rule blames the same condition.
+  const std::string test2 =
+      "def check(candidate):\n"
+      "    assert candidate([1, 20, 3], 3) == 24\n";
+  DivergenceReport r2 = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test2, "f"));
+  ASSERT_TRUE(r2.earliest) << DumpReport(r2);
+  EXPECT_EQ(r2.earliest->line, 4) << DumpReport(r2) << DumpAlignment(r2);
+}
+
 }  // namespace
 }  // namespace egca::diff
