@@ -985,10 +985,32 @@ bool SameCollectionOtherType(const std::string& a, const std::string& b) {
 }
 
 // Two kinds of collection (string, list, tuple, set; dicts aside) sharing fewer than half
-// the elements of the smaller: `['2020', '03', '11']` against `'2020-03-11'`. Not a list of
-// vowels against a string of them (the same elements, or most of them: that is a value).
+// the elements of the smaller: `['2020', '03', '11']` against `'2020-03-11'`; or a number
+// against a collection other than a string. Not a list of vowels against a string of them
+// (the same elements, or most of them: that is a value).
+bool IsNumberText(const std::string& t) {
+  if (t.empty()) return false;
+  size_t k = (t[0] == '-') ? 1 : 0;
+  if (k >= t.size()) return false;
+  bool digit = false;
+  for (; k < t.size(); ++k) {
+    const char c = t[k];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      digit = true;
+    } else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-') {
+      return false;
+    }
+  }
+  return digit;
+}
 bool OtherKindOtherElements(const std::string& a, const std::string& b) {
   const int x = ValueKind(a), y = ValueKind(b);
+  // A number against a list, tuple, set or dict (a running sum against the list of terms
+  // the reference sums at the end). Not against a string: '5' for 5 is a fault.
+  if ((x == kOtherKind && y != kOtherKind && y != kStrKind && IsNumberText(a)) ||
+      (y == kOtherKind && x != kOtherKind && x != kStrKind && IsNumberText(b))) {
+    return true;
+  }
   if (x == y || x == kOtherKind || y == kOtherKind || x == kDictKind || y == kDictKind) return false;
   std::set<std::string> ea, eb;
   size_t la = 0, lb = 0;

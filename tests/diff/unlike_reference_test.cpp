@@ -884,5 +884,41 @@ TEST(UnlikeReference, SumThatNeverAccumulatedBlamesItsCondition) {
   EXPECT_EQ(r2.earliest->line, 4) << DumpReport(r2) << DumpAlignment(r2);
 }
 
+
+// A running sum against the list of terms the reference sums at the end (`result = 0`
+// against `result = []`): a number against a list is a representation, so the wrong branch
+// condition is `earliest`, not the first step that assigns `result`.
+TEST(UnlikeReference, NumberAgainstAListHasLowConfidence) {
+  const std::string ref =
+      "def f(lst):\n"
+      "    result = []\n"
+      "    for i in range(len(lst)):\n"
+      "        if i % 3 == 0:\n"
+      "            result.append(lst[i] ** 2)\n"
+      "        else:\n"
+      "            result.append(lst[i])\n"
+      "    return sum(result)\n";
+  const std::string cand =
+      "def f(lst):\n"
+      "    result = 0\n"
+      "    for i in range(len(lst)):\n"
+      "        if i % 3 == 0 and i % 4 != 0:\n"
+      "            result += lst[i] ** 2\n"
+      "        else:\n"
+      "            result += lst[i]\n"
+      "    return result\n";
+  const std::string test =
+      "def check(candidate):\n"
+      "    assert candidate([2, 3, 4]) == 11\n";
+  DivergenceReport r = Diff(cand, ref, tracer::TestCase::HumanEvalCheck(test, "f"));
+  ASSERT_TRUE(r.earliest) << DumpReport(r);
+  EXPECT_EQ(r.earliest->line, 4) << DumpReport(r) << DumpAlignment(r);
+  // A string against a number stays a value: '5' for 5 is a fault.
+  const std::string ref2 = "def g(s):\n    n = int(s)\n    return n + 1\n";
+  const std::string cand2 = "def g(s):\n    n = s\n    return int(n) + 1\n";
+  DivergenceReport r2 = Diff(cand2, ref2, tracer::TestCase::Call("g", "[\"4\"]"));
+  EXPECT_FALSE(r2.earliest.has_value() && r2.earliest->confidence < 0.4) << DumpReport(r2);
+}
+
 }  // namespace
 }  // namespace egca::diff
