@@ -1331,13 +1331,13 @@ class Aligner {
       }
       // The names the loops' headers (this loop's and those inside it) bind.
       std::set<std::string> counters;
-      for (const auto& [block, targets] : LoopTargets(cand_, scope)) {
+      for (const auto& [block, targets] : Targets(cand_, scope, &cand_targets_)) {
         const cfg::FunctionCfg& f = cand_.cfg().scopes()[scope];
         if (!cl->Contains(f.block(static_cast<cfg::BlockId>(block)).span)) continue;
         counters.insert(targets.begin(), targets.end());
       }
       std::set<std::string> ref_counters;
-      for (const auto& [block, targets] : LoopTargets(ref_, rscope)) {
+      for (const auto& [block, targets] : Targets(ref_, rscope, &ref_targets_)) {
         const cfg::FunctionCfg& f = ref_.cfg().scopes()[rscope];
         if (!rl->Contains(f.block(static_cast<cfg::BlockId>(block)).span)) continue;
         ref_counters.insert(targets.begin(), targets.end());
@@ -1411,10 +1411,17 @@ class Aligner {
   // Whether candidate block `block` of `scope` is a `for` header binding `n`.
   bool IsLoopTarget(int32_t scope, int32_t block, const std::string& n) {
     if (scope < 0) return false;
-    auto it = cand_targets_.find(scope);
-    if (it == cand_targets_.end()) it = cand_targets_.emplace(scope, LoopTargets(cand_, scope)).first;
-    auto b = it->second.find(block);
-    return b != it->second.end() && std::find(b->second.begin(), b->second.end(), n) != b->second.end();
+    const auto& targets = Targets(cand_, scope, &cand_targets_);
+    auto b = targets.find(block);
+    return b != targets.end() && std::find(b->second.begin(), b->second.end(), n) != b->second.end();
+  }
+  // LoopTargets of a scope, computed once per side.
+  using TargetMap = std::map<int32_t, std::vector<std::string>>;
+  const TargetMap& Targets(const PreparedProgram& p, int32_t scope,
+                           std::map<int32_t, TargetMap>* cache) {
+    auto it = cache->find(scope);
+    if (it == cache->end()) it = cache->emplace(scope, LoopTargets(p, scope)).first;
+    return it->second;
   }
   const std::vector<LoopExtent>& Extents(const PreparedProgram& p, int32_t scope,
                                          std::map<int32_t, std::vector<LoopExtent>>* cache) {
@@ -2437,7 +2444,7 @@ class Aligner {
   std::map<int32_t, int32_t> frame_map_, ref_frame_map_;
   std::set<std::pair<int32_t, std::string>> differing_;
   std::map<int32_t, std::vector<LoopExtent>> cand_loops_, ref_loops_;  // SkipAgreeingLoop
-  std::map<int32_t, std::map<int32_t, std::vector<std::string>>> cand_targets_;  // IsLoopTarget
+  std::map<int32_t, std::map<int32_t, std::vector<std::string>>> cand_targets_, ref_targets_;  // Targets
   // Candidate (frame, name)s the reference reused for another value (AlignPair).
   std::set<std::pair<int32_t, std::string>> reused_;
   int32_t last_aligned_candidate_ = -1;
