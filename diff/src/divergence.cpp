@@ -1311,6 +1311,9 @@ class Aligner {
         for (size_t k = from; k < st.steps.size(); ++k) {
           const Step& s = st.steps[k].step;
           if (s.depth < depth) return false;  // the frame ended inside the loop
+          // A new frame as deep as ours starts only after ours ended (the next call the
+          // tests make): stop there rather than scan the rest of the trace.
+          if (s.frame != frame && s.depth == depth && st.steps[k].first_of_frame) return false;
           if (s.frame != frame) continue;
           if (!e.Contains(s.block_span)) {
             *exit = k;
