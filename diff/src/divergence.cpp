@@ -1835,7 +1835,8 @@ class Aligner {
       // Not where the reference's return is reached by a decision too (`if n < 2: return
       // 1` against `if n < 2: return n`): there the constant itself is suspect.
       if (d.span == c.step.last_statement && ReturnsConstant(c.step.last_statement) &&
-          !ReturnsConstant(r.step.last_statement, true) && !ReachedByDecision(rs_, j, true)) {
+          !ReturnsConstant(r.step.last_statement, true) &&
+          DecisionBefore(j, r.step.frame, /*reference=*/true) == nullptr) {
         if (const SourceSpan* decision = DecisionBefore(i, c.step.frame)) {
           d.span = *decision;
           d.evidence = "returns a constant where the reference computes its value, reached by "
@@ -2175,27 +2176,17 @@ class Aligner {
     return true;
   }
 
-  // The decision that sent control to candidate step `k`: the last statement of its frame's
+  // The decision that sent control to step `k` (the candidate's, or the reference's with
+  // `reference`): the last statement of its frame's
   // previous step, when that statement is a decision (IsDecision); else null.
-  const SourceSpan* DecisionBefore(size_t k, int32_t frame) const {
-    for (size_t m = k; m-- > 0;) {
-      const StepRec& prev = cs_.steps[m];
-      if (prev.step.frame != frame) continue;
-      return IsDecision(prev.step.last_statement) ? &prev.step.last_statement : nullptr;
-    }
-    return nullptr;
-  }
-
-  // Whether step `k` of `st` follows a decision of its frame (its frame's previous step
-  // ended with one).
-  bool ReachedByDecision(const StepStream& st, size_t k, bool reference) const {
-    const int32_t frame = st.steps[k].step.frame;
+  const SourceSpan* DecisionBefore(size_t k, int32_t frame, bool reference = false) const {
+    const StepStream& st = reference ? rs_ : cs_;
     for (size_t m = k; m-- > 0;) {
       const StepRec& prev = st.steps[m];
       if (prev.step.frame != frame) continue;
-      return IsDecision(prev.step.last_statement, reference);
+      return IsDecision(prev.step.last_statement, reference) ? &prev.step.last_statement : nullptr;
     }
-    return false;
+    return nullptr;
   }
 
   // Whether the candidate statement at `span` decides where control goes (`if`, `elif`,
