@@ -2,7 +2,7 @@
 // grading of the same samples, in the same run:
 //
 //   router_throughput [--humaneval-samples K] [--workers N] [--timeout S] [--no-quixbugs]
-//                     [--repeats R] [--costliest N]
+//                     [--repeats R] [--costliest N] [--grading-retrace on|off]
 //
 // Samples: the first K CodeT (CodeGen-16B) samples of every HumanEval problem against the
 // canonical solution (one test: check), and the 40 QuixBugs buggy programs against their
@@ -18,7 +18,8 @@
 // load of a shared machine drifts). Per pass: wall seconds, samples/s, ratio, modes, and
 // per-stage sums (grading, reference traces, candidate re-runs, alignment) with
 // milliseconds per LOGIC sample. --costliest N lists where the first warm pass spent most,
-// per mode and per sample, against the plain pass after it.
+// per mode and per sample, against the plain pass after it. --grading-retrace off traces
+// the graded runs themselves (RouterOptions::grading_retrace), for comparison.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -340,6 +341,11 @@ int main(int argc, char** argv) {
   int repeats = 1;
   app.add_option("--repeats", repeats, "warm passes per section (each between plain passes)");
   app.add_option("--costliest", costliest, "list the N samples the warm pass spent most on");
+  std::string grading_retrace = "on";
+  app.add_option("--grading-retrace", grading_retrace,
+                 "on: a failing graded test runs again traced (the default); off: the graded "
+                 "run itself is traced")
+      ->check(CLI::IsMember({"on", "off"}));
   CLI11_PARSE(app, argc, argv);
   if (workers < 1) {
     std::cerr << "router_throughput: --workers must be >= 1\n";
@@ -362,6 +368,7 @@ int main(int argc, char** argv) {
   egca::gates::RouterOptions options;
   options.run.limits.wall_seconds = timeout;
   options.run.limits.cpu_seconds = timeout;
+  options.grading_retrace = grading_retrace == "on";
 
   // HumanEval: CodeT records are not in HumanEval's order and their prompts lack the
   // doctests; match them by the entry point their prompt defines.

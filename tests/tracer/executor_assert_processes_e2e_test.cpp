@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "common/shared_executor.h"
 #include "egca/sandbox/verdict.h"
@@ -143,13 +144,146 @@ TEST_F(AssertProcesses, TheCandidateProcessIsTraced) {
   EXPECT_EQ(r.verdict.kind, VerdictKind::kOk) << Describe(r);
   ASSERT_NE(r.trace, nullptr);
   EXPECT_GT(r.trace->events_size(), 0);
-  // With retrace_failures a failing assert is run again traced, in a second pair.
+  // With retrace_failures a failing assert is run again traced, by its own candidate
+  // process (a replay of the calls it served).
   options.retrace_failures = true;
   TestResult failed =
       Run(program, TestCase::Asserts("assert f(1) == 2\nassert f(2) == 5\n"), options);
   EXPECT_EQ(failed.verdict.kind, VerdictKind::kRuntimeError) << Describe(failed);
   ASSERT_NE(failed.trace, nullptr);
   EXPECT_GT(failed.trace->events_size(), 0);
+  EXPECT_TRUE(failed.trace_replayed);
+}
+
+// ---- A failing test's trace from its own candidate process (retrace_failures) ----
+
+RunOptions RetraceOptions() {
+  RunOptions options;
+  options.limits.wall_seconds = 5;
+  options.limits.cpu_seconds = 2;
+  options.trace_mode = TraceMode::kNative;
+  options.trace.enabled = true;
+  options.retrace_failures = true;
+  return options;
+}
+
+std::vector<std::string> Events(const proto::Trace& trace) {
+  std::vector<std::string> out;
+  for (const auto& e : trace.events()) out.push_back(e.SerializeAsString());
+  return out;
+}
+
+TEST_F(AssertProcesses, AFailingTestsReplayIsTheTraceOfTheFailingRun) {
+  // Calls with objects both ways, a callback into the test process and an object of the
+  // program's class the test holds a handle to: the replay must send every reply again.
+  const std::string program =
+      "class Box:\n"
+      "    def __init__(self, v):\n"
+      "        self.v = v\n"
+      "def ranked(xs, key):\n"
+      "    ys = sorted(xs, key=key)\n"
+      "    xs.append(len(ys))\n"
+      "    total = 0\n"
+      "    for y in ys:\n"
+      "        total += y\n"
+      "    return ys[0] + total\n";
+  const TestCase test = TestCase::Asserts(
+      "b = Box(4)\n"
+      "assert b.v == 4\n"
+      "xs = [3, 1, 2]\n"
+      "assert ranked(xs, lambda v: -v) == 9\n"
+      "assert xs == [3, 1, 2, 3]\n"
+      "assert ranked([5], abs) == 11\n");  // fails: 10
+  RunOptions options = RetraceOptions();
+  TestResult replayed = Run(program, test, options);
+  EXPECT_EQ(replayed.verdict.kind, VerdictKind::kRuntimeError) << Describe(replayed);
+  EXPECT_EQ(replayed.verdict.error_type, "AssertionError");
+  ASSERT_NE(replayed.trace, nullptr);
+  EXPECT_TRUE(replayed.trace_replayed);
+  EXPECT_FALSE(replayed.trace->truncated());
+  // The same test traced from the start, in a pair of its own: the same events.
+  options.retrace_failures = false;
+  TestResult traced = Run(program, test, options);
+  EXPECT_EQ(traced.verdict.kind, VerdictKind::kRuntimeError) << Describe(traced);
+  ASSERT_NE(traced.trace, nullptr);
+  EXPECT_FALSE(traced.trace_replayed);
+  EXPECT_GT(traced.trace->events_size(), 20);
+  EXPECT_EQ(Events(*replayed.trace), Events(*traced.trace));
+}
+
+TEST_F(AssertProcesses, APassingTestIsNotReplayed) {
+  TestResult r = Run("def f(x):\n    return x + 1\n", TestCase::Asserts("assert f(1) == 2\n"),
+                     RetraceOptions());
+  EXPECT_EQ(r.verdict.kind, VerdictKind::kOk) << Describe(r);
+  EXPECT_EQ(r.trace, nullptr);
+  EXPECT_FALSE(r.trace_replayed);
+}
+
+TEST_F(AssertProcesses, AReplayThatDivergesIsRetracedInASecondPair) {
+  // The program keeps a count where a fresh run of it in the same process sees it: the
+  // replay answers the first call differently and its trace is dropped; a second pair of
+  // processes (a fresh interpreter, count 0 again) gives the failing run's trace.
+  const std::string program =
+      "import sys\n"
+      "def f(x):\n"
+      "    n = getattr(sys, 'egca_calls', 0)\n"
+      "    sys.egca_calls = n + 1\n"
+      "    return x + n\n";
+  TestResult r = Run(program, TestCase::Asserts("assert f(1) == 5\n"), RetraceOptions());
+  EXPECT_EQ(r.verdict.kind, VerdictKind::kRuntimeError) << Describe(r);
+  ASSERT_NE(r.trace, nullptr);
+  EXPECT_FALSE(r.trace_replayed);
+  // The trace is the failing run's: f returned 1 (n = 0), not the replay's 2.
+  bool returned_one = false;
+  for (const auto& e : r.trace->events()) {
+    if (e.kind() == proto::RETURN && e.has_return_value()) {
+      returned_one = returned_one || e.return_value().text() == "1";
+    }
+  }
+  EXPECT_TRUE(returned_one);
+}
+
+TEST_F(AssertProcesses, AReplayStoppedAtItsCapKeepsTheGradedVerdictAndItsPrefix) {
+  RunOptions options = RetraceOptions();
+  options.trace.max_events = 200;
+  options.trace.stop_at_limit = true;
+  TestResult r = Run(
+      "def f(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n",
+      TestCase::Asserts("assert f(5000) == 0\n"), options);
+  // The graded run (untraced) decides: the assert failed; the replay was stopped at its
+  // event cap (TraceStopped in the program, a different reply) and still gives the prefix.
+  EXPECT_EQ(r.verdict.kind, VerdictKind::kRuntimeError) << Describe(r);
+  EXPECT_EQ(r.verdict.error_type, "AssertionError");
+  ASSERT_NE(r.trace, nullptr);
+  EXPECT_TRUE(r.trace_replayed);
+  EXPECT_TRUE(r.trace->truncated());
+  EXPECT_LE(r.trace->events_size(), 200);
+}
+
+TEST_F(AssertProcesses, ACandidateProcessIsNeverToldOfAFailureItStillServesTestsAfter) {
+  // A batch of a program's tests (one candidate process): the first fails; the program
+  // looks for the harness's "asked to retrace" flag through its callers' frames while
+  // serving the second. It is never set there (only a single test's pair, whose verdict is
+  // settled, is told), so the second test passes.
+  const std::string program =
+      "import sys\n"
+      "def told():\n"
+      "    f = sys._getframe(1)\n"
+      "    while f is not None and '_PairRetrace' not in f.f_globals:\n"
+      "        f = f.f_back\n"
+      "    return None if f is None else f.f_globals['_PairRetrace'].asked\n"
+      "def f(x):\n"
+      "    return {None: 'no harness', True: 'told'}.get(told(), x)\n";
+  std::vector<TestCase> tests = {TestCase::Asserts("assert f(1) == 2\n"),
+                                 TestCase::Asserts("assert f(3) == 3\n"),
+                                 TestCase::Asserts("assert f(4) == 4\n")};
+  StatusOr<ProgramResult> all = executor_->RunAll(program, tests, RetraceOptions());
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->tests.size(), 3u);
+  EXPECT_EQ(all->tests[0].verdict.kind, VerdictKind::kRuntimeError) << Describe(all->tests[0]);
+  EXPECT_EQ(all->tests[1].verdict.kind, VerdictKind::kOk) << Describe(all->tests[1]);
+  EXPECT_EQ(all->tests[2].verdict.kind, VerdictKind::kOk) << Describe(all->tests[2]);
+  EXPECT_EQ(all->passed, 2);
 }
 
 // Tests that define classes run in two processes too: the test's own objects reach the

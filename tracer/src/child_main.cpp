@@ -277,7 +277,7 @@ proto::ExecResult RunRequestInProcess(
     if (keep_trace) {
       result.set_retrace_follows(true);
       if (on_verdict) on_verdict(result);
-      HarnessRetrace();
+      keep_trace = HarnessRetrace();
     }
   }
   if (native && keep_trace) {

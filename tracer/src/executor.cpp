@@ -332,15 +332,15 @@ class Executor::Impl {
     // wrong answer, which only this process can find (the child never sees the expected
     // value), is run again, traced, in a second child.
     const bool paired = RunsInTwoProcesses(test, options);
-    // An assert test in two processes: the candidate process cannot see its failure, so
-    // the graded pair runs untraced and a failure is retraced in a second pair.
-    RunOptions graded = options;
-    if (paired) graded.trace_mode = TraceMode::kNone;
+    // An assert test in two processes: the candidate process cannot see its failure; the
+    // test process tells it once the test has failed, and it replays the test's calls
+    // into a fresh run of the program, traced (RunPair). A replay that could not be made
+    // (too much recorded, a program whose replay diverged) is retraced in a second pair.
     EGCA_ASSIGN_OR_RETURN(TestResult result,
-                          RunOnce(source, test, graded, /*retrace_in_child=*/!paired));
+                          RunOnce(source, test, options, /*retrace_in_child=*/true));
     if (!paired && result.verdict.kind != sandbox::VerdictKind::kWrongAnswer) return result;
     if (paired) {
-      RetracePaired(source, test, options, &result);
+      if (result.trace == nullptr) RetracePaired(source, test, options, &result);
       return result;
     }
     RunOptions traced = options;
@@ -410,7 +410,9 @@ class Executor::Impl {
   StatusOr<TestResult> RunOnce(std::string_view source, const TestCase& test,
                                const RunOptions& options, bool retrace_in_child) {
     const std::string what = test.name.empty() ? "test" : test.name;
-    if (RunsInTwoProcesses(test, options)) return RunPair(source, test, options, what);
+    if (RunsInTwoProcesses(test, options)) {
+      return RunPair(source, test, options, what, retrace_in_child);
+    }
     PlainValue expected_value;
     const PlainValue* expected = nullptr;
     if (test.kind == TestKind::kCall && test.has_expected) {
@@ -535,8 +537,15 @@ class Executor::Impl {
   // end normally (a limit, a violation, a syntax error, an exception or exit at module
   // level, a crash), else the test process's, which never ran candidate code and decoded
   // every value it got strictly (harness.py, "Assert tests in two processes").
+  //
+  // retrace_in_child (native tracing): the candidate process records the frames it gets
+  // and runs untraced; when the test fails, the test process says so after its verdict is
+  // settled, and the candidate process (its record committed first, retrace_follows)
+  // replays the frames into a fresh run of the program, traced (harness.retrace()). A
+  // replay that sends a frame the graded run did not sends no trace.
   StatusOr<TestResult> RunPair(std::string_view source, const TestCase& test,
-                               const RunOptions& options, const std::string& what) {
+                               const RunOptions& options, const std::string& what,
+                               bool retrace_in_child = false) {
     EGCA_RETURN_IF_ERROR(EnsureTestServer().WithContext("starting the test-process server"));
     int pair[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
@@ -554,9 +563,10 @@ class Executor::Impl {
     sandbox::ChildRequest candidate;
     candidate.limits = options.limits;
     candidate.limits.result_bytes = ResultCap(options);
+    const bool retrace = retrace_in_child && options.trace_mode == TraceMode::kNative;
     proto::ExecRequest exec = BuildRequest(source, program_only, options,
                                            std::min(kMaxValueBytes, candidate.limits.result_bytes),
-                                           /*retrace_in_child=*/false);
+                                           retrace);
     exec.set_role(proto::ASSERT_ROLE_CANDIDATE);
     exec.set_completion_key(candidate_key);
     exec.SerializeToString(&candidate.payload);
@@ -571,6 +581,12 @@ class Executor::Impl {
     proto::ExecRequest test_exec = BuildRequest("", test, untraced, kMaxValueBytes, false);
     test_exec.set_role(proto::ASSERT_ROLE_TEST);
     test_exec.set_completion_key(test_key);
+    if (retrace) {
+      // A failing test is replayed by the candidate process (a failure it would not
+      // otherwise know of; the program's own exception only with retrace_exceptions).
+      test_exec.set_retrace_visible_failures(true);
+      test_exec.set_retrace_exceptions(options.retrace_exceptions);
+    }
     test_exec.SerializeToString(&tester.payload);
     tester.peer_fd = pair[1];
 
@@ -611,7 +627,19 @@ class Executor::Impl {
                                              test_record, record.get(), options);
     if (!paired.ok()) return paired.status().WithContext(what);
     TestResult result = std::move(paired).value();
+    bool replayed = false;
+    if (has_record && record->retrace_follows()) {
+      // The replay's trace, in the third record (none when it diverged or a limit stopped
+      // the process before it was written).
+      record->clear_trace();
+      if (channel.has_retrace && channel.retrace.completion_key() == candidate_key &&
+          channel.retrace.has_trace()) {
+        record->mutable_trace()->Swap(channel.retrace.mutable_trace());
+        replayed = true;
+      }
+    }
     if (has_record) TakeRecordTrace(record, source, options, &result);
+    result.trace_replayed = replayed && result.trace != nullptr;
     return result;
   }
 

@@ -485,6 +485,11 @@ def run_test(prepared):
 
     tracer = _make_tracer(request.get("trace_mode", "none"))
     retrace = request.get("retrace_visible_failures", False)
+    pair_candidate = kind == "assert" and prepared.role == "candidate"
+    if pair_candidate:
+        # A failure the test process reports is replayed from the recorded frames.
+        _PairRetrace.asked = False
+        _pair_recording_reset(retrace)
     if retrace:
         # The graded run is untraced; a failure this process can see (below) is run again,
         # traced, by retrace() after the caller has written this run's record.
@@ -493,7 +498,9 @@ def run_test(prepared):
         with _TraceBudget(tracer, request.get("trace_seconds", 0.0),
                           request.get("trace_budget_raises", False)):
             result, value = _execute(code, request, kind, prepared, tracer, limit)
-    if retrace and _visible_failure(result, request):
+    if retrace and (_visible_failure(result, request)
+                    or (pair_candidate and result is None and _PairRetrace.asked
+                        and _PairRecording.incoming is not None)):
         _pending_retrace[:] = [code, request, kind, prepared, tracer, limit]
     if result is None:
         result = {"outcome": "ok"}
@@ -541,14 +548,38 @@ def retrace_pending():
 
 def retrace():
     """The traced second run run_test() left pending, under the request's time budget. Its
-    result is not judged (its output is discarded): only its trace is wanted."""
+    result is not judged (its output is discarded): only its trace is wanted. A candidate
+    process of an assert test replays the frames the test process sent in the graded run
+    (_PairRecording); False when the replay diverged from the graded run (the program is
+    not deterministic): its trace is not the failing run's and is dropped."""
     if not _pending_retrace:
         return False
     code, request, kind, prepared, tracer, limit = _pending_retrace
     del _pending_retrace[:]
     _reset_process_state()
+    replay = kind == "assert" and prepared.role == "candidate"
+    if replay:
+        if _PairRecording.incoming is None:
+            return False
+        _candidate_tables_reset()
+        del _inbox[:]
+        _PairRecording.replay = 0
+        _PairRecording.replay_out = 0
+        _PairRecording.diverged = False
+        _PairRecording.stopped = False
+        _PairRecording.stop_type = (tracer.module.TraceStopped
+                                    if _isinstance(tracer, _NativeTrace) else ())
     with _TraceBudget(tracer, request.get("trace_seconds", 0.0)):
-        _execute(code, request, kind, prepared, tracer, limit, discard_output=True)
+        result, _value = _execute(code, request, kind, prepared, tracer, limit,
+                                  discard_output=True)
+    if replay:
+        if result is not None and result.get("error_type") == "TraceStopped":
+            _PairRecording.stopped = True  # stopped before the program served a call
+        # Every frame the graded run sent was sent again, and no other.
+        complete = not _PairRecording.diverged and (
+            _PairRecording.stopped or _PairRecording.replay_out == _len(_PairRecording.outgoing))
+        _PairRecording.replay = None
+        return complete
     return True
 
 

@@ -6,6 +6,9 @@
 # process's requests on file descriptor 4 until it closes the channel: calls of the
 # program's names and of handles, attribute reads and writes of handles, and, in a batch,
 # {"next": 1} between two tests. Replies hold plain data only (the wire and table rooms).
+# A single test's test process may end with {"retrace": 1} (its test failed, after its
+# verdict was settled): _PairRetrace.asked, and harness.retrace() then replays the
+# recorded frames (_PairRecording) into a fresh run of the program, traced.
 # The program shares this process and may tamper with everything here: the test process
 # trusts nothing it receives beyond plain data, and the executor decides the verdict.
 
@@ -289,9 +292,17 @@ def _serve_calls(namespace, limit):
     while True:
         try:
             frame = _recv_frame()
-            if _type(frame) is _dict and _len(frame) == 1 and frame.get("next") == 1:
-                _next_test(namespace)
-                continue
+            if _type(frame) is _dict and _len(frame) == 1:
+                if frame.get("next") == 1:
+                    _next_test(namespace)
+                    continue
+                if frame.get("retrace") == 1 and _PairRecording.replay is None:
+                    # The test failed: the graded run is over (this is not one of its
+                    # frames to replay).
+                    if _PairRecording.incoming:
+                        _PairRecording.incoming.pop()
+                    _PairRetrace.asked = True
+                    return
             if not _serve_one(frame):
                 return
         except (_PeerGone, _TooLarge):
@@ -314,6 +325,26 @@ def _last_exception_fields():
         return {}
     return {k: v for k, v in _last_candidate_exception[0].items()
             if k in ("error_type", "message", "line", "column", "end_line", "end_column")}
+
+
+class _PairRetrace:
+    """The test process asked for the failing test's retrace (a single test's pair)."""
+    asked = False
+
+
+def _candidate_tables_reset():
+    """The candidate process's pair tables as before its first test (the retrace starts
+    the program afresh and replays the graded run's frames into it)."""
+    del _last_candidate_exception[:]
+    del _handles[:]
+    _handle_index.clear()
+    _test_functions.clear()
+    _mirror_ns.clear()
+    _mirror_ns.update({"__name__": "__test__", "__builtins__": _builtins})
+    _mirror_sources.clear()
+    del _served_tests[:]
+    _CandidateSide.graph = None
+    _CandidateSide.namespace = None
 
 
 def _next_test(namespace):
@@ -372,6 +403,10 @@ def _serve_one(frame):
     except (_SystemExit, _MemoryError, _PeerGone):
         raise
     except _BaseException as exc:
+        if _PairRecording.replay is not None and _isinstance(exc, _PairRecording.stop_type):
+            # The retrace reached its limit: the trace so far is the run's prefix.
+            _PairRecording.stopped = True
+            raise
         info = exception_result(exc, limit)
         _last_candidate_exception[:] = [info]
         reply = {"raised": [_type(exc).__name__, info.get("message", "")]}

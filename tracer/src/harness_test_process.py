@@ -6,7 +6,9 @@
 # callable of the program is a proxy (_make_proxy) that asks the candidate process
 # (_ask_candidate) and decodes its reply strictly; it returns the test's outcome (ok, the
 # failing assert, the exception, or "peer_gone" when the candidate process broke the
-# protocol). No candidate code ever runs in this process. PROBE_PROGRAM and
+# protocol). With retrace_visible_failures in its request (a single test's pair), a failed
+# test ends by telling the candidate process {"retrace": 1}, after the outcome is fixed.
+# No candidate code ever runs in this process. PROBE_PROGRAM and
 # probe_call_frames serve the fork server's prefault probe; _exercise_pair_codecs warms
 # the codecs in the server.
 
@@ -558,6 +560,16 @@ def _run_test_process(prepared, limit):
             result = exception_result(exc, limit)
             if _id(exc) in _CandidateRaised.ids:
                 result["candidate_raised"] = 1
+    request = prepared.request
+    if (result is not None and named and request.get("retrace_visible_failures", False)
+            and result.get("outcome") != "peer_gone"
+            and (not result.get("candidate_raised") or request.get("retrace_exceptions", True))):
+        # The test failed (its verdict no longer depends on the candidate process): the
+        # candidate process runs it again, traced, from the frames it recorded.
+        try:
+            _send_frame({"retrace": 1})
+        except (_PeerGone, _TooLarge):
+            pass
     # Done with the candidate: it can finish (and exit) while this process writes its
     # record and exits, instead of after.
     try:

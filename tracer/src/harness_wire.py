@@ -8,7 +8,11 @@
 # sends anything else). _to_wire / _from_wire encode and strictly decode plain values:
 # anything malformed is a ValueError, never an object of a type the sender chose, and
 # nesting is bounded by _MAX_DEPTH. State: the namedtuple classes met (_nt_classes),
-# emptied by session_reset.
+# emptied by session_reset; in a candidate process whose failure may be retraced, the
+# frames of the graded run (_PairRecording: what came in, a digest of what went out) and,
+# in the retrace, their replay: _recv_frame gives the recorded frames back in order and
+# _send_frame checks that each reply is the one the graded run sent (a reply that is not
+# marks the replay diverged and ends it as a closed channel would).
 
 # ---- Assert tests in two processes ---------------------------------------------------------
 #
@@ -115,11 +119,56 @@ def _limit_text(what, size):
             "limit of %d bytes per message" % (what, size, _MAX_FRAME))
 
 
+class _PairRecording:
+    """The candidate process's frames of a graded run that may be replayed, traced, in the
+    same process (a failure the test process reports: docs/executor.md, "Retracing a
+    failing assert test in its own candidate process"). `incoming`: the bodies received, in
+    order; `outgoing`: a digest of each frame sent. Recording stops (`incoming` None, no
+    replay) past _MAX_RECORDED bytes. `replay`: while the retrace runs, the position in
+    `incoming` and `outgoing`; `diverged`: the retrace sent a frame the graded run did not."""
+    incoming = None
+    outgoing = None
+    size = 0
+    replay = None
+    replay_out = 0
+    diverged = False
+    # The tracer's TraceStopped (the retrace reached its event cap or time budget: a
+    # prefix of the run, not a divergence) and whether it was raised.
+    stop_type = ()
+    stopped = False
+
+
+_MAX_RECORDED = 8 << 20
+_crc32 = __import__("zlib").crc32
+
+
+def _pair_recording_reset(record):
+    _PairRecording.incoming = [] if record else None
+    _PairRecording.outgoing = [] if record else None
+    _PairRecording.size = 0
+    _PairRecording.replay = None
+    _PairRecording.replay_out = 0
+    _PairRecording.diverged = False
+    _PairRecording.stopped = False
+
+
 def _send_frame(obj):
     data = _frame_dumps(obj).encode("ascii")
     size = _len(data)
     if size > _MAX_FRAME:
         raise _TooLarge(size)
+    if _PairRecording.replay is not None:
+        # The retrace: nothing goes out; a frame other than the graded run's ends it.
+        k = _PairRecording.replay_out
+        out = _PairRecording.outgoing
+        if k >= _len(out) or out[k] != (size, _crc32(data)):
+            _PairRecording.diverged = True
+            _PairRecording.replay = _len(_PairRecording.incoming)
+            raise _PeerGone("the replay diverged")
+        _PairRecording.replay_out = k + 1
+        return
+    if _PairRecording.outgoing is not None:
+        _PairRecording.outgoing.append((size, _crc32(data)))
     data = size.to_bytes(4, "big") + data
     try:
         written = _os_write(_PEER_FD, data)
@@ -150,6 +199,12 @@ def _read_exact(n):
 
 
 def _recv_frame():
+    if _PairRecording.replay is not None:
+        k = _PairRecording.replay
+        if k >= _len(_PairRecording.incoming):
+            raise _PeerGone("the channel is closed")
+        _PairRecording.replay = k + 1
+        return _frame_loads(_PairRecording.incoming[k].decode("ascii"))
     body = None
     if not _inbox:
         # The usual case: one read brings one whole frame.
@@ -172,6 +227,12 @@ def _recv_frame():
         if size > _MAX_FRAME:
             raise _PeerGone("a frame of %d bytes" % size)
         body = _read_exact(size)
+    if _PairRecording.incoming is not None:
+        _PairRecording.size += _len(body)
+        if _PairRecording.size > _MAX_RECORDED:
+            _PairRecording.incoming = None  # too much to keep: a failure is retraced anew
+        else:
+            _PairRecording.incoming.append(body)
     try:
         return _frame_loads(body.decode("ascii"))
     except (_ValueError, _RecursionError):

@@ -187,8 +187,14 @@ bool HarnessRetrace() {
     return false;
   }
   PyRef done = PyRef::Steal(PyObject_CallMethod(g_harness, "retrace", nullptr));
-  if (!done) PyErr_Clear();  // the trace says how far it got
-  return true;
+  if (!done) {
+    PyErr_Clear();  // the trace says how far it got
+    return true;
+  }
+  // False: the retrace is not the failing run's (a replay that diverged from it).
+  const int kept = PyObject_IsTrue(done.get());
+  if (kept < 0) PyErr_Clear();
+  return kept != 0;
 }
 
 Status CallHarness(const char* name) {

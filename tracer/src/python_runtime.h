@@ -78,7 +78,9 @@ PyObject* HarnessRunTest();
 // harness.prepare_test (borrowed): checks and compiles a test before the candidate runs.
 PyObject* HarnessPrepareTest();
 // Whether run_test left a traced second run pending (retrace_visible_failures), and running
-// it (harness.retrace). HarnessRetrace returns false when none was pending.
+// it (harness.retrace). HarnessRetrace returns false when none was pending, or when the
+// retrace is not the failing run's (an assert test's replay that diverged from it): its
+// trace is then dropped.
 bool HarnessRetracePending();
 bool HarnessRetrace();
 

@@ -70,8 +70,13 @@ struct RunOptions {
   // kNative: run the test untraced; only if it fails, run it again traced: in the same
   // child for a failure the child sees itself (an early exit, a failing assert, an
   // exception), in a second child for a wrong answer (only the parent, which judges, knows
-  // it). The verdict is always the untraced run's; TestResult::trace is the second run's (a
-  // passing test has none; a second run stopped by a limit leaves none).
+  // it). An assert test in two processes (one test): the test process tells the
+  // candidate process once the test has failed, and the candidate process replays the
+  // calls it served into a fresh run of the program, traced (TestResult::trace_replayed);
+  // a replay that diverges (the program is not deterministic) or has more than 8 MiB of
+  // calls to replay is retraced in a second pair. The verdict is always the untraced
+  // run's; TestResult::trace is the second run's (a passing test has none; a second run
+  // stopped by a limit leaves none).
   bool retrace_failures = false;
   // With retrace_failures: also retrace a test whose candidate code raised an exception
   // (an exception located in the program; a failing assert of the test code is always
@@ -122,6 +127,10 @@ struct TestResult {
   std::string stderr_data;
   // kNative: the recorded execution (null otherwise, or when the child produced none).
   std::shared_ptr<const proto::Trace> trace;
+  // An assert test in two processes whose failure was traced by its own candidate
+  // process, replaying the graded run's calls into a fresh run of the program (not in a
+  // second pair of processes): RunOptions::retrace_failures, docs/executor.md.
+  bool trace_replayed = false;
   // kPythonSettrace: number of f_locals snapshots the baseline hook took.
   uint64_t settrace_snapshots = 0;
   // How the child process ended (for diagnostics; the verdict already accounts for it).
