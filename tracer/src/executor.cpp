@@ -472,17 +472,23 @@ class Executor::Impl {
     result.exit_code = outcome.exit_code;
     result.stderr_data = std::move(outcome.stderr_data);
     result.stdout_data = std::move(outcome.stdout_data);
-    if (has_record && record->retrace_follows()) {
-      // The trace is the in-child retrace's, in the third record (a retrace stopped by a
-      // limit leaves none).
-      record->clear_trace();
-      if (channel.has_retrace && channel.retrace.completion_key() == key &&
-          channel.retrace.has_trace()) {
-        record->mutable_trace()->Swap(channel.retrace.mutable_trace());
-      }
-    }
+    if (has_record) TakeRetraceRecord(&channel, key, record.get());
     if (has_record) TakeRecordTrace(record, source, options, &result);
     return result;
+  }
+
+  // A record written before an in-child retrace (retrace_follows): its trace is the
+  // retrace's, in the third record of `channel` (none when a limit stopped the retrace, or
+  // a replay diverged). True when that trace was moved into `record`.
+  static bool TakeRetraceRecord(ResultChannel* channel, uint64_t key, proto::ExecResult* record) {
+    if (!record->retrace_follows()) return false;
+    record->clear_trace();
+    if (!channel->has_retrace || channel->retrace.completion_key() != key ||
+        !channel->retrace.has_trace()) {
+      return false;
+    }
+    record->mutable_trace()->Swap(channel->retrace.mutable_trace());
+    return true;
   }
 
   // The candidate record's settrace snapshots and trace into `result`. The trace comes from
@@ -627,17 +633,8 @@ class Executor::Impl {
                                              test_record, record.get(), options);
     if (!paired.ok()) return paired.status().WithContext(what);
     TestResult result = std::move(paired).value();
-    bool replayed = false;
-    if (has_record && record->retrace_follows()) {
-      // The replay's trace, in the third record (none when it diverged or a limit stopped
-      // the process before it was written).
-      record->clear_trace();
-      if (channel.has_retrace && channel.retrace.completion_key() == candidate_key &&
-          channel.retrace.has_trace()) {
-        record->mutable_trace()->Swap(channel.retrace.mutable_trace());
-        replayed = true;
-      }
-    }
+    // With retrace_in_child, the replay's trace (none when it diverged).
+    const bool replayed = has_record && TakeRetraceRecord(&channel, candidate_key, record.get());
     if (has_record) TakeRecordTrace(record, source, options, &result);
     result.trace_replayed = replayed && result.trace != nullptr;
     return result;

@@ -562,13 +562,8 @@ def retrace():
         if _PairRecording.incoming is None:
             return False
         _candidate_tables_reset()
-        del _inbox[:]
-        _PairRecording.replay = 0
-        _PairRecording.replay_out = 0
-        _PairRecording.diverged = False
-        _PairRecording.stopped = False
-        _PairRecording.stop_type = (tracer.module.TraceStopped
-                                    if _isinstance(tracer, _NativeTrace) else ())
+        _pair_replay_at(0, tracer.module.TraceStopped if _isinstance(tracer, _NativeTrace)
+                        else ())
     with _TraceBudget(tracer, request.get("trace_seconds", 0.0)):
         result, _value = _execute(code, request, kind, prepared, tracer, limit,
                                   discard_output=True)

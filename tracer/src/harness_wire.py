@@ -143,13 +143,20 @@ _crc32 = __import__("zlib").crc32
 
 
 def _pair_recording_reset(record):
+    """A graded run: record its frames (`record`) or not, and no replay."""
     _PairRecording.incoming = [] if record else None
     _PairRecording.outgoing = [] if record else None
     _PairRecording.size = 0
-    _PairRecording.replay = None
+    _pair_replay_at(None, ())
+
+
+def _pair_replay_at(position, stop_type):
+    """The replay's start (`position` 0; None: no replay) and the tracer's TraceStopped."""
+    _PairRecording.replay = position
     _PairRecording.replay_out = 0
     _PairRecording.diverged = False
     _PairRecording.stopped = False
+    _PairRecording.stop_type = stop_type
 
 
 def _send_frame(obj):
