@@ -583,13 +583,22 @@ struct LoopExtent {
     return sp.valid() && sp.begin_byte >= begin && sp.begin_byte < end;
   }
 };
-std::vector<LoopExtent> LoopExtents(const PreparedProgram& p, int32_t scope) {
-  std::vector<LoopExtent> out;
+// Every statement of a scope, in source order.
+std::vector<const cfg::Statement*> ScopeStatements(const PreparedProgram& p, int32_t scope) {
   const cfg::FunctionCfg& f = p.cfg().scopes()[scope];
   std::vector<const cfg::Statement*> all;
   for (cfg::BlockId b = 0; b < f.block_count(); ++b) {
     for (const cfg::Statement& st : f.block(b).statements) all.push_back(&st);
   }
+  std::sort(all.begin(), all.end(), [](const cfg::Statement* a, const cfg::Statement* b) {
+    return a->span.begin_byte < b->span.begin_byte;
+  });
+  return all;
+}
+std::vector<LoopExtent> LoopExtents(const PreparedProgram& p, int32_t scope) {
+  std::vector<LoopExtent> out;
+  const cfg::FunctionCfg& f = p.cfg().scopes()[scope];
+  const std::vector<const cfg::Statement*> all = ScopeStatements(p, scope);
   for (cfg::BlockId b = 0; b < f.block_count(); ++b) {
     for (const cfg::Statement& h : f.block(b).statements) {
       if (h.kind != cfg::StmtKind::kFor && h.kind != cfg::StmtKind::kAsyncFor &&
@@ -2074,14 +2083,7 @@ class Aligner {
     if (made == nullptr || PlainAccumulation(made->span, n)) return false;
     // Only from a neutral start (`total = 0`): a count started at 1 is itself suspect.
     if (made->text == nullptr || (*made->text != "0" && *made->text != "0.0")) return false;
-    const cfg::FunctionCfg& f = cand_.cfg().scopes()[scope];
-    std::vector<const cfg::Statement*> all;
-    for (cfg::BlockId b = 0; b < f.block_count(); ++b) {
-      for (const cfg::Statement& st : f.block(b).statements) all.push_back(&st);
-    }
-    std::sort(all.begin(), all.end(), [](const cfg::Statement* a, const cfg::Statement* b) {
-      return a->span.begin_byte < b->span.begin_byte;
-    });
+    const std::vector<const cfg::Statement*> all = ScopeStatements(cand_, scope);
     for (size_t a = 0; a < all.size(); ++a) {
       if (!PlainAccumulation(all[a]->span, n)) continue;
       // Its enclosing statement: the nearest earlier one indented less.
@@ -2092,9 +2094,10 @@ class Aligner {
           break;
         }
       }
-      if (parent == nullptr) continue;
-      const std::string t = CompactText(parent->span);
-      if (t.rfind("if", 0) != 0 && t.rfind("elif", 0) != 0) continue;
+      if (parent == nullptr || (parent->kind != cfg::StmtKind::kIf &&
+                                parent->kind != cfg::StmtKind::kElif)) {
+        continue;
+      }
       // The condition ran in this frame after the value was made.
       for (size_t k = 0; k <= i && k < cs_.steps.size(); ++k) {
         const StepRec& s = cs_.steps[k];
